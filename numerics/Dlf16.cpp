@@ -1,0 +1,1 @@
+// placeholder until the DL16 codec lands

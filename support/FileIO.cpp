@@ -1,0 +1,55 @@
+#include "support/FileIO.h"
+
+#include "support/Diagnostic.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace spyre {
+
+std::string readFile(const std::string &path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw UserError(SourceLoc{path}, std::string("cannot open file: ") +
+                                         std::strerror(errno));
+  if (S_ISDIR(st.st_mode))
+    throw UserError(SourceLoc{path}, "is a directory, expected a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw UserError(SourceLoc{path}, std::string("cannot open file: ") +
+                                         std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad())
+    throw UserError(SourceLoc{path}, "read error");
+  return ss.str();
+}
+
+void writeFileAtomic(const std::string &path, std::string_view bytes) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  std::FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    throw UserError(SourceLoc{path}, std::string("cannot write file: ") +
+                                         std::strerror(errno));
+  size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
+  int closeRc = std::fclose(f);
+  if (written != bytes.size() || closeRc != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    throw UserError(SourceLoc{path},
+                    std::string("cannot write file: ") + std::strerror(err));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    throw UserError(SourceLoc{path},
+                    std::string("cannot write file: ") + std::strerror(err));
+  }
+}
+
+} // namespace spyre

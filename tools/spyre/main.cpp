@@ -1,0 +1,66 @@
+// The `spyre` command line: one executable, one subcommand per job. The work
+// lives in the libraries; this file only parses, dispatches and maps errors
+// to exit codes (0 ok, 1 bad input, 2 usage, 3 verification failure; any
+// other code, or an abort, is a bug).
+#include "Commands.h"
+
+#include "support/Diagnostic.h"
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+namespace {
+
+int runCli(int argc, char **argv) {
+  using namespace spyre;
+  CLI::App app{"spyre: compiler and cycle-approximate simulator for the IBM "
+               "Spyre AI accelerator",
+               "spyre"};
+  app.set_version_flag("--version", std::string("spyre ") + SPYRE_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  cli::Dispatch dispatch;
+  cli::addConfigCommand(app, dispatch);
+  cli::addDlf16Command(app, dispatch);
+  cli::addAsmCommands(app, dispatch);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp &e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion &e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    std::cerr << "spyre: error: " << e.what() << "\n"
+              << "Run with --help for more information.\n";
+    return static_cast<int>(ExitCode::Usage);
+  }
+  if (!dispatch.run) {
+    std::cerr << "spyre: error: no command given\n";
+    return static_cast<int>(ExitCode::Usage);
+  }
+  try {
+    return dispatch.run();
+  } catch (const UserError &e) {
+    std::cout.flush();
+    std::cerr << e.diagnostic().str() << "\n";
+    return static_cast<int>(e.exitCode());
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return runCli(argc, argv);
+  } catch (const std::exception &e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "spyre: internal error: uncaught exception: %s\n",
+                 e.what());
+    return 70;
+  }
+}
