@@ -1,1 +1,749 @@
-// placeholder until the config loader lands
+// Reading, checking and printing the hardware config.
+//
+// Everything here is driven by the schema in ConfigSchema.cpp: the reader
+// walks the YAML tree looking keys up in it, the checker applies its rules,
+// and the printer lists its keys in order. Problems are collected (not thrown)
+// so that one run reports every mistake in a file, in document order.
+#include "hw/HwConfig.h"
+
+#include "hw/ConfigSchema.h"
+#include "support/FileIO.h"
+#include "support/Hash.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace spyre::hw {
+
+namespace {
+
+constexpr const char *kBuiltinFileName = "<built-in config>";
+
+/// 1-based line and column; 0 when unknown.
+struct Pos {
+  int line = 0;
+  int col = 0;
+};
+
+Pos posOf(const YAML::Node &node) {
+  YAML::Mark m = node.Mark();
+  if (m.is_null() || m.line < 0)
+    return {};
+  return {m.line + 1, m.column + 1};
+}
+
+std::string joinPath(std::string_view section, std::string_view key) {
+  return section.empty() ? std::string(key)
+                         : std::string(section) + "." + std::string(key);
+}
+
+/// Keys and values quoted from the file may hold tabs, newlines or other
+/// control bytes; escape them so that every diagnostic stays on one line.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char ch : text) {
+    auto byte = static_cast<unsigned char>(ch);
+    if (ch == '\n')
+      out += "\\n";
+    else if (ch == '\t')
+      out += "\\t";
+    else if (byte < 0x20 || byte == 0x7f)
+      out += "\\x" + toHex(byte, 2);
+    else
+      out += ch;
+  }
+  return out;
+}
+
+/// A value quoted in a message, cut short when it is long (a quoted string
+/// can swallow half the file).
+std::string quoted(std::string_view text) {
+  constexpr size_t kMax = 40;
+  if (text.size() <= kMax)
+    return "'" + std::string(text) + "'";
+  return "'" + std::string(text.substr(0, kMax)) + "...'";
+}
+
+/// The diagnostics of one file; sorted into document order when flushed so
+/// that the first line a user sees is the first problem in the file.
+class Reporter {
+public:
+  explicit Reporter(std::string file) : file_(std::move(file)) {}
+
+  void error(std::string_view path, Pos pos, const std::string &text) {
+    // With a line the key path leads the message; without one
+    // Diagnostic::str() prints it as "at 'path'".
+    std::string message =
+        pos.line > 0 && !path.empty() ? std::string(path) + ": " + text : text;
+    diags_.push_back({Severity::Error,
+                      SourceLoc{file_, pos.line, pos.col, printable(path)},
+                      printable(message),
+                      {}});
+  }
+
+  bool hasErrors() const { return !diags_.empty(); }
+
+  void flushTo(DiagnosticEngine &diags) {
+    auto order = [](const Diagnostic &d) {
+      return std::pair(d.loc.line == 0 ? INT_MAX : d.loc.line, d.loc.col);
+    };
+    std::stable_sort(diags_.begin(), diags_.end(),
+                     [&](const Diagnostic &a, const Diagnostic &b) {
+                       return order(a) < order(b);
+                     });
+    for (Diagnostic &d : diags_)
+      diags.report(std::move(d));
+    diags_.clear();
+  }
+
+private:
+  std::string file_;
+  std::vector<Diagnostic> diags_;
+};
+
+/// What the value checks need to know besides the values: where each value
+/// was written, and which keys are missing or already reported as wrong (so
+/// one mistake gives one error, not a cascade).
+struct CheckContext {
+  Reporter &rep;
+  std::map<std::string, Pos, std::less<>> where;
+  std::set<std::string, std::less<>> unusable;
+
+  Pos posOf(std::string_view path) const {
+    auto it = where.find(path);
+    return it == where.end() ? Pos{} : it->second;
+  }
+  bool usable(std::string_view path) const { return !unusable.count(path); }
+};
+
+// ---------------------------------------------------------------------------
+// Scalars
+
+enum class NumParse { Ok, Malformed, OutOfRange, NotFinite };
+
+NumParse parseInteger(std::string_view s, int64_t &out) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s.remove_prefix(2);
+  }
+  if (s.empty())
+    return NumParse::Malformed;
+  uint64_t magnitude = 0;
+  auto [ptr, ec] =
+      std::from_chars(s.data(), s.data() + s.size(), magnitude, base);
+  if (ptr != s.data() + s.size())
+    return NumParse::Malformed;
+  if (ec == std::errc::result_out_of_range)
+    return NumParse::OutOfRange;
+  if (ec != std::errc())
+    return NumParse::Malformed;
+  constexpr uint64_t kMaxPositive = uint64_t{INT64_MAX};
+  if (magnitude > kMaxPositive + (negative ? 1 : 0))
+    return NumParse::OutOfRange;
+  out = negative ? static_cast<int64_t>(0 - magnitude)
+                 : static_cast<int64_t>(magnitude);
+  return NumParse::Ok;
+}
+
+NumParse parseDouble(std::string_view s, double &out) {
+  std::string lower;
+  for (char ch : s)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == ".inf" || lower == "+.inf" || lower == "-.inf" ||
+      lower == ".nan")
+    return NumParse::NotFinite;
+  // Only YAML's decimal float syntax; from_chars alone would also take "inf",
+  // "nan" and "infinity".
+  bool digit = false;
+  for (char ch : s) {
+    if (std::isdigit(static_cast<unsigned char>(ch))) {
+      digit = true;
+      continue;
+    }
+    if (ch != '.' && ch != 'e' && ch != 'E' && ch != '+' && ch != '-')
+      return NumParse::Malformed;
+  }
+  if (!digit)
+    return NumParse::Malformed;
+  if (!s.empty() && s[0] == '+')
+    s.remove_prefix(1);
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ptr != s.data() + s.size())
+    return NumParse::Malformed;
+  if (ec == std::errc::result_out_of_range)
+    return NumParse::OutOfRange;
+  if (ec != std::errc())
+    return NumParse::Malformed;
+  return NumParse::Ok;
+}
+
+std::string describeNode(const YAML::Node &node) {
+  if (node.IsNull())
+    return "no value";
+  if (node.IsMap())
+    return "a map";
+  if (node.IsSequence())
+    return "a list";
+  return quoted(node.Scalar());
+}
+
+/// Converts a YAML value to the parameter's type, or explains why not.
+std::optional<ParamValue> convertValue(ParamType type, const YAML::Node &node,
+                                       std::string &problem) {
+  bool integer = type == ParamType::Int || type == ParamType::Int64;
+  std::string expected = integer                     ? "an integer"
+                         : type == ParamType::Double ? "a number"
+                                                     : "a string";
+  if (!node.IsScalar()) {
+    problem = "expected " + expected + ", got " + describeNode(node);
+    return std::nullopt;
+  }
+  const std::string &text = node.Scalar();
+  if (type == ParamType::String)
+    return ParamValue(text);
+  // A quoted "32" is a string in YAML; accepting it would hide a typo.
+  if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") {
+    problem =
+        "expected " + expected + ", got the quoted string " + quoted(text);
+    return std::nullopt;
+  }
+  if (integer) {
+    int64_t v = 0;
+    NumParse r = parseInteger(text, v);
+    if (r == NumParse::OutOfRange) {
+      problem = text + " does not fit in a 64-bit integer";
+      return std::nullopt;
+    }
+    if (r != NumParse::Ok) {
+      double d = 0;
+      bool isFloat = parseDouble(text, d) == NumParse::Ok;
+      problem =
+          "expected " + expected + ", got " + (isFloat ? text : quoted(text));
+      return std::nullopt;
+    }
+    if (type == ParamType::Int && (v < INT32_MIN || v > INT32_MAX)) {
+      problem = text + " does not fit in a 32-bit integer";
+      return std::nullopt;
+    }
+    return ParamValue(v);
+  }
+  double d = 0;
+  switch (parseDouble(text, d)) {
+  case NumParse::Ok:
+    return ParamValue(d);
+  case NumParse::NotFinite:
+    problem = "expected a finite number, got " + text;
+    return std::nullopt;
+  case NumParse::OutOfRange:
+    problem = text + " is out of the range of a double";
+    return std::nullopt;
+  case NumParse::Malformed:
+    break;
+  }
+  problem = "expected " + expected + ", got " + quoted(text);
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------
+// Suggestions for unknown keys
+
+/// Optimal string alignment distance: edits, with a swap of neighbours
+/// counted as one (the commonest typo).
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1,
+                                     std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j)
+    d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] =
+          std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+/// Keys allowed directly inside `section` ("" is the top level).
+std::vector<std::string_view> keysOf(std::string_view section) {
+  std::vector<std::string_view> keys;
+  for (const ParamInfo &p : configSchema()) {
+    std::string_view s = sectionOf(p.path);
+    std::string_view key = s == section ? leafOf(p.path) : s;
+    if ((s == section || section.empty()) &&
+        std::find(keys.begin(), keys.end(), key) == keys.end())
+      keys.push_back(key);
+  }
+  return keys;
+}
+
+std::string quotedList(const std::vector<std::string> &items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0)
+      out += i + 1 == items.size() ? " or " : ", ";
+    out += "'" + items[i] + "'";
+  }
+  return out;
+}
+
+/// What to tell the author of an unknown key, and which known keys that
+/// advice names (their "missing" errors would only repeat it).
+struct Suggestion {
+  std::string text;
+  std::vector<std::string> paths;
+};
+
+Suggestion suggestionFor(std::string_view section, std::string_view name) {
+  std::vector<std::string_view> keys = keysOf(section);
+  auto didYouMean = [&](std::vector<std::string> paths) {
+    std::vector<std::string> shown;
+    for (const std::string &path : paths)
+      shown.push_back(sectionOf(path) == section ? std::string(leafOf(path))
+                                                 : path);
+    return Suggestion{"; did you mean " + quotedList(shown) + "?",
+                      std::move(paths)};
+  };
+  // A typo: the nearest key, when it is near enough to be meant.
+  std::string_view best;
+  size_t bestDistance = SIZE_MAX;
+  for (std::string_view key : keys) {
+    size_t d = editDistance(name, key);
+    if (d < bestDistance) {
+      best = key;
+      bestDistance = d;
+    }
+  }
+  if (bestDistance * 3 <= std::max(name.size(), best.size()))
+    return didYouMean({joinPath(section, best)});
+  // The unit left out of the name ("clock" for "clock_ghz") or the prefix
+  // left out ("rows" for "pe_rows").
+  std::vector<std::string> partial;
+  for (std::string_view key : keys) {
+    std::string k(key), n(name);
+    if (k.starts_with(n + "_") || k.ends_with("_" + n))
+      partial.push_back(joinPath(section, key));
+  }
+  if (partial.size() == 1)
+    return didYouMean(partial);
+  // The right key in the wrong section.
+  std::vector<std::string> elsewhere;
+  for (const ParamInfo &p : configSchema())
+    if (leafOf(p.path) == name && sectionOf(p.path) != section)
+      elsewhere.emplace_back(p.path);
+  if (!elsewhere.empty())
+    return didYouMean(elsewhere);
+  if (!section.empty() && findSection(name))
+    return {"; '" + std::string(name) + "' is a top-level section", {}};
+  std::string known;
+  for (std::string_view key : keys)
+    known += (known.empty() ? "" : ", ") + std::string(key);
+  if (section.empty())
+    return {" (top-level keys: " + known + ")", {}};
+  return {" (keys of '" + std::string(section) + "': " + known + ")", {}};
+}
+
+// ---------------------------------------------------------------------------
+// Reading the YAML tree
+
+class YamlReader {
+public:
+  YamlReader(CheckContext &ctx, HwConfig &out) : ctx_(ctx), out_(out) {}
+
+  /// Reads the top level or one section. Sections are one level deep.
+  void readMap(const YAML::Node &map, std::string_view section) {
+    std::map<std::string, int> firstLine;
+    for (const auto &entry : map) {
+      const YAML::Node &key = entry.first;
+      const YAML::Node &value = entry.second;
+      Pos keyPos = posOf(key);
+      if (!key.IsScalar()) {
+        ctx_.rep.error(section, keyPos,
+                       "keys must be plain names, got " + describeNode(key));
+        continue;
+      }
+      const std::string &name = key.Scalar();
+      std::string path = joinPath(section, name);
+      if (auto [it, fresh] = firstLine.emplace(name, keyPos.line); !fresh) {
+        ctx_.rep.error(path, keyPos,
+                       "duplicate key (first given at line " +
+                           std::to_string(it->second) + ")");
+        continue;
+      }
+      if (const ParamInfo *p = findParam(path)) {
+        readParam(*p, value, keyPos);
+        continue;
+      }
+      const SectionInfo *info = section.empty() ? findSection(name) : nullptr;
+      if (info) {
+        // The schema's own string: it outlives the YAML document.
+        readSection(info->name, value, keyPos);
+        continue;
+      }
+      Suggestion hint = suggestionFor(section, name);
+      ctx_.rep.error(path, keyPos, "unknown key" + hint.text);
+      suggested_.insert(hint.paths.begin(), hint.paths.end());
+    }
+  }
+
+  /// Reports the keys nobody wrote; optional ones take the value in
+  /// `fallback` (the built-in config) when there is one.
+  void fillMissing(const HwConfig *fallback, Pos rootPos) {
+    std::set<std::string_view> reportedSections;
+    for (const ParamInfo &p : configSchema()) {
+      if (seen_.count(p.path))
+        continue;
+      std::string_view section = sectionOf(p.path);
+      if (badSections_.count(section)) {
+        ctx_.unusable.emplace(p.path);
+        continue;
+      }
+      if (!p.required && fallback) {
+        p.field.set(out_, p.field.get(*fallback));
+        continue;
+      }
+      ctx_.unusable.emplace(p.path);
+      if (suggested_.count(std::string(p.path)) ||
+          suggested_.count(std::string(section)))
+        continue;
+      auto sectionIt = sectionPos_.find(section);
+      if (!section.empty() && sectionIt == sectionPos_.end()) {
+        if (reportedSections.insert(section).second)
+          ctx_.rep.error(section, rootPos, "required section is missing");
+        continue;
+      }
+      Pos at = section.empty() ? rootPos : sectionIt->second;
+      ctx_.rep.error(p.path, at, "required key is missing");
+    }
+  }
+
+private:
+  void readSection(std::string_view name, const YAML::Node &value, Pos keyPos) {
+    sectionPos_[name] = keyPos;
+    if (value.IsMap()) {
+      readMap(value, name);
+      return;
+    }
+    badSections_.insert(name);
+    Pos at = value.IsNull() ? keyPos : posOf(value);
+    ctx_.rep.error(name, at.line ? at : keyPos,
+                   "expected a map of keys, got " + describeNode(value));
+  }
+
+  void readParam(const ParamInfo &p, const YAML::Node &value, Pos keyPos) {
+    seen_.insert(p.path);
+    // A null value has no position of its own (yaml-cpp puts it on the next
+    // token), so point at its key.
+    Pos at = value.IsNull() ? keyPos : posOf(value);
+    if (at.line == 0)
+      at = keyPos;
+    ctx_.where[std::string(p.path)] = at;
+    std::string problem;
+    std::optional<ParamValue> v = convertValue(p.field.type, value, problem);
+    if (!v) {
+      ctx_.rep.error(p.path, at, problem);
+      ctx_.unusable.emplace(p.path);
+      return;
+    }
+    p.field.set(out_, *v);
+  }
+
+  CheckContext &ctx_;
+  HwConfig &out_;
+  std::set<std::string_view> seen_;
+  std::map<std::string_view, Pos> sectionPos_;
+  std::set<std::string_view> badSections_;
+  /// Keys an unknown-key error already pointed the author to.
+  std::set<std::string> suggested_;
+};
+
+// ---------------------------------------------------------------------------
+// Checking values
+
+std::optional<std::string> checkParam(const ParamInfo &p, const HwConfig &c,
+                                      const CheckContext &ctx) {
+  ParamValue value = p.field.get(c);
+  if (const auto *s = std::get_if<std::string>(&value)) {
+    if ((p.rules & rule::kIdentifier) && !isConfigName(*s))
+      return formatValue(value) +
+             " is not a name (letters, digits, '.', '_' and '-', starting "
+             "with a letter)";
+    return std::nullopt;
+  }
+  if (const auto *d = std::get_if<double>(&value)) {
+    if (!std::isfinite(*d))
+      return "must be a finite number, got " + formatValue(value);
+    if ((p.rules & rule::kPositive) && !(*d > 0))
+      return "must be positive, got " + formatValue(value);
+    if ((p.rules & rule::kNonNegative) && *d < 0)
+      return "must not be negative, got " + formatValue(value);
+    return std::nullopt;
+  }
+  int64_t x = std::get<int64_t>(value);
+  std::string text = std::to_string(x);
+  if ((p.rules & rule::kPositive) && x <= 0)
+    return "must be positive, got " + text;
+  if ((p.rules & rule::kNonNegative) && x < 0)
+    return "must not be negative, got " + text;
+  if ((p.rules & rule::kMultipleOf4) && x % 4 != 0)
+    return text + " is not a multiple of 4";
+  if ((p.rules & rule::kPowerOfTwo) && (x & (x - 1)) != 0)
+    return text + " is not a power of two";
+  if (!p.maxReason.empty() && x > p.maxValue)
+    return text + " is above " + std::to_string(p.maxValue) + ", " +
+           std::string(p.maxReason);
+  if ((p.rules & rule::kWholeSticks) && ctx.usable("chip.stick_bytes") &&
+      c.chip.stickBytes > 0 && x % c.chip.stickBytes != 0)
+    return text + " is not a whole number of " +
+           std::to_string(c.chip.stickBytes) + "-byte sticks";
+  return std::nullopt;
+}
+
+void checkValues(const HwConfig &c, CheckContext &ctx) {
+  for (const ParamInfo &p : configSchema()) {
+    if (!ctx.usable(p.path))
+      continue;
+    if (std::optional<std::string> problem = checkParam(p, c, ctx)) {
+      ctx.rep.error(p.path, ctx.posOf(p.path), *problem);
+      ctx.unusable.emplace(p.path);
+    }
+  }
+  for (const CrossRule &r : configCrossRules()) {
+    bool ready =
+        std::all_of(r.uses.begin(), r.uses.end(), [&](std::string_view use) {
+          return use.empty() || ctx.usable(use);
+        });
+    if (!ready)
+      continue;
+    if (std::optional<std::string> problem = r.check(c))
+      ctx.rep.error(r.reportAt, ctx.posOf(r.reportAt), *problem);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Parsing
+
+/// yaml-cpp's message for a tab is "illegal map value" or similar at some
+/// later token; the tab itself is the useful place to point at.
+std::optional<Pos> findIndentTab(std::string_view text, int lastLine) {
+  int line = 1;
+  size_t start = 0;
+  while (start <= text.size() && (lastLine == 0 || line <= lastLine)) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos)
+      end = text.size();
+    std::string_view l = text.substr(start, end - start);
+    size_t content = l.find_first_not_of(" \t");
+    size_t tab = l.find('\t');
+    if (content != std::string_view::npos && tab < content &&
+        l[content] != '#' && l[content] != '\r')
+      return Pos{line, static_cast<int>(tab) + 1};
+    if (end == text.size())
+      break;
+    start = end + 1;
+    ++line;
+  }
+  return std::nullopt;
+}
+
+bool parseWithFallback(std::string_view text, const std::string &fileName,
+                       const HwConfig *fallback, HwConfig &out,
+                       DiagnosticEngine &diags) {
+  Reporter rep(fileName);
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception &e) {
+    Pos at = e.mark.is_null() ? Pos{} : Pos{e.mark.line + 1, e.mark.column + 1};
+    if (std::optional<Pos> tab = findIndentTab(text, at.line))
+      rep.error("", *tab,
+                "tab character in indentation; YAML indents with spaces");
+    else
+      rep.error("", at, "YAML syntax error: " + e.msg);
+    rep.flushTo(diags);
+    return false;
+  }
+  if (docs.empty() || docs[0].IsNull()) {
+    std::string keys;
+    for (std::string_view key : keysOf(""))
+      keys += (keys.empty() ? "" : ", ") + std::string(key);
+    rep.error("", {},
+              "the config is empty; expected a map with the keys " + keys);
+    rep.flushTo(diags);
+    return false;
+  }
+  const YAML::Node &root = docs[0];
+  if (!root.IsMap()) {
+    rep.error("", posOf(root),
+              "expected a map of sections at the top level, got " +
+                  describeNode(root));
+    rep.flushTo(diags);
+    return false;
+  }
+  if (docs.size() > 1)
+    rep.error("", posOf(docs[1]),
+              "a config file holds one YAML document; another one starts "
+              "here");
+
+  HwConfig config;
+  CheckContext ctx{rep, {}, {}};
+  YamlReader reader(ctx, config);
+  reader.readMap(root, "");
+  Pos rootPos = posOf(root);
+  reader.fillMissing(fallback, rootPos.line ? rootPos : Pos{1, 1});
+  checkValues(config, ctx);
+  bool ok = !rep.hasErrors();
+  rep.flushTo(diags);
+  if (ok)
+    out = std::move(config);
+  return ok;
+}
+
+/// `text` as `# ` comment lines of at most 80 columns after `indent`.
+std::string commentLines(std::string_view text, std::string_view indent) {
+  constexpr size_t kWidth = 80;
+  std::string out, line;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string_view::npos)
+      end = text.size();
+    std::string_view word = text.substr(start, end - start);
+    if (!line.empty() &&
+        indent.size() + 2 + line.size() + 1 + word.size() > kWidth) {
+      out += std::string(indent) + "# " + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + std::string(word);
+    start = end + 1;
+  }
+  if (!line.empty())
+    out += std::string(indent) + "# " + line + "\n";
+  return out;
+}
+
+std::string commentFor(const ParamInfo &p, std::string_view indent) {
+  std::string out = commentLines(p.description, indent);
+  if (p.source.empty())
+    return out;
+  std::string meta = p.unit.empty() ? "" : std::string(p.unit) + "; ";
+  meta += std::string(p.confidence) + ": " + std::string(p.source);
+  if (!p.required)
+    meta += "; optional";
+  return out + commentLines("[" + meta + "]", indent);
+}
+
+} // namespace
+
+uint64_t HwConfig::fingerprint() const { return fnv1a64(toYaml(*this, false)); }
+
+bool parseConfig(std::string_view yamlText, const std::string &fileName,
+                 HwConfig &out, DiagnosticEngine &diags) {
+  return parseWithFallback(yamlText, fileName, &builtinConfig(), out, diags);
+}
+
+bool validateConfig(const HwConfig &config, const std::string &fileName,
+                    DiagnosticEngine &diags) {
+  Reporter rep(fileName);
+  CheckContext ctx{rep, {}, {}};
+  checkValues(config, ctx);
+  bool ok = !rep.hasErrors();
+  rep.flushTo(diags);
+  return ok;
+}
+
+HwConfig loadConfigFile(const std::string &path) {
+  std::string text = readFile(path);
+  HwConfig config;
+  DiagnosticEngine diags;
+  parseConfig(text, path, config, diags);
+  diags.throwIfErrors();
+  return config;
+}
+
+const HwConfig &builtinConfig() {
+  static const HwConfig config = [] {
+    HwConfig c;
+    DiagnosticEngine diags;
+    // No fallback: the built-in file is where optional keys fall back to, so
+    // it must spell out every key.
+    bool ok = parseWithFallback(builtinConfigText(), kBuiltinFileName, nullptr,
+                                c, diags);
+    SPYRE_ASSERT(ok,
+                 "configs/spyre.yaml compiled into the binary is invalid:\n" +
+                     diags.str());
+    return c;
+  }();
+  return config;
+}
+
+HwConfig loadConfigOrDefault(const std::string &path) {
+  if (path.empty())
+    return builtinConfig();
+  return loadConfigFile(path);
+}
+
+std::string toYaml(const HwConfig &config, bool withComments) {
+  std::string out;
+  if (withComments)
+    out += "# Spyre hardware configuration, canonical form (`spyre config "
+           "show`).\n"
+           "# fingerprint: " +
+           fingerprintString(config.fingerprint()) +
+           "\n"
+           "#\n"
+           "# Units are in the key names; GB/s is 1e9 bytes per second and "
+           "cycles are\n"
+           "# chip.clock_ghz cycles. Each key says [unit; confidence: "
+           "source].\n"
+           "# Confidence: H = IBM documentation or torch-spyre code "
+           "constants,\n"
+           "# M = one source or consistent arithmetic, L = an estimate.\n"
+           "# An optional key may be left out; it then takes the built-in "
+           "value.\n";
+  std::string_view current;
+  for (const ParamInfo &p : configSchema()) {
+    std::string_view section = sectionOf(p.path);
+    if (section != current) {
+      current = section;
+      if (withComments)
+        out += "\n" + commentLines(findSection(section)->description, "");
+      out += std::string(section) + ":\n";
+    }
+    std::string_view indent = section.empty() ? "" : "  ";
+    if (withComments) {
+      if (section.empty())
+        out += "\n";
+      out += commentFor(p, indent);
+    }
+    out += std::string(indent) + std::string(leafOf(p.path)) + ": " +
+           formatValue(p.field.get(config)) + "\n";
+  }
+  return out;
+}
+
+std::string fingerprintString(uint64_t fingerprint) {
+  return "0x" + toHex(fingerprint, 16);
+}
+
+} // namespace spyre::hw

@@ -22,13 +22,22 @@ struct ChipConfig {
   int stickBytes = 0;       ///< data unit of LX, DMA and layouts
 };
 
+/// The in-order sequencer in front of every engine stream: what control,
+/// scalar and synchronisation instructions cost.
+struct SequencerConfig {
+  int ctrlCycles = 0;   ///< nop, loop
+  int scalarCycles = 0; ///< li, addi
+  int syncCycles = 0;   ///< signal, wait (once satisfied), barrier release
+};
+
 struct PtConfig {
   int peRows = 0;            ///< PE array rows
   int peCols = 0;            ///< PE array columns
   int simdWidth = 0;         ///< SIMD lanes per PE; MAC/cycle = rows*cols*simd
   int passRows = 0;          ///< rows of M streamed per pass
   int fullRatePasses = 0;    ///< passes needed to reach full rate
-  int int8Speedup = 0;       ///< INT8 rate relative to DL16
+  int int8Speedup = 0;       ///< INT8/FP8 rate relative to DL16
+  int int4Speedup = 0;       ///< INT4 rate relative to DL16
   int setupCycles = 0;       ///< fixed cost per PT instruction (weight load)
 };
 
@@ -50,6 +59,7 @@ struct DmaConfig {
   int issueLatencyCycles = 0;    ///< request issue to memory
   int runSetupCycles = 0;        ///< extra cost of starting a new contiguous run
   int maxDims = 0;               ///< dimensions of a DMA descriptor
+  int burstBytes = 0;            ///< longest piece of a run sent to memory at once
 };
 
 struct MemoryConfig {
@@ -89,6 +99,7 @@ struct HostConfig {
 struct HwConfig {
   std::string name;
   ChipConfig chip;
+  SequencerConfig sequencer;
   PtConfig pt;
   SfuConfig sfu;
   LxConfig lx;
@@ -113,6 +124,12 @@ struct HwConfig {
 /// when there were no errors.
 bool parseConfig(std::string_view yamlText, const std::string &fileName,
                  HwConfig &out, DiagnosticEngine &diags);
+
+/// Checks the values of a config built or changed in code (the same checks
+/// parseConfig runs after reading). Diagnostics carry `fileName` and the key
+/// path but no line. Returns true when there were no errors.
+bool validateConfig(const HwConfig &config, const std::string &fileName,
+                    DiagnosticEngine &diags);
 
 /// Reads, parses and validates a config file; throws UserError on the first
 /// problem (after all were collected, the first is thrown).
