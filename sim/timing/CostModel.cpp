@@ -1,0 +1,109 @@
+// Engine cycle costs from the config (see CostModel.h).
+#include "sim/timing/CostModel.h"
+
+#include "support/Diagnostic.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace spyre::sim {
+
+namespace {
+
+constexpr std::array<std::string_view, kTimingClassCount> kClassNames = {
+    "ctrl",       "scalar", "sync",       "dma",
+    "pt",         "pt.i8",  "sfu.simple", "sfu.transcendental",
+    "sfu.reduce", "ring",   "reduce",
+};
+
+} // namespace
+
+std::string_view timingClassName(TimingClass cls) {
+  return kClassNames[static_cast<size_t>(cls)];
+}
+
+std::optional<TimingClass> timingClassFromName(std::string_view name) {
+  for (size_t i = 0; i < kClassNames.size(); ++i)
+    if (kClassNames[i] == name)
+      return static_cast<TimingClass>(i);
+  return std::nullopt;
+}
+
+CostModel::CostModel(const hw::HwConfig &config)
+    : pt_(config.pt), sfu_(config.sfu),
+      dmaIssueLatency_(static_cast<Cycle>(config.dma.issueLatencyCycles)),
+      dmaRunSetup_(static_cast<Cycle>(config.dma.runSetupCycles)),
+      dmaMaxOutstanding_(config.dma.maxOutstanding) {
+  SPYRE_ASSERT(pt_.peRows > 0 && pt_.peCols > 0 && pt_.simdWidth > 0 &&
+                   pt_.passRows > 0 && pt_.fullRatePasses > 0 &&
+                   pt_.int8Speedup > 0 && pt_.int4Speedup > 0 &&
+                   pt_.setupCycles >= 0,
+               "PT figures out of range");
+  SPYRE_ASSERT(sfu_.simpleCyclesPerStick >= 0 &&
+                   sfu_.transcendentalCyclesPerStick >= 0 &&
+                   sfu_.reduceCyclesPerStick >= 0 &&
+                   sfu_.pipelineLatencyCycles >= 0,
+               "SFU figures out of range");
+  SPYRE_ASSERT(config.dma.issueLatencyCycles >= 0 &&
+                   config.dma.runSetupCycles >= 0 &&
+                   config.dma.maxOutstanding > 0,
+               "DMA figures out of range");
+}
+
+uint64_t CostModel::ptMacsPerCycle(PtPrecision precision) const {
+  uint64_t dl16 = static_cast<uint64_t>(pt_.peRows) *
+                  static_cast<uint64_t>(pt_.peCols) *
+                  static_cast<uint64_t>(pt_.simdWidth);
+  switch (precision) {
+  case PtPrecision::Dl16:
+    return dl16;
+  case PtPrecision::Int8:
+    return dl16 * static_cast<uint64_t>(pt_.int8Speedup);
+  case PtPrecision::Int4:
+    return dl16 * static_cast<uint64_t>(pt_.int4Speedup);
+  }
+  SPYRE_UNREACHABLE("unknown PT precision");
+}
+
+uint64_t CostModel::ptPasses(uint64_t m) const {
+  const auto rows = static_cast<uint64_t>(pt_.passRows);
+  return (m + rows - 1) / rows;
+}
+
+double CostModel::ptEfficiency(uint64_t m) const {
+  SPYRE_ASSERT(m > 0, "PT efficiency of an empty M");
+  const double ratio = static_cast<double>(ptPasses(m)) /
+                       static_cast<double>(pt_.fullRatePasses);
+  return std::min(1.0, std::sqrt(ratio));
+}
+
+Cycle CostModel::ptCycles(uint64_t m, uint64_t k, uint64_t n,
+                          PtPrecision precision) const {
+  SPYRE_ASSERT(m > 0 && k > 0 && n > 0, "PT product with an empty dimension");
+  const double macs =
+      static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n);
+  const double rate =
+      static_cast<double>(ptMacsPerCycle(precision)) * ptEfficiency(m);
+  return static_cast<Cycle>(pt_.setupCycles) +
+         static_cast<Cycle>(std::ceil(macs / rate));
+}
+
+Cycle CostModel::sfuCyclesPerStick(SfuClass cls) const {
+  switch (cls) {
+  case SfuClass::Simple:
+    return static_cast<Cycle>(sfu_.simpleCyclesPerStick);
+  case SfuClass::Transcendental:
+    return static_cast<Cycle>(sfu_.transcendentalCyclesPerStick);
+  case SfuClass::Reduce:
+    return static_cast<Cycle>(sfu_.reduceCyclesPerStick);
+  }
+  SPYRE_UNREACHABLE("unknown SFU class");
+}
+
+Cycle CostModel::sfuCycles(SfuClass cls, uint64_t sticks) const {
+  return static_cast<Cycle>(sfu_.pipelineLatencyCycles) +
+         sticks * sfuCyclesPerStick(cls);
+}
+
+} // namespace spyre::sim

@@ -1,0 +1,81 @@
+// Cycle costs of engine work, every figure read from the hardware config.
+//
+// The ISA names a timing class for each instruction (DESIGN.md section 3:
+// latency is not in the ISA); this file holds the classes and turns the work
+// of one instruction into cycles: matrix (PT) and vector (SFU) work here, DMA
+// runs through the shared memory and ring timelines (DmaTiming.h).
+#pragma once
+
+#include "hw/HwConfig.h"
+#include "sim/timing/Time.h"
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace spyre::sim {
+
+/// The timing classes, spelled in assembly and config as timingClassName().
+enum class TimingClass : uint8_t {
+  Ctrl,
+  Scalar,
+  Sync,
+  Dma,
+  Pt,
+  PtI8,
+  SfuSimple,
+  SfuTranscendental,
+  SfuReduce,
+  Ring,
+  Reduce,
+};
+inline constexpr int kTimingClassCount = 11;
+static_assert(kTimingClassCount == static_cast<int>(TimingClass::Reduce) + 1);
+
+/// "ctrl", "scalar", "sync", "dma", "pt", "pt.i8", "sfu.simple",
+/// "sfu.transcendental", "sfu.reduce", "ring", "reduce".
+std::string_view timingClassName(TimingClass cls);
+std::optional<TimingClass> timingClassFromName(std::string_view name);
+
+enum class PtPrecision { Dl16, Int8, Int4 };
+enum class SfuClass { Simple, Transcendental, Reduce };
+
+class CostModel {
+public:
+  explicit CostModel(const hw::HwConfig &config);
+
+  /// MACs per cycle of one corelet's PT: rows * cols * simd, times
+  /// pt.int8Speedup for INT8/FP8 and pt.int4Speedup for INT4.
+  uint64_t ptMacsPerCycle(PtPrecision precision) const;
+  /// Passes of pt.passRows rows of M: ceil(m / passRows).
+  uint64_t ptPasses(uint64_t m) const;
+  /// The weight-stationary array's efficiency for M = m rows:
+  /// min(1, sqrt(passes / pt.fullRatePasses)). Full rate needs
+  /// pt.fullRatePasses passes to hide the array's fill and drain; below that
+  /// it falls roughly like the square root (DESIGN.md section 1).
+  double ptEfficiency(uint64_t m) const;
+  /// One corelet's cycles for an (m x k) * (k x n) product, all > 0:
+  /// pt.setupCycles + ceil(m*k*n / (macsPerCycle * efficiency)).
+  Cycle ptCycles(uint64_t m, uint64_t k, uint64_t n,
+                 PtPrecision precision) const;
+
+  Cycle sfuCyclesPerStick(SfuClass cls) const;
+  /// sfu.pipelineLatencyCycles + sticks * cyclesPerStick(cls).
+  Cycle sfuCycles(SfuClass cls, uint64_t sticks) const;
+
+  /// Cycles from a DMA instruction's issue to its first memory request.
+  Cycle dmaIssueLatencyCycles() const { return dmaIssueLatency_; }
+  /// Extra cycles to start each contiguous run of sticks.
+  Cycle dmaRunSetupCycles() const { return dmaRunSetup_; }
+  /// Runs one DMA engine keeps in flight; the scheduler enforces it.
+  int dmaMaxOutstanding() const { return dmaMaxOutstanding_; }
+
+private:
+  const hw::PtConfig pt_;
+  const hw::SfuConfig sfu_;
+  const Cycle dmaIssueLatency_;
+  const Cycle dmaRunSetup_;
+  const int dmaMaxOutstanding_;
+};
+
+} // namespace spyre::sim
