@@ -1,0 +1,67 @@
+// A decoded instruction and the codec between it and the 32-byte word.
+//
+// `Instr` is the fast form the simulator dispatches on: the opcode and one
+// value per operand field, in the table's field order. Address fields also
+// carry their base register. Encoding and decoding walk the table's fields,
+// so they cannot disagree with the assembler or the docs.
+#pragma once
+
+#include "isa/InstrTable.h"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace spyre::isa {
+
+struct Instr {
+  Opcode opcode = Opcode::Invalid;
+  /// Field values in table order. Signed fields are sign-extended; a Float
+  /// field holds its FP32 bit pattern; an Enum field its value's index; a
+  /// LoopEnd field the body length; an address field its offset.
+  std::array<int64_t, kMaxFields> value{};
+  /// Base register of address fields (0 for every other field).
+  std::array<uint8_t, kMaxFields> base{};
+
+  const InstrDesc &desc() const { return instrDesc(opcode); }
+  int64_t operator[](size_t field) const { return value[field]; }
+  /// The FP32 value of a Float field.
+  float floatValue(size_t field) const;
+
+  friend bool operator==(const Instr &, const Instr &) = default;
+};
+
+using Word = std::array<uint8_t, kWordBytes>;
+
+/// Packs an instruction; every value must be valid for its field (a bug
+/// otherwise: the assembler and decoder only produce valid instructions).
+Word encode(const Instr &instr);
+
+/// Unpacks one 32-byte word. Returns nothing and sets `error` (when given) to
+/// the reason for an unknown opcode, a nonzero reserved bit or a field value
+/// outside its range.
+std::optional<Instr> decode(const uint8_t *word, std::string *error = nullptr);
+
+/// Shortest decimal text that reads back to the same float (`1`, `0.1`,
+/// `-2.5e-08`, `inf`, `nan`, `-nan`). NaN payloads are not kept.
+std::string formatFloat(float value);
+
+/// `0x1f`, `-0x4`: how addresses are printed.
+std::string hexText(int64_t value);
+
+/// Text of one operand as assembly writes it. `loopLabel` names a loop's end
+/// label from its body length; without it the body is shown as `+N`.
+std::string formatOperand(const FieldDesc &field, int64_t value, uint8_t base,
+                          const std::function<std::string(int64_t)> &loopLabel =
+                              {});
+
+/// One instruction as assembly text, e.g. `ld [r1+0x10], 0x0, run=4`:
+/// positional operands, then keyword operands that are required or differ
+/// from their default.
+std::string formatInstr(const Instr &instr,
+                        const std::function<std::string(int64_t)> &loopLabel =
+                            {});
+
+} // namespace spyre::isa

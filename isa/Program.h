@@ -1,0 +1,123 @@
+// A Spyre program: per-core, per-engine instruction streams, the device
+// memory map of its tensors, and the source op of every instruction; plus the
+// program file that holds it (layout in docs/program-file.md).
+#pragma once
+
+#include "isa/Instr.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spyre::isa {
+
+/// ISA version of this build, stored in every program file.
+constexpr uint16_t kIsaVersionMajor = 1;
+constexpr uint16_t kIsaVersionMinor = 0;
+constexpr size_t kHeaderBytes = 48;
+/// Provenance value of an instruction with no source op.
+constexpr uint32_t kNoProvenance = 0xFFFFFFFF;
+
+/// Device formats of tensors.
+enum class DType : uint8_t { Dl16, Fp32, Int8, Int32 };
+constexpr int kNumDTypes = 4;
+
+enum class TensorKind : uint8_t {
+  Input,   ///< written by the host before the run
+  Output,  ///< read back by the host after the run
+  Const,   ///< values stored in the program file
+  Scratch, ///< device memory for intermediates, not seen by the host
+};
+constexpr int kNumTensorKinds = 4;
+
+std::string_view dtypeName(DType t);
+std::optional<DType> parseDType(std::string_view name);
+int dtypeBytes(DType t);
+/// Elements per 128-byte stick: 64 DL16, 32 FP32/INT32, 128 INT8.
+int lanesPerStick(DType t);
+std::string_view tensorKindName(TensorKind k);
+std::optional<TensorKind> parseTensorKind(std::string_view name);
+
+/// Device shape under the stick rule (DESIGN.md section 2): the host's last
+/// dim is split into ceil(n / lanes) stick blocks placed outermost, so host
+/// [d0, ..., dk] becomes [blocks, d0, ..., dk-1, lanes]. [3, 100] dl16 ->
+/// [2, 3, 64].
+std::vector<int64_t> deviceShapeOf(const std::vector<int64_t> &hostShape,
+                                   DType dtype);
+/// Sticks the device layout takes: every device dim but the lanes.
+uint64_t sticksOf(const std::vector<int64_t> &deviceShape);
+/// Byte offset in the device layout of the host element with row-major
+/// linear index `index`.
+uint64_t deviceByteOffset(const std::vector<int64_t> &hostShape, DType dtype,
+                          uint64_t index);
+/// Number of host elements (product of the host shape).
+uint64_t elementCount(const std::vector<int64_t> &hostShape);
+
+struct TensorDecl {
+  std::string name;
+  TensorKind kind = TensorKind::Input;
+  DType dtype = DType::Dl16;
+  std::vector<int64_t> hostShape;
+  std::vector<int64_t> deviceShape;
+  /// Device-memory address in sticks.
+  uint64_t address = 0;
+  uint64_t sizeSticks = 0;
+  /// Const tensors: the device bytes (sizeSticks * 128, padding zero).
+  std::vector<uint8_t> data;
+
+  friend bool operator==(const TensorDecl &, const TensorDecl &) = default;
+};
+
+/// One engine instance's in-order instruction stream.
+struct Stream {
+  int core = 0;
+  Engine engine = Engine::DmaLoad;
+  int unit = 0;
+  std::vector<Instr> code;
+  /// Per instruction: index into Program::strings of its source op, or
+  /// kNoProvenance.
+  std::vector<uint32_t> provenance;
+
+  std::string name() const { return streamName(core, engine, unit); }
+  friend bool operator==(const Stream &, const Stream &) = default;
+};
+
+/// Order of streams in a program and its file: by core, engine, unit.
+bool streamLess(const Stream &a, const Stream &b);
+
+struct Program {
+  std::string name;
+  uint64_t configFingerprint = 0;
+  std::vector<TensorDecl> tensors;
+  /// Sorted by (core, engine, unit), at most one per key.
+  std::vector<Stream> streams;
+  /// Names of source ops (the targets of provenance indices).
+  std::vector<std::string> strings;
+
+  size_t instructionCount() const;
+  /// Source op of an instruction, or nullptr.
+  const std::string *provenanceOf(const Stream &s, size_t index) const;
+  const TensorDecl *findTensor(std::string_view name) const;
+  friend bool operator==(const Program &, const Program &) = default;
+};
+
+/// Checks the loop structure of a stream: every body ends inside the stream
+/// and before its final halt, and loops nest properly. Returns the first
+/// problem (naming the instruction index) or an empty string. Counts and
+/// depths against a config are the assembler's job.
+std::string checkLoops(const Stream &stream);
+
+/// The program file bytes. Streams are written in (core, engine, unit) order
+/// and the string table is rebuilt canonically, so equal programs give equal
+/// bytes.
+std::string writeProgram(const Program &program);
+
+/// Parses and checks a program file. Every problem throws a UserError naming
+/// `fileName`: truncated, not a Spyre program, unsupported ISA version,
+/// checksum mismatch, a malformed section, or an instruction that does not
+/// decode.
+Program readProgram(std::string_view bytes, const std::string &fileName);
+
+} // namespace spyre::isa

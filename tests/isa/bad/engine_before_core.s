@@ -1,0 +1,3 @@
+; expect: engine_before_core.s:2:1: error: '.engine' needs a '.core' first
+.engine ring
+    halt

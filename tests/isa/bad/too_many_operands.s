@@ -1,0 +1,5 @@
+; expect: too_many_operands.s:4:18: error: too many positional operands for 'ld'; write optional operands as name=value (syntax: ld lx, mem [run=1, n1=1, lxs1=0, ms1=0, n2=1, lxs2=0, ms2=0])
+.core 0
+.engine dma.load
+    ld 0x0, 0x0, 4
+    halt

@@ -1,0 +1,5 @@
+; expect: unknown_directive.s:2:1: error: unknown directive '.section' (expected .program, .tensor, .core, .engine or .op)
+.section text
+.core 0
+.engine ring
+    halt

@@ -1,0 +1,2 @@
+; expect: unterminated_string.s:2:10: error: unterminated string
+.program "oops
