@@ -20,5 +20,6 @@ struct Dispatch {
 void addConfigCommand(CLI::App &app, Dispatch &dispatch);
 void addDlf16Command(CLI::App &app, Dispatch &dispatch);
 void addAsmCommands(CLI::App &app, Dispatch &dispatch);
+void addSimCommand(CLI::App &app, Dispatch &dispatch);
 
 } // namespace spyre::cli

@@ -6,7 +6,10 @@
 
 #include "support/Diagnostic.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 #include <exception>
 #include <iostream>
 
@@ -25,7 +28,22 @@ int runCli(int argc, char **argv) {
   cli::addConfigCommand(app, dispatch);
   cli::addDlf16Command(app, dispatch);
   cli::addAsmCommands(app, dispatch);
+  cli::addSimCommand(app, dispatch);
 
+  // CLI11 reports an unknown command as "a subcommand is required"; name it.
+  std::vector<std::string> commands;
+  for (const CLI::App *sub : app.get_subcommands({}))
+    commands.push_back(sub->get_name());
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+    std::string names;
+    for (const std::string &c : commands)
+      names += (names.empty() ? "" : ", ") + c;
+    std::cerr << "spyre: error: unknown command '" << argv[1]
+              << "' (commands: " << names << ")\n"
+              << "Run with --help for more information.\n";
+    return static_cast<int>(ExitCode::Usage);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp &e) {

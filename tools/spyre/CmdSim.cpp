@@ -1,0 +1,108 @@
+// `spyre sim`: run a program file on the simulated card.
+#include "Commands.h"
+
+#include "hw/HwConfig.h"
+#include "isa/Program.h"
+#include "sim/core/Machine.h"
+#include "sim/core/Report.h"
+#include "sim/core/TensorIo.h"
+#include "sim/systemc/ChipModule.h"
+#include "support/Diagnostic.h"
+#include "support/FileIO.h"
+
+#include <iostream>
+#include <memory>
+
+namespace spyre::cli {
+
+namespace {
+
+struct SimCliOptions {
+  std::string program;
+  std::string config;
+  std::string inputs;
+  std::string outputs;
+  std::string stats;
+  std::string trace;
+  bool timingOnly = false;
+  bool noChecks = false;
+  uint64_t maxCycles = 0;
+  uint64_t maxInstructions = 0;
+  uint64_t quantum = 1000;
+};
+
+int runSim(const SimCliOptions &o) {
+  hw::HwConfig config = hw::loadConfigOrDefault(o.config);
+  isa::Program program = isa::readProgram(readFile(o.program), o.program);
+  if (program.configFingerprint != config.fingerprint())
+    throw UserError(SourceLoc{o.program},
+                    "compiled for config " +
+                        hw::fingerprintString(program.configFingerprint) +
+                        " but the simulated config " +
+                        (o.config.empty() ? std::string("(built-in)") : o.config) +
+                        " is " + hw::fingerprintString(config.fingerprint()) +
+                        "; recompile, or pass the config it was compiled for");
+  if (o.timingOnly && !o.outputs.empty())
+    throw UserError(SourceLoc{"--outputs"},
+                    "--timing-only computes no numbers, so there are no outputs "
+                    "to write",
+                    ExitCode::Usage);
+
+  sim::SimOptions options;
+  options.numerics = !o.timingOnly;
+  options.checks = !o.noChecks;
+  options.maxCycles = o.maxCycles;
+  options.maxInstructions = o.maxInstructions;
+  options.trace = !o.trace.empty();
+  sim::Machine machine(config, program, options);
+  if (options.numerics)
+    sim::loadInputs(program, o.inputs, o.program, machine.deviceMemory());
+
+  sim::runWithSystemC(machine, o.quantum);
+
+  if (!o.outputs.empty())
+    sim::saveOutputs(program, o.outputs, machine.deviceMemory());
+  if (!o.stats.empty())
+    writeFileAtomic(o.stats, sim::statsJson(machine));
+  if (!o.trace.empty())
+    writeFileAtomic(o.trace, sim::traceJson(machine));
+  std::cout << sim::summaryText(machine);
+  return machine.findings().empty() ? static_cast<int>(ExitCode::Ok)
+                                    : static_cast<int>(ExitCode::VerifyFailed);
+}
+
+} // namespace
+
+void addSimCommand(CLI::App &app, Dispatch &dispatch) {
+  auto opts = std::make_shared<SimCliOptions>();
+  CLI::App *sim = app.add_subcommand(
+      "sim", "Run a program file on the simulated card, check its schedule, "
+             "and report cycles");
+  sim->add_option("program", opts->program, "Program file (.spyre)")->required();
+  sim->add_option("--config", opts->config,
+                  "Hardware config YAML (default: the built-in Spyre config)");
+  sim->add_option("--inputs", opts->inputs,
+                  "Folder with one NAME.npy (float32 or float16) per program input");
+  sim->add_option("--outputs", opts->outputs,
+                  "Folder to write one NAME.npy (float32) per program output");
+  sim->add_option("--stats", opts->stats, "Write statistics JSON to this file");
+  sim->add_option("--trace", opts->trace,
+                  "Write a Chrome trace-event JSON (Perfetto UI) to this file");
+  sim->add_flag("--timing-only", opts->timingOnly,
+                "Skip the numbers: time and check the schedule only");
+  sim->add_flag("--no-checks", opts->noChecks,
+                "Skip the schedule checks (races, uninitialised reads)");
+  sim->add_option("--max-cycles", opts->maxCycles,
+                  "Stop with a finding past this many cycles (0: no limit)");
+  sim->add_option("--max-instructions", opts->maxInstructions,
+                  "Stop with a finding past this many instructions (0: no limit)");
+  sim->add_option("--quantum", opts->quantum,
+                  "Cycles the model runs between SystemC time steps (speed "
+                  "only; results do not depend on it)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  sim->callback([opts, &dispatch] {
+    dispatch.run = [opts] { return runSim(*opts); };
+  });
+}
+
+} // namespace spyre::cli
