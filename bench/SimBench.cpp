@@ -1,0 +1,88 @@
+// Simulator speed: simulated instructions and cycles per host second for a
+// 32-core streaming program of about a million instructions (load, SFU exp,
+// store per stick, with signal/wait hand-offs between the engines), timing
+// only and with numerics, checks on and off. The Machine runs without the
+// SystemC layer here: the kernel elaborates once per process, and the layer
+// adds one kernel time step per quantum (1000 cycles by default).
+#include "hw/HwConfig.h"
+#include "isa/Assembler.h"
+#include "sim/core/Machine.h"
+#include "support/Diagnostic.h"
+
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+namespace {
+
+using namespace spyre;
+
+constexpr int kIterations = 3000;
+
+std::string streamingProgram(int cores) {
+  const int rows = cores * kIterations;
+  std::string s = ".program \"bench_stream\"\n";
+  s += ".tensor input x dl16 [" + std::to_string(rows) + ", 64] @ 0x0\n";
+  s += ".tensor output y dl16 [" + std::to_string(rows) + ", 64] @ " +
+       std::to_string(rows) + "\n";
+  for (int c = 0; c < cores; ++c) {
+    int in = c * kIterations, out = rows + c * kIterations;
+    std::string n = std::to_string(kIterations);
+    s += ".core " + std::to_string(c) + "\n";
+    s += ".engine dma.load\n li r2, " + std::to_string(in) + "\n loop " + n +
+         ", l\n wait c2, 1\n ld 0x0, [r2]\n signal c0, 1\n addi r2, r2, 1\nl:\n"
+         " halt\n";
+    s += ".engine sfu.0\n signal c2, 1\n loop " + n +
+         ", s\n wait c0, 1\n wait c3, 1\n exp 0x10, 0x0\n signal c2, 1\n"
+         " signal c1, 1\ns:\n halt\n";
+    s += ".engine dma.store\n li r2, " + std::to_string(out) +
+         "\n signal c3, 1\n loop " + n +
+         ", t\n wait c1, 1\n st [r2], 0x10\n signal c3, 1\n addi r2, r2, 1\nt:\n"
+         " halt\n";
+  }
+  return s;
+}
+
+const isa::Program &program() {
+  static const isa::Program p = [] {
+    DiagnosticEngine diags;
+    isa::Program prog = isa::assemble(streamingProgram(32), "bench.s",
+                                      hw::builtinConfig(), diags);
+    SPYRE_ASSERT(!diags.hasErrors(), diags.str());
+    return prog;
+  }();
+  return p;
+}
+
+void runProgram(benchmark::State &state, bool numerics, bool checks) {
+  sim::SimOptions options;
+  options.numerics = numerics;
+  options.checks = checks;
+  uint64_t instructions = 0, cycles = 0;
+  for (auto _ : state) {
+    sim::Machine m(hw::builtinConfig(), program(), options);
+    m.run();
+    SPYRE_ASSERT(m.findings().empty(), m.findings().front().str());
+    instructions += m.instructionsExecuted();
+    cycles += m.totalCycles();
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(instructions));
+  state.counters["instructions"] = benchmark::Counter(
+      static_cast<double>(instructions) / static_cast<double>(state.iterations()));
+  state.counters["sim_cycles_per_s"] =
+      benchmark::Counter(static_cast<double>(cycles), benchmark::Counter::kIsRate);
+}
+
+void BM_Stream32TimingOnly(benchmark::State &s) { runProgram(s, false, false); }
+void BM_Stream32TimingOnlyChecked(benchmark::State &s) { runProgram(s, false, true); }
+void BM_Stream32Numerics(benchmark::State &s) { runProgram(s, true, false); }
+void BM_Stream32NumericsChecked(benchmark::State &s) { runProgram(s, true, true); }
+
+BENCHMARK(BM_Stream32TimingOnly)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stream32TimingOnlyChecked)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stream32Numerics)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Stream32NumericsChecked)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,943 @@
+// The event loop, the streams and the synchronisation objects (Machine.h).
+#include "sim/core/Machine.h"
+
+#include "sim/core/Semantics.h"
+#include "support/Diagnostic.h"
+#include "support/Hash.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace spyre::sim {
+
+using isa::Engine;
+using isa::Instr;
+using isa::Opcode;
+
+namespace {
+
+/// Field positions the machine reads, resolved once from the table so that
+/// nothing here repeats the table's field order.
+struct FieldPos {
+  int liRd, liImm, addiRd, addiRs, addiImm, loopCount, loopBody;
+  int sigCounter, sigValue, sigCore, waitCounter, waitValue, barId, barCount;
+  int ringCore, mmM, mmK, mmN;
+  int sfuN, sfuM;
+
+  FieldPos() {
+    auto at = [](Opcode op, std::string_view name) {
+      int i = isa::instrDesc(op).fieldIndex(name);
+      SPYRE_ASSERT(i >= 0, "ISA table lacks a field the simulator reads");
+      return i;
+    };
+    liRd = at(Opcode::Li, "rd");
+    liImm = at(Opcode::Li, "imm");
+    addiRd = at(Opcode::Addi, "rd");
+    addiRs = at(Opcode::Addi, "rs");
+    addiImm = at(Opcode::Addi, "imm");
+    loopCount = at(Opcode::Loop, "count");
+    loopBody = at(Opcode::Loop, "body");
+    sigCounter = at(Opcode::Signal, "counter");
+    sigValue = at(Opcode::Signal, "value");
+    sigCore = at(Opcode::Signal, "core");
+    waitCounter = at(Opcode::Wait, "counter");
+    waitValue = at(Opcode::Wait, "value");
+    barId = at(Opcode::Barrier, "id");
+    barCount = at(Opcode::Barrier, "count");
+    ringCore = at(Opcode::Send, "core");
+    mmM = at(Opcode::Mm, "m");
+    mmK = at(Opcode::Mm, "k");
+    mmN = at(Opcode::Mm, "n");
+    sfuN = at(Opcode::Add, "n");
+    sfuM = at(Opcode::Add, "m");
+  }
+};
+
+const FieldPos &fields() {
+  static const FieldPos f;
+  return f;
+}
+
+bool isSfu(Opcode op) {
+  return isa::instrDesc(op).runsOn(Engine::Sfu) &&
+         !isa::instrDesc(op).runsOn(Engine::Pt);
+}
+
+SfuClass sfuClassOf(isa::TimingClass t) {
+  switch (t) {
+  case isa::TimingClass::SfuTranscendental:
+    return SfuClass::Transcendental;
+  case isa::TimingClass::SfuReduce:
+    return SfuClass::Reduce;
+  default:
+    return SfuClass::Simple;
+  }
+}
+
+/// Whether an instruction touches only its own stream and engine, so the
+/// stream may keep running without going through the event queue.
+bool isLocal(Opcode op) {
+  switch (op) {
+  case Opcode::Signal:
+  case Opcode::Wait:
+  case Opcode::Barrier:
+  case Opcode::Ld:
+  case Opcode::St:
+  case Opcode::Send:
+  case Opcode::Recv:
+  case Opcode::Rsend:
+  case Opcode::Racc:
+    return false;
+  default:
+    return true;
+  }
+}
+
+} // namespace
+
+std::string_view stallReasonName(StallReason r) {
+  switch (r) {
+  case StallReason::Sync:
+    return "sync";
+  case StallReason::Memory:
+    return "memory";
+  case StallReason::Ring:
+    return "ring";
+  case StallReason::DmaSlots:
+    return "dma_slots";
+  }
+  return "unknown";
+}
+
+// ---------------------------------------------------------------- ChipTiming
+
+ChipTiming::ChipTiming(const hw::HwConfig &config)
+    : costs_(config), memory_(config), dataRing_(Ring::dataRing(config)),
+      reduceRing_(Ring::reduceRing(config)) {}
+
+DmaRunTiming ChipTiming::dmaBurst(Cycle t, int core, uint64_t /*addrBytes*/,
+                                  uint64_t bytes, Direction dir, bool newRun) {
+  return timeDmaRun(costs_, memory_, dataRing_, t, core, bytes, dir, newRun);
+}
+
+// ------------------------------------------------------------------ Machine
+
+Machine::Machine(const hw::HwConfig &config, const isa::Program &program,
+                 SimOptions options, MemoryPort *port)
+    : config_(config), program_(program), options_(options), timing_(config),
+      port_(port ? port : &timing_),
+      memory_(static_cast<uint64_t>(config.memory.sizeBytes)),
+      hb_(static_cast<int>(program.streams.size())) {
+  const int cores = config.chip.cores;
+  lx_.resize(static_cast<size_t>(options_.numerics ? cores : 0));
+  for (auto &l : lx_)
+    l.assign(static_cast<size_t>(config.lx.sizeBytes), 0);
+  lxHighWater_.assign(static_cast<size_t>(cores), 0);
+  streamsOfCore_.resize(static_cast<size_t>(cores));
+  counters_.resize(static_cast<size_t>(cores) *
+                   static_cast<size_t>(config.limits.syncCountersPerCore));
+  barriers_.resize(static_cast<size_t>(config.limits.barriers));
+  dataChannels_.resize(static_cast<size_t>(cores * cores));
+  reduceChannels_.resize(static_cast<size_t>(cores * cores));
+  if (options_.checks)
+    shadow_ = std::make_unique<LxShadow>(cores, config.lxSticks());
+
+  streams_.resize(program.streams.size());
+  for (size_t i = 0; i < program.streams.size(); ++i) {
+    StreamState &st = streams_[i];
+    st.code = &program.streams[i];
+    st.index = static_cast<int>(i);
+    st.core = st.code->core;
+    SPYRE_ASSERT(st.core >= 0 && st.core < cores,
+                 "program stream on a core the config does not have");
+    streamsOfCore_[static_cast<size_t>(st.core)].push_back(st.index);
+    push(EventKind::Step, 0, st.core, st.index);
+  }
+
+  // Inputs and constants hold data before the run; constants are loaded here.
+  for (const isa::TensorDecl &t : program.tensors) {
+    if (t.kind == isa::TensorKind::Input || t.kind == isa::TensorKind::Const)
+      markMemoryWritten(static_cast<int64_t>(t.address),
+                        static_cast<int64_t>(t.sizeSticks));
+    if (t.kind == isa::TensorKind::Const && options_.numerics && !t.data.empty())
+      memory_.write(t.address * isa::kStickBytes, t.data.data(), t.data.size());
+  }
+}
+
+Machine::~Machine() = default;
+
+void Machine::markMemoryWritten(int64_t firstStick, int64_t sticks) {
+  written_.add(firstStick, firstStick + sticks);
+}
+
+void Machine::push(EventKind kind, Cycle time, int core, int stream,
+                   uint32_t payload) {
+  queue_.push(Event{time, static_cast<uint32_t>(core),
+                    static_cast<uint32_t>(stream), seq_++, kind, payload});
+}
+
+std::optional<Cycle> Machine::nextEventTime() const {
+  if (queue_.empty() || stopped_)
+    return std::nullopt;
+  return queue_.top().time;
+}
+
+void Machine::run() {
+  runUntil(std::numeric_limits<Cycle>::max());
+  finish();
+}
+
+void Machine::runUntil(Cycle horizon) {
+  while (!stopped_ && !queue_.empty() && queue_.top().time < horizon) {
+    Event e = queue_.top();
+    if (options_.maxCycles != 0 && e.time > options_.maxCycles) {
+      report(FindingKind::MaxCycles, nullptr, options_.maxCycles,
+             "the run passed --max-cycles " +
+                 std::to_string(options_.maxCycles) +
+                 " with streams still running");
+      stopped_ = true;
+      return;
+    }
+    queue_.pop();
+    handle(e);
+  }
+}
+
+void Machine::handle(const Event &e) {
+  switch (e.kind) {
+  case EventKind::Step: {
+    StreamState &st = streams_[e.stream];
+    st.time = std::max(st.time, e.time);
+    runStream(st);
+    return;
+  }
+  case EventKind::DmaBurst: {
+    StreamState &st = streams_[e.stream];
+    if (issueBursts(st, e.time))
+      push(EventKind::Step, st.time, st.core, st.index);
+    return;
+  }
+  }
+}
+
+void Machine::runStream(StreamState &st) {
+  while (!stopped_) {
+    if (st.halted || st.block != Block::None)
+      return;
+    if (options_.maxCycles != 0 && st.time > options_.maxCycles) {
+      report(FindingKind::MaxCycles, &st, options_.maxCycles,
+             "the run passed --max-cycles " +
+                 std::to_string(options_.maxCycles) +
+                 " with streams still running");
+      stopped_ = true;
+      return;
+    }
+    if (!execute(st))
+      return;
+    if (st.pc >= st.code->code.size()) {
+      SPYRE_UNREACHABLE("a stream ran past its end; program loading checks "
+                        "that every stream ends with halt");
+    }
+    // Local work (no shared state) may run ahead. Anything else runs in
+    // place only when this stream is still the earliest event of the chip
+    // (ahead of the queue's top in (time, core, stream) order); otherwise it
+    // goes back through the queue.
+    if (queue_.empty() || isLocal(st.code->code[st.pc].opcode))
+      continue;
+    const Event &top = queue_.top();
+    bool earliest = st.time < top.time ||
+                    (st.time == top.time &&
+                     (static_cast<uint32_t>(st.core) < top.core ||
+                      (static_cast<uint32_t>(st.core) == top.core &&
+                       static_cast<uint32_t>(st.index) < top.stream)));
+    if (!earliest) {
+      push(EventKind::Step, st.time, st.core, st.index);
+      return;
+    }
+  }
+}
+
+Instr Machine::resolve(const StreamState &st, const Instr &in) const {
+  Instr out = in;
+  const isa::InstrDesc &d = in.desc();
+  for (size_t f = 0; f < d.fields.size(); ++f)
+    if (d.fields[f].isAddress()) {
+      out.value[f] = st.regs[in.base[f]] + in.value[f];
+      out.base[f] = 0;
+    }
+  return out;
+}
+
+void Machine::advancePc(StreamState &st) {
+  ++st.pc;
+  while (st.depth > 0 && st.pc == st.loops[st.depth - 1].end) {
+    LoopFrame &lf = st.loops[st.depth - 1];
+    if (--lf.remaining > 0) {
+      st.pc = lf.first;
+      return;
+    }
+    --st.depth;
+  }
+}
+
+void Machine::complete(StreamState &st, Cycle end) {
+  if (options_.trace)
+    trace_.push_back({static_cast<uint32_t>(st.index), st.pc, st.instrStart, end});
+  st.time = end;
+  totalCycles_ = std::max(totalCycles_, end);
+  advancePc(st);
+}
+
+Cycle Machine::ctrlCycles(Opcode op) const {
+  if (op == Opcode::Halt)
+    return 0;
+  if (op == Opcode::Li || op == Opcode::Addi)
+    return static_cast<Cycle>(config_.sequencer.scalarCycles);
+  return static_cast<Cycle>(config_.sequencer.ctrlCycles);
+}
+
+bool Machine::execute(StreamState &st) {
+  const Instr &in = st.code->code[st.pc];
+  const FieldPos &fp = fields();
+  ++instructions_;
+  ++st.stats.instructions;
+  if (options_.maxInstructions != 0 && instructions_ > options_.maxInstructions) {
+    report(FindingKind::MaxInstructions, &st, st.time,
+           "the run passed its budget of " +
+               std::to_string(options_.maxInstructions) + " instructions");
+    stopped_ = true;
+    return false;
+  }
+  st.instrStart = st.time;
+  const Opcode op = in.opcode;
+  switch (op) {
+  case Opcode::Nop:
+    st.stats.busyCycles += ctrlCycles(op);
+    complete(st, st.time + ctrlCycles(op));
+    return true;
+  case Opcode::Li:
+    if (in[fp.liRd] != 0)
+      st.regs[static_cast<size_t>(in[fp.liRd])] = in[fp.liImm];
+    st.stats.busyCycles += ctrlCycles(op);
+    complete(st, st.time + ctrlCycles(op));
+    return true;
+  case Opcode::Addi: {
+    // 32-bit registers: the sum wraps modulo 2^32 as the ISA says.
+    auto sum = static_cast<uint32_t>(st.regs[static_cast<size_t>(in[fp.addiRs])] +
+                                     in[fp.addiImm]);
+    if (in[fp.addiRd] != 0)
+      st.regs[static_cast<size_t>(in[fp.addiRd])] = static_cast<int32_t>(sum);
+    st.stats.busyCycles += ctrlCycles(op);
+    complete(st, st.time + ctrlCycles(op));
+    return true;
+  }
+  case Opcode::Loop: {
+    SPYRE_ASSERT(st.depth < static_cast<int>(st.loops.size()),
+                 "loop nesting deeper than the program checks allow");
+    auto first = st.pc + 1;
+    auto end = first + static_cast<uint32_t>(in[fp.loopBody]);
+    st.loops[st.depth++] = {first, end,
+                            static_cast<uint32_t>(in[fp.loopCount])};
+    st.stats.busyCycles += ctrlCycles(op);
+    if (options_.trace)
+      trace_.push_back({static_cast<uint32_t>(st.index), st.pc, st.time,
+                        st.time + ctrlCycles(op)});
+    st.time += ctrlCycles(op);
+    st.pc = first;
+    return true;
+  }
+  case Opcode::Halt:
+    st.halted = true;
+    st.stats.finishedAt = st.time;
+    if (options_.trace)
+      trace_.push_back({static_cast<uint32_t>(st.index), st.pc, st.time, st.time});
+    totalCycles_ = std::max(totalCycles_, st.time);
+    return false;
+  case Opcode::Signal:
+    doSignal(st, in);
+    return true;
+  case Opcode::Wait:
+    return doWait(st, in);
+  case Opcode::Barrier:
+    return doBarrier(st, in);
+  default:
+    break;
+  }
+
+  Instr r = resolve(st, in);
+  if (std::string err = operandError(r); !err.empty()) {
+    report(FindingKind::InvalidOperand, &st, st.time, err);
+    stopped_ = true;
+    return false;
+  }
+  bool inBounds =
+      checkAccesses(st, r, op == Opcode::Recv || op == Opcode::Racc);
+  if (op == Opcode::Ld || op == Opcode::St) {
+    // checkAccesses left the footprint in footprintScratch_.
+    startDma(st, r, inBounds);
+    if (issueBursts(st, st.time))
+      return true;
+    st.block = Block::Dma;
+    return false;
+  }
+  if (op == Opcode::Send || op == Opcode::Recv || op == Opcode::Rsend ||
+      op == Opcode::Racc)
+    return doTransfer(st, r);
+
+  // PT and SFU: local to the core; numbers now, time from the cost model.
+  const isa::InstrDesc &d = in.desc();
+  Cycle cost = 0;
+  if (op == Opcode::Mm || op == Opcode::Mmi8) {
+    auto m = static_cast<uint64_t>(r[fp.mmM]), k = static_cast<uint64_t>(r[fp.mmK]),
+         n = static_cast<uint64_t>(r[fp.mmN]);
+    cost = timing_.costs().ptCycles(
+        m, k, n, op == Opcode::Mmi8 ? PtPrecision::Int8 : PtPrecision::Dl16);
+    macOps_ += m * k * n;
+  } else {
+    SPYRE_ASSERT(isSfu(op), "unhandled opcode in the simulator");
+    int nf = d.fieldIndex("n"), mf = d.fieldIndex("m");
+    uint64_t sticks = static_cast<uint64_t>(nf >= 0 ? r[static_cast<size_t>(nf)] : 1) *
+                      static_cast<uint64_t>(mf >= 0 ? r[static_cast<size_t>(mf)] : 1);
+    cost = timing_.costs().sfuCycles(sfuClassOf(d.timing), sticks);
+  }
+  if (inBounds && options_.numerics)
+    executeCompute(r, lx_[static_cast<size_t>(st.core)].data());
+  st.stats.busyCycles += cost;
+  complete(st, st.time + cost);
+  return true;
+}
+
+// ------------------------------------------------------ bounds and races
+
+std::string Machine::sticksText(const char *space, int64_t first,
+                                int64_t last) const {
+  return std::string(space) + "[" + isa::hexText(first) + ", " +
+         isa::hexText(last + 1) + ") sticks";
+}
+
+bool Machine::checkAccesses(StreamState &st, const Instr &resolved,
+                            bool deferLxWrites) {
+  footprintScratch_.clear();
+  footprint(resolved, footprintScratch_);
+  const int64_t lxSticks = config_.lxSticks();
+  const int64_t memSticks = config_.memory.sizeBytes / isa::kStickBytes;
+  bool ok = true;
+  for (const Footprint &f : footprintScratch_) {
+    int64_t lo = f.region.lowest(), hi = f.region.highest();
+    int64_t limit = f.deviceMemory ? memSticks : lxSticks;
+    if (lo < 0 || hi >= limit) {
+      report(FindingKind::OutOfBounds, &st, st.time,
+             std::string(f.write ? "write" : "read") + " outside " +
+                 (f.deviceMemory ? "device memory" : "LX") + " (size " +
+                 isa::hexText(limit) + " sticks)",
+             sticksText(f.deviceMemory ? "mem" : "lx", lo, hi));
+      ok = false;
+    }
+  }
+  if (!ok)
+    return false;
+  for (const Footprint &f : footprintScratch_) {
+    if (!f.deviceMemory)
+      lxHighWater_[static_cast<size_t>(st.core)] =
+          std::max(lxHighWater_[static_cast<size_t>(st.core)],
+                   f.region.highest() + 1);
+  }
+  if (!options_.checks)
+    return true;
+  for (const Footprint &f : footprintScratch_) {
+    if (f.deviceMemory) {
+      if (f.write) {
+        f.region.forEachRun([&](int64_t start, int64_t len) {
+          written_.add(start, start + len);
+        });
+        continue;
+      }
+      bool reported = false;
+      f.region.forEachRun([&](int64_t start, int64_t len) {
+        if (reported)
+          return;
+        if (auto gap = written_.firstGap(start, start + len)) {
+          std::string what = "load of device memory never written";
+          for (const isa::TensorDecl &t : program_.tensors)
+            if (static_cast<int64_t>(t.address) <= gap->first &&
+                gap->first < static_cast<int64_t>(t.address + t.sizeSticks)) {
+              what += " (" + std::string(isa::tensorKindName(t.kind)) +
+                      " tensor '" + t.name + "')";
+              break;
+            }
+          report(FindingKind::MemUninitRead, &st, st.time, what,
+                 sticksText("mem", gap->first, gap->second - 1));
+          reported = true;
+        }
+      });
+      continue;
+    }
+    // A receive's write is checked when the data arrives, after it acquired
+    // the sender's clock (matchTransfers).
+    if (f.write && deferLxWrites)
+      continue;
+    conflictScratch_.clear();
+    Epoch e = hb_.epoch(st.index, st.pc);
+    f.region.forEachRun([&](int64_t start, int64_t len) {
+      shadow_->access(st.core, start, len, f.write, e, hb_, conflictScratch_);
+    });
+    bool raced = false, uninit = false;
+    for (const AccessConflict &c : conflictScratch_) {
+      if (c.kind == AccessConflict::Kind::Race && !raced) {
+        raced = true;
+        report(FindingKind::LxRace, &st, st.time,
+               std::string(f.write ? "write" : "read") +
+                   " races with an earlier " +
+                   (c.otherWasWrite ? "write" : "read") +
+                   " not ordered by signal/wait, barrier or program order",
+               sticksText("lx", c.firstStick, c.lastStick),
+               describeInstr(c.other.stream, c.other.instr));
+      } else if (c.kind == AccessConflict::Kind::UninitRead && !uninit) {
+        uninit = true;
+        report(FindingKind::LxUninitRead, &st, st.time,
+               "read of LX never written",
+               sticksText("lx", c.firstStick, c.lastStick));
+      }
+    }
+  }
+  return true;
+}
+
+// -------------------------------------------------------------------- DMA
+
+void Machine::startDma(StreamState &st, const Instr &resolved, bool inBounds) {
+  DmaState &d = st.dma;
+  d = DmaState{};
+  d.isLoad = resolved.opcode == Opcode::Ld;
+  for (const Footprint &f : footprintScratch_)
+    if (f.deviceMemory)
+      d.memRegion = f.region;
+  if (inBounds && options_.numerics) {
+    uint8_t *lx = lx_[static_cast<size_t>(st.core)].data();
+    if (d.isLoad)
+      executeLoad(resolved, memory_, lx);
+    else
+      executeStore(resolved, lx, memory_);
+  }
+  uint64_t bytes = static_cast<uint64_t>(d.memRegion.sticks()) * isa::kStickBytes;
+  (d.isLoad ? dramRead_ : dramWrite_) += bytes;
+  d.bytes = bytes;
+  d.issueAt = st.time;
+  d.nextBurstAt = st.time + timing_.costs().dmaIssueLatencyCycles();
+  d.done = d.nextBurstAt;
+  if (!inBounds || bytes == 0)
+    d.i2 = d.memRegion.n2; // nothing to move
+}
+
+bool Machine::issueBursts(StreamState &st, Cycle now) {
+  DmaState &d = st.dma;
+  const Region &r = d.memRegion;
+  const auto maxOut = static_cast<size_t>(timing_.costs().dmaMaxOutstanding());
+  const int64_t burstSticks =
+      std::max<int64_t>(1, config_.dma.burstBytes / isa::kStickBytes);
+  while (d.i2 < r.n2) {
+    // Bursts reach the memory interface in the order they are processed, so
+    // one that must wait for a free slot waits for its time in the queue.
+    Cycle t = d.nextBurstAt;
+    if (d.inFlight.size() >= maxOut) {
+      Cycle slot = d.inFlight.front();
+      if (slot > now) {
+        push(EventKind::DmaBurst, slot, st.core, st.index);
+        return false;
+      }
+      d.inFlight.pop_front();
+      if (slot > t) {
+        d.slotWait += slot - t;
+        t = slot;
+      }
+    }
+    int64_t runStart = r.base + d.i2 * r.s2 + d.i1 * r.s1;
+    int64_t len = std::min(burstSticks, r.run - d.runOffset);
+    bool newRun = d.runOffset == 0;
+    uint64_t addr =
+        static_cast<uint64_t>(runStart + d.runOffset) * isa::kStickBytes;
+    DmaRunTiming timing = port_->dmaBurst(
+        t, st.core, addr, static_cast<uint64_t>(len) * isa::kStickBytes,
+        d.isLoad ? Direction::Read : Direction::Write, newRun);
+    d.memWait += timing.memory.waited;
+    d.ringWait += timing.ring.waited;
+    d.done = std::max(d.done, timing.done);
+    d.inFlight.push_back(timing.done);
+    d.runOffset += len;
+    if (d.runOffset >= r.run) {
+      d.runOffset = 0;
+      if (++d.i1 >= r.n1) {
+        d.i1 = 0;
+        ++d.i2;
+      }
+    }
+    d.nextBurstAt = t;
+  }
+  finishDma(st);
+  return true;
+}
+
+void Machine::finishDma(StreamState &st) {
+  DmaState &d = st.dma;
+  Cycle end = std::max(d.done, d.nextBurstAt);
+  Cycle duration = end - d.issueAt;
+  // The time beyond an ideal transfer at the sustained rate is split among
+  // the reasons in proportion to the waiting each caused, so busy + stalls
+  // adds up to the instruction's duration.
+  Cycle ideal = std::min<Cycle>(
+      duration, timing_.costs().dmaIssueLatencyCycles() +
+                    static_cast<Cycle>(static_cast<double>(d.bytes) /
+                                       timing_.memory().sustainedBytesPerCycle()));
+  Cycle excess = duration - ideal;
+  Cycle waits = d.memWait + d.ringWait + d.slotWait;
+  if (waits > 0 && excess > 0) {
+    auto share = [&](Cycle w) {
+      return static_cast<Cycle>(static_cast<double>(excess) *
+                                static_cast<double>(w) /
+                                static_cast<double>(waits));
+    };
+    Cycle mem = share(d.memWait), ring = share(d.ringWait);
+    st.stats.stallCycles[static_cast<size_t>(StallReason::Memory)] += mem;
+    st.stats.stallCycles[static_cast<size_t>(StallReason::Ring)] += ring;
+    st.stats.stallCycles[static_cast<size_t>(StallReason::DmaSlots)] +=
+        excess - mem - ring;
+    st.stats.busyCycles += ideal;
+  } else {
+    st.stats.busyCycles += duration;
+  }
+  st.block = Block::None;
+  complete(st, end);
+}
+
+// ------------------------------------------------------------ sync
+
+int Machine::hops(int coreA, int coreB) const {
+  const Ring &ring = timing_.dataRing();
+  int pa = ring.positionOf(RingNode::core(coreA));
+  int pb = ring.positionOf(RingNode::core(coreB));
+  int d = std::abs(pa - pb);
+  return std::min(d, ring.positions() - d);
+}
+
+Cycle Machine::signalLatency(int fromCore, int toCore) const {
+  Cycle local = static_cast<Cycle>(config_.sequencer.syncCycles);
+  if (fromCore == toCore)
+    return local;
+  return local + static_cast<Cycle>(hops(fromCore, toCore)) *
+                     timing_.dataRing().hopLatencyCycles();
+}
+
+Cycle Machine::barrierLatency() const {
+  // Arrivals gather at one point of the ring and the release travels back:
+  // twice the farthest distance on the ring.
+  const Ring &ring = timing_.dataRing();
+  return static_cast<Cycle>(config_.sequencer.syncCycles) +
+         2 * static_cast<Cycle>(ring.positions() / 2) * ring.hopLatencyCycles();
+}
+
+Machine::Counter &Machine::counterOf(int core, int counter) {
+  return counters_[static_cast<size_t>(core) *
+                       static_cast<size_t>(config_.limits.syncCountersPerCore) +
+                   static_cast<size_t>(counter)];
+}
+
+Cycle Machine::takeTokens(Counter &c, int64_t need, int stream) {
+  // Tokens are ordered by the cycle they become visible, so taking from the
+  // front takes the earliest; the wait completes when the last one it takes
+  // has arrived.
+  c.available -= need;
+  Cycle visible = 0;
+  while (need > 0) {
+    Token &tok = c.tokens.front();
+    if (options_.checks)
+      hb_.acquire(stream, tok.clock);
+    visible = std::max(visible, tok.visibleAt);
+    int64_t take = std::min(need, tok.amount);
+    tok.amount -= take;
+    need -= take;
+    if (tok.amount == 0)
+      c.tokens.pop_front();
+  }
+  return visible;
+}
+
+void Machine::doSignal(StreamState &st, const Instr &in) {
+  const FieldPos &fp = fields();
+  int target = in[fp.sigCore] == isa::kCoreSelf
+                   ? st.core
+                   : static_cast<int>(in[fp.sigCore]);
+  Counter &c = counterOf(target, static_cast<int>(in[fp.sigCounter]));
+  // The token is recorded now, stamped with the cycle it reaches the
+  // counter; nothing can observe it earlier, because a wait completes no
+  // sooner than the tokens it takes are visible.
+  Token tok{in[fp.sigValue], {}, st.time + signalLatency(st.core, target)};
+  if (options_.checks)
+    tok.clock = hb_.release(st.index);
+  auto pos = c.tokens.end();
+  while (pos != c.tokens.begin() && std::prev(pos)->visibleAt > tok.visibleAt)
+    --pos;
+  c.tokens.insert(pos, std::move(tok));
+  c.available += in[fp.sigValue];
+  Cycle cost = static_cast<Cycle>(config_.sequencer.syncCycles);
+  st.stats.busyCycles += cost;
+  complete(st, st.time + cost);
+  // Wake waiters in the order they blocked, while the counter covers them.
+  while (!c.waiters.empty()) {
+    StreamState &w = streams_[static_cast<size_t>(c.waiters.front())];
+    if (c.available < w.waitValue)
+      return;
+    c.waiters.pop_front();
+    wake(w, takeTokens(c, w.waitValue, w.index), StallReason::Sync);
+  }
+}
+
+bool Machine::doWait(StreamState &st, const Instr &in) {
+  const FieldPos &fp = fields();
+  int counter = static_cast<int>(in[fp.waitCounter]);
+  int64_t value = in[fp.waitValue];
+  Counter &c = counterOf(st.core, counter);
+  if (c.waiters.empty() && c.available >= value) {
+    Cycle visible = takeTokens(c, value, st.index);
+    st.blockedSince = st.time;
+    if (visible > st.time) {
+      st.stats.stallCycles[static_cast<size_t>(StallReason::Sync)] +=
+          visible - st.time;
+      st.time = visible;
+    }
+    Cycle cost = static_cast<Cycle>(config_.sequencer.syncCycles);
+    st.stats.busyCycles += cost;
+    complete(st, st.time + cost);
+    return true;
+  }
+  st.block = Block::Counter;
+  st.blockedSince = st.time;
+  st.waitCounter = counter;
+  st.waitValue = value;
+  c.waiters.push_back(st.index);
+  return false;
+}
+
+void Machine::wake(StreamState &st, Cycle time, StallReason reason) {
+  Cycle at = std::max(time, st.time);
+  st.stats.stallCycles[static_cast<size_t>(reason)] += at - st.blockedSince;
+  Cycle cost = static_cast<Cycle>(config_.sequencer.syncCycles);
+  st.stats.busyCycles += cost;
+  st.block = Block::None;
+  st.time = at;
+  complete(st, at + cost);
+  push(EventKind::Step, st.time, st.core, st.index);
+}
+
+bool Machine::doBarrier(StreamState &st, const Instr &in) {
+  const FieldPos &fp = fields();
+  auto id = static_cast<size_t>(in[fp.barId]);
+  int64_t count = in[fp.barCount];
+  BarrierState &b = barriers_[id];
+  if (options_.checks) {
+    VectorClock vc = hb_.release(st.index);
+    if (b.joined.empty())
+      b.joined = vc;
+    else
+      joinInto(b.joined, vc);
+  }
+  b.arrived.push_back(st.index);
+  b.lastArrival = std::max(b.lastArrival, st.time);
+  st.block = Block::Barrier;
+  st.blockedSince = st.time;
+  st.waitBarrier = static_cast<int>(id);
+  st.waitValue = count;
+  if (static_cast<int64_t>(b.arrived.size()) < count)
+    return false;
+  Cycle release = b.lastArrival + barrierLatency();
+  std::vector<int> arrived = std::move(b.arrived);
+  VectorClock joined = std::move(b.joined);
+  b = BarrierState{};
+  for (int s : arrived) {
+    StreamState &w = streams_[static_cast<size_t>(s)];
+    if (options_.checks)
+      hb_.acquire(s, joined);
+    w.stats.stallCycles[static_cast<size_t>(StallReason::Sync)] +=
+        release - w.blockedSince;
+    w.block = Block::None;
+    w.time = release;
+    complete(w, release);
+    push(EventKind::Step, w.time, w.core, w.index);
+  }
+  return false;
+}
+
+// --------------------------------------------------------- ring transfers
+
+bool Machine::doTransfer(StreamState &st, const Instr &r) {
+  const FieldPos &fp = fields();
+  const Opcode op = r.opcode;
+  int peer = static_cast<int>(r[fp.ringCore]);
+  bool reduce = op == Opcode::Rsend || op == Opcode::Racc;
+  bool sending = op == Opcode::Send || op == Opcode::Rsend;
+  footprintScratch_.clear();
+  footprint(r, footprintScratch_);
+  SPYRE_ASSERT(!footprintScratch_.empty(), "ring instruction without a region");
+  TransferPost post{st.index, st.time, footprintScratch_.front().region, {}};
+  if (sending && options_.checks)
+    post.clock = hb_.release(st.index);
+  int src = sending ? st.core : peer, dst = sending ? peer : st.core;
+  auto &channels = reduce ? reduceChannels_ : dataChannels_;
+  Channel &ch = channels[static_cast<size_t>(src * config_.chip.cores + dst)];
+  (sending ? ch.sends : ch.recvs).push_back(std::move(post));
+  st.block = Block::Transfer;
+  st.blockedSince = st.time;
+  st.peerCore = peer;
+  st.reduceRing = reduce;
+  matchTransfers(ch, reduce, src, dst);
+  return false;
+}
+
+void Machine::matchTransfers(Channel &ch, bool reduce, int srcCore, int dstCore) {
+  while (!ch.sends.empty() && !ch.recvs.empty()) {
+    TransferPost s = std::move(ch.sends.front());
+    TransferPost r = std::move(ch.recvs.front());
+    ch.sends.pop_front();
+    ch.recvs.pop_front();
+    StreamState &sender = streams_[static_cast<size_t>(s.stream)];
+    StreamState &receiver = streams_[static_cast<size_t>(r.stream)];
+    int64_t sendSticks = s.region.sticks(), recvSticks = r.region.sticks();
+    if (sendSticks != recvSticks)
+      report(FindingKind::TransferMismatch, &receiver, std::max(s.time, r.time),
+             "receives " + std::to_string(recvSticks) + " sticks but the matching " +
+                 describeInstr(s.stream, sender.pc) + " sends " +
+                 std::to_string(sendSticks));
+    int64_t sticks = std::min(sendSticks, recvSticks);
+    Cycle start = std::max(s.time, r.time);
+    Ring &ring = reduce ? timing_.reduceRing() : timing_.dataRing();
+    RingTransferResult tr =
+        ring.transfer(start, RingNode::core(srcCore), RingNode::core(dstCore),
+                      static_cast<uint64_t>(sticks) * isa::kStickBytes);
+    if (options_.checks)
+      hb_.acquire(r.stream, s.clock);
+    if (options_.numerics && sendSticks == recvSticks) {
+      std::string payload =
+          gather(s.region, lx_[static_cast<size_t>(srcCore)].data());
+      uint8_t *lx = lx_[static_cast<size_t>(dstCore)].data();
+      if (reduce)
+        accumulateF32(r.region, payload, lx);
+      else
+        scatter(r.region, payload, lx);
+    }
+    // The receiver's LX write is checked after it acquired the sender's clock.
+    if (options_.checks) {
+      conflictScratch_.clear();
+      Epoch e = hb_.epoch(r.stream, receiver.pc);
+      r.region.forEachRun([&](int64_t start0, int64_t len) {
+        shadow_->access(dstCore, start0, len, true, e, hb_, conflictScratch_);
+      });
+      for (const AccessConflict &c : conflictScratch_)
+        if (c.kind == AccessConflict::Kind::Race) {
+          report(FindingKind::LxRace, &receiver, start,
+                 "received data races with an earlier access not ordered by "
+                 "signal/wait, barrier or program order",
+                 sticksText("lx", c.firstStick, c.lastStick),
+                 describeInstr(c.other.stream, c.other.instr));
+          break;
+        }
+    }
+    for (auto [stp, post] : {std::pair{&sender, &s}, std::pair{&receiver, &r}}) {
+      StreamState &w = *stp;
+      Cycle sync = start - post->time;
+      w.stats.stallCycles[static_cast<size_t>(StallReason::Sync)] += sync;
+      w.stats.stallCycles[static_cast<size_t>(StallReason::Ring)] += tr.waited;
+      w.stats.busyCycles += tr.done - tr.start;
+      w.block = Block::None;
+      complete(w, tr.done);
+      push(EventKind::Step, w.time, w.core, w.index);
+    }
+  }
+}
+
+// ----------------------------------------------------------- end of run
+
+void Machine::finish() {
+  if (finished_)
+    return;
+  finished_ = true;
+  for (StreamState &st : streams_) {
+    if (st.halted)
+      continue;
+    st.stats.finishedAt = st.time;
+    if (stopped_)
+      continue; // a limit stopped the run: not a deadlock
+    std::string what;
+    switch (st.block) {
+    case Block::Counter: {
+      const Counter &c = counterOf(st.core, st.waitCounter);
+      what = "waits forever for counter c" + std::to_string(st.waitCounter) +
+             " of core " + std::to_string(st.core) + " to reach " +
+             std::to_string(st.waitValue) + " (it holds " +
+             std::to_string(c.available) + ")";
+      break;
+    }
+    case Block::Barrier:
+      what = "waits forever at barrier " + std::to_string(st.waitBarrier) +
+             " for " + std::to_string(st.waitValue) + " streams (" +
+             std::to_string(barriers_[static_cast<size_t>(st.waitBarrier)]
+                                .arrived.size()) +
+             " arrived)";
+      break;
+    case Block::Transfer:
+      what = std::string("waits forever for a matching ") +
+             (st.code->code[st.pc].opcode == Opcode::Send ||
+                      st.code->code[st.pc].opcode == Opcode::Rsend
+                  ? "receive on core "
+                  : "send from core ") +
+             std::to_string(st.peerCore);
+      break;
+    default:
+      what = "stopped before its halt";
+      break;
+    }
+    report(FindingKind::Deadlock, &st, st.time, what);
+  }
+}
+
+// ----------------------------------------------------------- findings
+
+std::string Machine::describeInstr(int stream, uint32_t instr) const {
+  const isa::Stream &s = program_.streams[static_cast<size_t>(stream)];
+  std::string out = s.name() + " #" + std::to_string(instr);
+  if (instr < s.code.size()) {
+    out += " (" + isa::formatInstr(s.code[instr]) + ")";
+    if (const std::string *op = program_.provenanceOf(s, instr))
+      out += " [op " + *op + "]";
+  }
+  return out;
+}
+
+void Machine::report(FindingKind kind, const StreamState *st, Cycle cycle,
+                     std::string message, std::string range,
+                     std::string conflicting) {
+  // Keep the report readable: a broken loop could produce millions.
+  constexpr size_t kMaxFindings = 1000;
+  if (findings_.size() >= kMaxFindings) {
+    ++findingsDropped_;
+    return;
+  }
+  Finding f;
+  f.kind = kind;
+  f.cycle = cycle;
+  if (st) {
+    f.core = st->core;
+    f.stream = st->code->name();
+    f.instrIndex = st->pc;
+    if (st->pc < st->code->code.size()) {
+      f.instrText = isa::formatInstr(st->code->code[st->pc]);
+      if (const std::string *op = program_.provenanceOf(*st->code, st->pc))
+        f.sourceOp = *op;
+    }
+  }
+  f.message = std::move(message);
+  f.addressRange = std::move(range);
+  f.conflicting = std::move(conflicting);
+  findings_.push_back(std::move(f));
+}
+
+} // namespace spyre::sim

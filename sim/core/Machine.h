@@ -1,0 +1,319 @@
+// The chip as plain C++: every core's engine streams, the shared timelines
+// (device memory, data ring, reduce ring) and the synchronisation objects,
+// advanced by one deterministic event loop.
+//
+// Events are ordered by (time, core, stream, sequence number), never by host
+// or SystemC process order, so a run gives the same cycles, numbers and
+// findings every time. A stream runs ahead without returning to the queue as
+// long as its next instruction touches nothing shared and its time is not
+// past the earliest queued event; DMA bursts, ring transfers, signals, waits
+// and barriers go through the queue. The SystemC layer (sim/systemc/) only
+// decides how far to advance between kernel time steps: results do not depend
+// on it.
+#pragma once
+
+#include "hw/HwConfig.h"
+#include "isa/Program.h"
+#include "sim/check/HappensBefore.h"
+#include "sim/check/LxShadow.h"
+#include "sim/check/WrittenRanges.h"
+#include "sim/core/DeviceMemory.h"
+#include "sim/core/Findings.h"
+#include "sim/core/Region.h"
+#include "sim/timing/CostModel.h"
+#include "sim/timing/DmaTiming.h"
+#include "sim/timing/MemoryChannel.h"
+#include "sim/timing/Ring.h"
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <vector>
+
+namespace spyre::sim {
+
+struct SimOptions {
+  bool numerics = true;          ///< false: timing only, no data computed
+  bool checks = true;            ///< schedule checks (races, bounds, ...)
+  Cycle maxCycles = 0;           ///< stop past this cycle; 0 = no limit
+  uint64_t maxInstructions = 0;  ///< stop past this many; 0 = no limit
+  bool trace = false;            ///< record one slice per instruction
+};
+
+/// Why an engine was not doing useful work while it had an instruction.
+enum class StallReason { Sync, Memory, Ring, DmaSlots };
+constexpr int kNumStallReasons = 4;
+std::string_view stallReasonName(StallReason r);
+
+struct EngineStats {
+  uint64_t instructions = 0;
+  Cycle busyCycles = 0;
+  std::array<Cycle, kNumStallReasons> stallCycles{};
+  Cycle finishedAt = 0; ///< cycle of its halt (or of the end of the run)
+};
+
+/// One executed instruction, for traces.
+struct TraceSlice {
+  uint32_t stream = 0;
+  uint32_t instr = 0;
+  Cycle start = 0;
+  Cycle end = 0;
+};
+
+/// Where DMA bursts get their timing: the plain-C++ models by default, or a
+/// TLM-2.0 socket when the SystemC layer plugs one in.
+class MemoryPort {
+public:
+  virtual ~MemoryPort() = default;
+  /// Times one burst of `bytes` at device address `addrBytes` between device
+  /// memory and core `core`, started by its DMA engine at cycle `t`.
+  virtual DmaRunTiming dmaBurst(Cycle t, int core, uint64_t addrBytes,
+                                uint64_t bytes, Direction dir,
+                                bool newRun) = 0;
+};
+
+/// The timing models behind the default MemoryPort (and behind the TLM target).
+class ChipTiming : public MemoryPort {
+public:
+  explicit ChipTiming(const hw::HwConfig &config);
+  DmaRunTiming dmaBurst(Cycle t, int core, uint64_t addrBytes, uint64_t bytes,
+                        Direction dir, bool newRun) override;
+
+  const CostModel &costs() const { return costs_; }
+  MemoryChannel &memory() { return memory_; }
+  Ring &dataRing() { return dataRing_; }
+  Ring &reduceRing() { return reduceRing_; }
+  const MemoryChannel &memory() const { return memory_; }
+  const Ring &dataRing() const { return dataRing_; }
+  const Ring &reduceRing() const { return reduceRing_; }
+
+private:
+  CostModel costs_;
+  MemoryChannel memory_;
+  Ring dataRing_;
+  Ring reduceRing_;
+};
+
+class Machine {
+public:
+  /// `port` times DMA bursts; null means this machine's own ChipTiming.
+  Machine(const hw::HwConfig &config, const isa::Program &program,
+          SimOptions options, MemoryPort *port = nullptr);
+  ~Machine();
+  Machine(const Machine &) = delete;
+  Machine &operator=(const Machine &) = delete;
+
+  const hw::HwConfig &config() const { return config_; }
+  const isa::Program &program() const { return program_; }
+  /// Routes DMA burst timing through `port` (the SystemC layer's TLM socket).
+  void setMemoryPort(MemoryPort *port) { port_ = port ? port : &timing_; }
+  DeviceMemory &deviceMemory() { return memory_; }
+  ChipTiming &timing() { return timing_; }
+  const ChipTiming &timing() const { return timing_; }
+
+  /// Marks a device-memory range (in sticks) as holding defined data (inputs
+  /// and constants are marked by the constructor).
+  void markMemoryWritten(int64_t firstStick, int64_t sticks);
+
+  /// Earliest pending event, or nothing when the queue is empty.
+  std::optional<Cycle> nextEventTime() const;
+  /// Processes every event with time < horizon.
+  void runUntil(Cycle horizon);
+  /// True once the queue is empty or a limit stopped the run.
+  bool stopped() const { return stopped_ || queue_.empty(); }
+  /// Ends the run: reports deadlocked streams and closes statistics.
+  void finish();
+  /// runUntil(no limit) + finish(): a whole run without SystemC.
+  void run();
+
+  /// The last cycle any stream was busy.
+  Cycle totalCycles() const { return totalCycles_; }
+  uint64_t instructionsExecuted() const { return instructions_; }
+  const std::vector<Finding> &findings() const { return findings_; }
+  uint64_t findingsDropped() const { return findingsDropped_; }
+
+  int numStreams() const { return static_cast<int>(streams_.size()); }
+  const isa::Stream &streamCode(int s) const { return *streams_[s].code; }
+  const EngineStats &streamStats(int s) const { return streams_[s].stats; }
+  const std::vector<TraceSlice> &trace() const { return trace_; }
+  uint64_t macOps() const { return macOps_; }
+  uint64_t deviceReadBytes() const { return dramRead_; }
+  uint64_t deviceWriteBytes() const { return dramWrite_; }
+  /// Peak LX bytes written-and-live is not tracked; this is the highest LX
+  /// stick any instruction touched, per core (a bound on occupancy).
+  int64_t lxHighWaterSticks(int core) const { return lxHighWater_[core]; }
+
+private:
+  enum class Block { None, Counter, Barrier, Transfer, Dma };
+
+  struct LoopFrame {
+    uint32_t first = 0;
+    uint32_t end = 0;
+    uint32_t remaining = 0;
+  };
+
+  /// A DMA instruction in flight: its bursts are issued one event at a time.
+  struct DmaState {
+    Region memRegion;
+    bool isLoad = true;
+    int64_t i1 = 0, i2 = 0;   ///< current run
+    int64_t runOffset = 0;    ///< sticks of the current run already issued
+    std::deque<Cycle> inFlight; ///< done times of the last bursts
+    Cycle issueAt = 0;        ///< when the instruction started
+    Cycle nextBurstAt = 0;
+    Cycle done = 0;
+    uint64_t bytes = 0;
+    Cycle memWait = 0, ringWait = 0, slotWait = 0;
+  };
+
+  struct StreamState {
+    const isa::Stream *code = nullptr;
+    int index = 0;
+    int core = 0;
+    uint32_t pc = 0;
+    std::array<int64_t, 16> regs{};
+    std::array<LoopFrame, 16> loops{};
+    int depth = 0;
+    Cycle time = 0;
+    Cycle instrStart = 0;
+    bool halted = false;
+    Block block = Block::None;
+    Cycle blockedSince = 0;
+    int waitCounter = 0;
+    int64_t waitValue = 0;
+    int waitBarrier = 0;
+    int peerCore = 0;
+    bool reduceRing = false;
+    DmaState dma;
+    EngineStats stats;
+  };
+
+  struct Token {
+    int64_t amount = 0;
+    VectorClock clock;
+    Cycle visibleAt = 0; ///< when the signal reaches the counter
+  };
+  struct Counter {
+    int64_t available = 0;
+    std::deque<Token> tokens;
+    std::deque<int> waiters; ///< stream indices, in blocking order
+  };
+  struct BarrierState {
+    std::vector<int> arrived;
+    VectorClock joined;
+    Cycle lastArrival = 0;
+  };
+  struct TransferPost {
+    int stream = 0;
+    Cycle time = 0;
+    Region region;
+    VectorClock clock; ///< sender's release (sends only)
+  };
+  struct Channel {
+    std::deque<TransferPost> sends;
+    std::deque<TransferPost> recvs;
+  };
+
+  enum class EventKind : uint8_t { Step, DmaBurst };
+  struct Event {
+    Cycle time = 0;
+    uint32_t core = 0;
+    uint32_t stream = 0;
+    uint64_t seq = 0;
+    EventKind kind = EventKind::Step;
+    uint32_t payload = 0;
+    bool operator>(const Event &o) const {
+      if (time != o.time)
+        return time > o.time;
+      if (core != o.core)
+        return core > o.core;
+      if (stream != o.stream)
+        return stream > o.stream;
+      return seq > o.seq;
+    }
+  };
+
+  void push(EventKind kind, Cycle time, int core, int stream,
+            uint32_t payload = 0);
+  void handle(const Event &e);
+  /// Runs stream `s` from its current pc until it blocks, halts, hands over
+  /// to the queue, or would pass the earliest queued event.
+  void runStream(StreamState &st);
+  /// Executes one instruction; returns false when the stream must stop
+  /// running (blocked, halted, or rescheduled through the queue).
+  bool execute(StreamState &st);
+  void advancePc(StreamState &st);
+  void complete(StreamState &st, Cycle end);
+  isa::Instr resolve(const StreamState &st, const isa::Instr &in) const;
+
+  bool checkAccesses(StreamState &st, const isa::Instr &resolved,
+                     bool deferLxWrites);
+  void startDma(StreamState &st, const isa::Instr &resolved, bool inBounds);
+  /// Issues the DMA's bursts up to the first that must wait for a free
+  /// slot after `now` (scheduled as an event); true once all are issued and
+  /// the instruction completed.
+  bool issueBursts(StreamState &st, Cycle now);
+  void finishDma(StreamState &st);
+  Counter &counterOf(int core, int counter);
+  /// Takes `need` tokens for `stream`; returns when the last taken arrived.
+  Cycle takeTokens(Counter &c, int64_t need, int stream);
+  void doSignal(StreamState &st, const isa::Instr &in);
+  bool doWait(StreamState &st, const isa::Instr &in);
+  bool doBarrier(StreamState &st, const isa::Instr &in);
+  bool doTransfer(StreamState &st, const isa::Instr &resolved);
+  void matchTransfers(Channel &ch, bool reduce, int srcCore, int dstCore);
+  void wake(StreamState &st, Cycle time, StallReason reason);
+
+  int hops(int coreA, int coreB) const;
+  Cycle signalLatency(int fromCore, int toCore) const;
+  Cycle barrierLatency() const;
+  Cycle ctrlCycles(isa::Opcode op) const;
+
+  void report(FindingKind kind, const StreamState *st, Cycle cycle,
+              std::string message, std::string range = {},
+              std::string conflicting = {});
+  std::string describeInstr(int stream, uint32_t instr) const;
+  std::string sticksText(const char *space, int64_t first, int64_t last) const;
+
+  const hw::HwConfig &config_;
+  const isa::Program &program_;
+  SimOptions options_;
+  ChipTiming timing_;
+  MemoryPort *port_;
+  DeviceMemory memory_;
+  std::vector<std::vector<uint8_t>> lx_;
+  std::vector<StreamState> streams_;
+  std::vector<std::vector<int>> streamsOfCore_;
+
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> queue_;
+  uint64_t seq_ = 0;
+
+  std::vector<Counter> counters_;          ///< core * countersPerCore + c
+  std::vector<BarrierState> barriers_;
+  std::vector<Channel> dataChannels_;      ///< src * cores + dst
+  std::vector<Channel> reduceChannels_;
+
+  HappensBefore hb_;
+  std::unique_ptr<LxShadow> shadow_;
+  WrittenRanges written_;
+  std::vector<Footprint> footprintScratch_;
+  std::vector<AccessConflict> conflictScratch_;
+
+  std::vector<Finding> findings_;
+  uint64_t findingsDropped_ = 0;
+  std::vector<TraceSlice> trace_;
+  std::vector<int64_t> lxHighWater_;
+  Cycle totalCycles_ = 0;
+  uint64_t instructions_ = 0;
+  uint64_t macOps_ = 0;
+  uint64_t dramRead_ = 0;
+  uint64_t dramWrite_ = 0;
+  bool stopped_ = false;
+  bool finished_ = false;
+};
+
+} // namespace spyre::sim

@@ -1,0 +1,37 @@
+// Moving named tensors between NumPy files on the host and the device layout
+// in simulated device memory (DESIGN.md section 2: stick blocks of the last
+// host dim outermost, zero padding).
+#pragma once
+
+#include "isa/Program.h"
+#include "sim/core/DeviceMemory.h"
+#include "support/Npy.h"
+
+#include <string>
+#include <vector>
+
+namespace spyre::sim {
+
+/// Converts host values (FP32 or FP16 on disk, or INT8/INT32 for integer
+/// tensors) to the tensor's device format and writes them, padding
+/// included, into device memory. A wrong shape or dtype is a UserError
+/// naming `fileName`, the tensor, and both shapes or dtypes.
+void writeTensor(const isa::TensorDecl &tensor, const NpyArray &host,
+                 const std::string &fileName, DeviceMemory &memory);
+
+/// Reads a tensor back from device memory into host order: FP32 for DL16 and
+/// FP32 tensors, INT8/INT32 for integer ones.
+NpyArray readTensor(const isa::TensorDecl &tensor, const DeviceMemory &memory);
+
+/// Loads every input tensor of `program` from `dir/NAME.npy`. A missing
+/// input, or a `.npy` file in `dir` that names no input, is a UserError (a
+/// misnamed file is almost always a mistake); errors about the inputs as a
+/// whole point at `programFile`.
+void loadInputs(const isa::Program &program, const std::string &dir,
+                const std::string &programFile, DeviceMemory &memory);
+
+/// Writes every output tensor to `dir/NAME.npy` (creating `dir`).
+void saveOutputs(const isa::Program &program, const std::string &dir,
+                 const DeviceMemory &memory);
+
+} // namespace spyre::sim

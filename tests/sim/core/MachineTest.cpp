@@ -1,0 +1,207 @@
+// The Machine (cores, event loop, sync, DMA, ring, schedule checks) run
+// without SystemC on small assembled programs.
+#include "sim/core/Machine.h"
+
+#include "hw/HwConfig.h"
+#include "isa/Assembler.h"
+#include "numerics/Dlf16.h"
+#include "sim/core/Report.h"
+#include "sim/core/TensorIo.h"
+#include "testlib/Golden.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace spyre;
+using namespace spyre::sim;
+
+namespace {
+
+isa::Program assembleText(const std::string &text) {
+  DiagnosticEngine diags;
+  isa::Program p = isa::assemble(text, "test.s", hw::builtinConfig(), diags);
+  EXPECT_FALSE(diags.hasErrors()) << diags.str();
+  return p;
+}
+
+isa::Program assembleExample(const std::string &name) {
+  return assembleText(test::readSource("examples/asm/" + name));
+}
+
+std::vector<FindingKind> kinds(const Machine &m) {
+  std::vector<FindingKind> k;
+  for (const Finding &f : m.findings())
+    k.push_back(f.kind);
+  return k;
+}
+
+/// Fills every input of the program with deterministic values.
+void fillInputs(const isa::Program &p, Machine &m) {
+  for (const isa::TensorDecl &t : p.tensors) {
+    if (t.kind != isa::TensorKind::Input)
+      continue;
+    std::vector<float> v(isa::elementCount(t.hostShape));
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = static_cast<float>((static_cast<int>(i * 37 % 101) - 50)) / 8.0f;
+    writeTensor(t, makeNpyF32(v, t.hostShape), t.name, m.deviceMemory());
+  }
+}
+
+std::vector<float> output(const isa::Program &p, Machine &m,
+                          const std::string &name) {
+  return npyF32Values(readTensor(*p.findTensor(name), m.deviceMemory()), name);
+}
+
+} // namespace
+
+TEST(Machine, ScalarProgramTakesOneCyclePerScalarInstruction) {
+  isa::Program p = assembleText(".core 0\n.engine sfu.0\n li r1, 5\n"
+                                " addi r2, r1, 3\n li r3, 1\n halt\n");
+  Machine m(hw::builtinConfig(), p, SimOptions{});
+  m.run();
+  EXPECT_TRUE(m.findings().empty());
+  EXPECT_EQ(m.totalCycles(),
+            3u * static_cast<Cycle>(hw::builtinConfig().sequencer.scalarCycles));
+  EXPECT_EQ(m.instructionsExecuted(), 4u);
+}
+
+TEST(Machine, DmaCopyMovesTheData) {
+  isa::Program p = assembleExample("dma_copy.s");
+  Machine m(hw::builtinConfig(), p, SimOptions{});
+  fillInputs(p, m);
+  m.run();
+  EXPECT_TRUE(m.findings().empty()) << m.findings()[0].str();
+  std::vector<float> x = output(p, m, "x"), y = output(p, m, "y");
+  EXPECT_EQ(x, y);
+  EXPECT_EQ(m.deviceReadBytes(), 6u * 128);
+  EXPECT_EQ(m.deviceWriteBytes(), 6u * 128);
+  EXPECT_GT(m.totalCycles(), 0u);
+}
+
+TEST(Machine, SoftmaxRowMatchesDoubleReference) {
+  isa::Program p = assembleExample("sfu_softmax.s");
+  Machine m(hw::builtinConfig(), p, SimOptions{});
+  fillInputs(p, m);
+  m.run();
+  ASSERT_TRUE(m.findings().empty()) << m.findings()[0].str();
+  std::vector<float> x = output(p, m, "x"), y = output(p, m, "y");
+  double mx = -1e30, sum = 0;
+  for (float v : x)
+    mx = std::max(mx, static_cast<double>(v));
+  for (float v : x)
+    sum += std::exp(v - mx);
+  for (size_t i = 0; i < x.size(); ++i) {
+    double ref = std::exp(x[i] - mx) / sum;
+    // DL16 keeps 10 significant bits: within half an ulp of 2^-9 relative.
+    EXPECT_NEAR(y[i], ref, ref * (1.0 / 512) + 1e-9) << i;
+  }
+}
+
+TEST(Machine, MatmulTileMatchesReference) {
+  isa::Program p = assembleExample("pt_matmul.s");
+  Machine m(hw::builtinConfig(), p, SimOptions{});
+  fillInputs(p, m);
+  m.run();
+  ASSERT_TRUE(m.findings().empty()) << m.findings()[0].str();
+  EXPECT_GT(m.macOps(), 0u);
+}
+
+TEST(Machine, RingExchangeSwapsTiles) {
+  isa::Program p = assembleExample("ring_exchange.s");
+  Machine m(hw::builtinConfig(), p, SimOptions{});
+  fillInputs(p, m);
+  m.run();
+  ASSERT_TRUE(m.findings().empty()) << m.findings()[0].str();
+}
+
+TEST(Machine, FaultyExamplesTriggerExactlyTheirFinding) {
+  struct Case {
+    const char *file;
+    FindingKind kind;
+  } cases[] = {{"race.s", FindingKind::LxRace},
+               {"deadlock.s", FindingKind::Deadlock},
+               {"oob.s", FindingKind::OutOfBounds},
+               {"uninit.s", FindingKind::LxUninitRead}};
+  for (const Case &c : cases) {
+    isa::Program p = assembleExample(c.file);
+    Machine m(hw::builtinConfig(), p, SimOptions{});
+    fillInputs(p, m);
+    m.run();
+    ASSERT_FALSE(m.findings().empty()) << c.file;
+    for (const Finding &f : m.findings())
+      EXPECT_EQ(f.kind, c.kind) << c.file << ": " << f.str();
+  }
+}
+
+TEST(Machine, FixedTwinsRunClean) {
+  for (const char *file :
+       {"race_fixed.s", "deadlock_fixed.s", "oob_fixed.s", "uninit_fixed.s"}) {
+    isa::Program p = assembleExample(file);
+    Machine m(hw::builtinConfig(), p, SimOptions{});
+    fillInputs(p, m);
+    m.run();
+    EXPECT_TRUE(m.findings().empty()) << file << ": " << m.findings()[0].str();
+  }
+}
+
+TEST(Machine, RaceFindingNamesBothInstructions) {
+  isa::Program p = assembleExample("race.s");
+  Machine m(hw::builtinConfig(), p, SimOptions{});
+  fillInputs(p, m);
+  m.run();
+  ASSERT_EQ(m.findings().size(), 1u);
+  const Finding &f = m.findings()[0];
+  EXPECT_EQ(f.core, 0);
+  EXPECT_EQ(f.stream, "core 0 sfu.0");
+  EXPECT_EQ(f.sourceOp, "relu");
+  EXPECT_EQ(f.addressRange, "lx[0x0, 0x1) sticks");
+  EXPECT_NE(f.conflicting.find("core 0 dma.load #0"), std::string::npos)
+      << f.conflicting;
+}
+
+TEST(Machine, DeadlockNamesEveryWaiter) {
+  isa::Program p = assembleExample("deadlock.s");
+  Machine m(hw::builtinConfig(), p, SimOptions{});
+  fillInputs(p, m);
+  m.run();
+  ASSERT_EQ(m.findings().size(), 1u);
+  EXPECT_EQ(m.findings()[0].stream, "core 0 dma.store");
+  EXPECT_NE(m.findings()[0].message.find("counter c1"), std::string::npos);
+}
+
+TEST(Machine, MaxCyclesStopsALongLoop) {
+  isa::Program p = assembleText(".core 0\n.engine sfu.0\n loop 60000, e1\n"
+                                " loop 60000, e2\n nop\ne2:\ne1:\n halt\n");
+  SimOptions o;
+  o.maxCycles = 100000;
+  Machine m(hw::builtinConfig(), p, o);
+  m.run();
+  EXPECT_EQ(kinds(m), std::vector<FindingKind>{FindingKind::MaxCycles});
+}
+
+TEST(Machine, TimingOnlyGivesTheSameCycles) {
+  isa::Program p = assembleExample("pt_matmul.s");
+  Machine a(hw::builtinConfig(), p, SimOptions{});
+  fillInputs(p, a);
+  a.run();
+  SimOptions timing;
+  timing.numerics = false;
+  Machine b(hw::builtinConfig(), p, timing);
+  b.run();
+  EXPECT_EQ(a.totalCycles(), b.totalCycles());
+  EXPECT_EQ(a.instructionsExecuted(), b.instructionsExecuted());
+}
+
+TEST(Machine, RunsAreDeterministic) {
+  isa::Program p = assembleExample("ring_exchange.s");
+  SimOptions o;
+  o.trace = true;
+  Machine a(hw::builtinConfig(), p, o), b(hw::builtinConfig(), p, o);
+  fillInputs(p, a);
+  fillInputs(p, b);
+  a.run();
+  b.run();
+  EXPECT_EQ(statsJson(a), statsJson(b));
+  EXPECT_EQ(traceJson(a), traceJson(b));
+}
