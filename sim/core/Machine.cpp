@@ -75,13 +75,14 @@ SfuClass sfuClassOf(isa::TimingClass t) {
   }
 }
 
-/// Whether an instruction touches only its own stream and engine, so the
-/// stream may keep running without going through the event queue.
+/// Whether a stream may execute the instruction ahead of the chip's global
+/// time. Only the shared timelines (memory channel, rings) need their
+/// requests in time order. Synchronisation does not: a signal's token
+/// carries the cycle it becomes visible, a wait completes no earlier than
+/// the tokens it takes, and a barrier releases at its last arrival, so
+/// their times do not depend on the order in which streams are processed.
 bool isLocal(Opcode op) {
   switch (op) {
-  case Opcode::Signal:
-  case Opcode::Wait:
-  case Opcode::Barrier:
   case Opcode::Ld:
   case Opcode::St:
   case Opcode::Send:
@@ -171,10 +172,12 @@ void Machine::markMemoryWritten(int64_t firstStick, int64_t sticks) {
   written_.add(firstStick, firstStick + sticks);
 }
 
-void Machine::push(EventKind kind, Cycle time, int core, int stream,
-                   uint32_t payload) {
-  queue_.push(Event{time, static_cast<uint32_t>(core),
-                    static_cast<uint32_t>(stream), seq_++, kind, payload});
+void Machine::push(EventKind kind, Cycle time, int core, int stream) {
+  // The sequence number only orders events of one stream at one cycle; 31
+  // bits of it are kept (wrapping is deterministic too).
+  uint64_t seq = (seq_++ & 0x7FFFFFFFu) << 1;
+  queue_.push(Event{time, orderKey(core, stream) | seq |
+                              static_cast<uint64_t>(kind)});
 }
 
 std::optional<Cycle> Machine::nextEventTime() const {
@@ -205,15 +208,15 @@ void Machine::runUntil(Cycle horizon) {
 }
 
 void Machine::handle(const Event &e) {
-  switch (e.kind) {
+  switch (e.kind()) {
   case EventKind::Step: {
-    StreamState &st = streams_[e.stream];
+    StreamState &st = streams_[static_cast<size_t>(e.stream())];
     st.time = std::max(st.time, e.time);
     runStream(st);
     return;
   }
   case EventKind::DmaBurst: {
-    StreamState &st = streams_[e.stream];
+    StreamState &st = streams_[static_cast<size_t>(e.stream())];
     if (issueBursts(st, e.time))
       push(EventKind::Step, st.time, st.core, st.index);
     return;
@@ -248,9 +251,7 @@ void Machine::runStream(StreamState &st) {
     const Event &top = queue_.top();
     bool earliest = st.time < top.time ||
                     (st.time == top.time &&
-                     (static_cast<uint32_t>(st.core) < top.core ||
-                      (static_cast<uint32_t>(st.core) == top.core &&
-                       static_cast<uint32_t>(st.index) < top.stream)));
+                     orderKey(st.core, st.index) < (top.order & ~0xFFFFFFFFull));
     if (!earliest) {
       push(EventKind::Step, st.time, st.core, st.index);
       return;
@@ -508,7 +509,10 @@ bool Machine::checkAccesses(StreamState &st, const Instr &resolved,
 
 void Machine::startDma(StreamState &st, const Instr &resolved, bool inBounds) {
   DmaState &d = st.dma;
-  d = DmaState{};
+  d.inFlight.clear(); // keeps its storage
+  d.memRegion = Region{};
+  d.i1 = d.i2 = d.runOffset = 0;
+  d.memWait = d.ringWait = d.slotWait = 0;
   d.isLoad = resolved.opcode == Opcode::Ld;
   for (const Footprint &f : footprintScratch_)
     if (f.deviceMemory)
@@ -674,10 +678,9 @@ void Machine::doSignal(StreamState &st, const Instr &in) {
   Token tok{in[fp.sigValue], {}, st.time + signalLatency(st.core, target)};
   if (options_.checks)
     tok.clock = hb_.release(st.index);
-  auto pos = c.tokens.end();
-  while (pos != c.tokens.begin() && std::prev(pos)->visibleAt > tok.visibleAt)
-    --pos;
-  c.tokens.insert(pos, std::move(tok));
+  c.tokens.insertSorted(std::move(tok), [](const Token &a, const Token &b) {
+    return a.visibleAt < b.visibleAt;
+  });
   c.available += in[fp.sigValue];
   Cycle cost = static_cast<Cycle>(config_.sequencer.syncCycles);
   st.stats.busyCycles += cost;

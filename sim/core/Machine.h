@@ -98,6 +98,38 @@ private:
   Ring reduceRing_;
 };
 
+/// A FIFO over a vector that keeps its storage when it empties, so the hot
+/// paths (tokens of a counter, bursts in flight) do not allocate.
+template <typename T> class Fifo {
+public:
+  bool empty() const { return head_ == buf_.size(); }
+  size_t size() const { return buf_.size() - head_; }
+  T &front() { return buf_[head_]; }
+  void clear() {
+    buf_.clear();
+    head_ = 0;
+  }
+  void pop_front() {
+    if (++head_ == buf_.size())
+      clear();
+    else if (head_ >= 64 && head_ * 2 >= buf_.size()) {
+      buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+  void push_back(T v) { buf_.push_back(std::move(v)); }
+  /// Inserts keeping the elements ordered by `less`, after equal ones.
+  template <typename Less> void insertSorted(T v, Less less) {
+    buf_.push_back(std::move(v));
+    for (size_t i = buf_.size() - 1; i > head_ && less(buf_[i], buf_[i - 1]); --i)
+      std::swap(buf_[i], buf_[i - 1]);
+  }
+
+private:
+  std::vector<T> buf_;
+  size_t head_ = 0;
+};
+
 class Machine {
 public:
   /// `port` times DMA bursts; null means this machine's own ChipTiming.
@@ -162,7 +194,7 @@ private:
     bool isLoad = true;
     int64_t i1 = 0, i2 = 0;   ///< current run
     int64_t runOffset = 0;    ///< sticks of the current run already issued
-    std::deque<Cycle> inFlight; ///< done times of the last bursts
+    Fifo<Cycle> inFlight; ///< done times of the bursts in flight
     Cycle issueAt = 0;        ///< when the instruction started
     Cycle nextBurstAt = 0;
     Cycle done = 0;
@@ -199,7 +231,7 @@ private:
   };
   struct Counter {
     int64_t available = 0;
-    std::deque<Token> tokens;
+    Fifo<Token> tokens; ///< ordered by visibleAt
     std::deque<int> waiters; ///< stream indices, in blocking order
   };
   struct BarrierState {
@@ -219,26 +251,27 @@ private:
   };
 
   enum class EventKind : uint8_t { Step, DmaBurst };
+  /// 16 bytes, compared as two integers: the heap is the hot path of
+  /// programs whose streams interact often. `order` packs, from the top:
+  /// core (16 bits), stream (16 bits), sequence number (31 bits), kind (1).
   struct Event {
     Cycle time = 0;
-    uint32_t core = 0;
-    uint32_t stream = 0;
-    uint64_t seq = 0;
-    EventKind kind = EventKind::Step;
-    uint32_t payload = 0;
+    uint64_t order = 0;
+
+    int core() const { return static_cast<int>(order >> 48); }
+    int stream() const { return static_cast<int>((order >> 32) & 0xFFFF); }
+    EventKind kind() const { return static_cast<EventKind>(order & 1); }
     bool operator>(const Event &o) const {
-      if (time != o.time)
-        return time > o.time;
-      if (core != o.core)
-        return core > o.core;
-      if (stream != o.stream)
-        return stream > o.stream;
-      return seq > o.seq;
+      return time != o.time ? time > o.time : order > o.order;
     }
   };
+  /// The `order` an event of `stream` on `core` would have, sequence 0.
+  static uint64_t orderKey(int core, int stream) {
+    return static_cast<uint64_t>(core) << 48 |
+           static_cast<uint64_t>(stream) << 32;
+  }
 
-  void push(EventKind kind, Cycle time, int core, int stream,
-            uint32_t payload = 0);
+  void push(EventKind kind, Cycle time, int core, int stream);
   void handle(const Event &e);
   /// Runs stream `s` from its current pc until it blocks, halts, hands over
   /// to the queue, or would pass the earliest queued event.
