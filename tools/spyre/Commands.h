@@ -21,5 +21,6 @@ void addConfigCommand(CLI::App &app, Dispatch &dispatch);
 void addDlf16Command(CLI::App &app, Dispatch &dispatch);
 void addAsmCommands(CLI::App &app, Dispatch &dispatch);
 void addSimCommand(CLI::App &app, Dispatch &dispatch);
+void addCompareCommand(CLI::App &app, Dispatch &dispatch);
 
 } // namespace spyre::cli

@@ -29,6 +29,7 @@ int runCli(int argc, char **argv) {
   cli::addDlf16Command(app, dispatch);
   cli::addAsmCommands(app, dispatch);
   cli::addSimCommand(app, dispatch);
+  cli::addCompareCommand(app, dispatch);
 
   // CLI11 reports an unknown command as "a subcommand is required"; name it.
   std::vector<std::string> commands;
