@@ -52,4 +52,18 @@ void writeFileAtomic(const std::string &path, std::string_view bytes) {
   }
 }
 
+void checkWritable(const std::string &path) {
+  struct stat st {};
+  bool existed = ::stat(path.c_str(), &st) == 0;
+  if (existed && S_ISDIR(st.st_mode))
+    throw UserError(SourceLoc{path}, "cannot write file: Is a directory");
+  std::FILE *f = std::fopen(path.c_str(), "ab");
+  if (!f)
+    throw UserError(SourceLoc{path}, std::string("cannot write file: ") +
+                                         std::strerror(errno));
+  std::fclose(f);
+  if (!existed)
+    std::remove(path.c_str());
+}
+
 } // namespace spyre

@@ -15,4 +15,8 @@ std::string readFile(const std::string &path);
 /// unwritable path is a UserError naming it.
 void writeFileAtomic(const std::string &path, std::string_view bytes);
 
+/// Fails early, before any long work, when `path` could not be written
+/// later: a UserError naming it. Leaves no file behind.
+void checkWritable(const std::string &path);
+
 } // namespace spyre

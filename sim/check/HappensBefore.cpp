@@ -20,13 +20,22 @@ VectorClock HappensBefore::release(int stream) {
   return snapshot;
 }
 
+void HappensBefore::releaseInto(int stream, VectorClock &out) {
+  out.assign(clocks_[stream].begin(), clocks_[stream].end());
+  ++clocks_[stream][stream];
+}
+
 void HappensBefore::acquire(int stream, const VectorClock &vc) {
   joinInto(clocks_[stream], vc);
 }
 
 void joinInto(VectorClock &into, const VectorClock &from) {
-  for (size_t i = 0; i < into.size() && i < from.size(); ++i)
-    into[i] = std::max(into[i], from[i]);
+  // A plain loop over raw pointers so the compiler vectorises the max.
+  const size_t n = std::min(into.size(), from.size());
+  uint32_t *a = into.data();
+  const uint32_t *b = from.data();
+  for (size_t i = 0; i < n; ++i)
+    a[i] = a[i] > b[i] ? a[i] : b[i];
 }
 
 } // namespace spyre::sim

@@ -35,6 +35,8 @@ public:
   /// A release (signal, send, barrier arrival): returns the clock to hand to
   /// the matching acquire, then starts a new epoch in the stream.
   VectorClock release(int stream);
+  /// The same, writing the clock into `out` (reusing its storage).
+  void releaseInto(int stream, VectorClock &out);
   /// An acquire (wait, receive, barrier release): joins `vc` into the stream.
   void acquire(int stream, const VectorClock &vc);
 

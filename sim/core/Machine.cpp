@@ -301,15 +301,15 @@ Cycle Machine::ctrlCycles(Opcode op) const {
 bool Machine::execute(StreamState &st) {
   const Instr &in = st.code->code[st.pc];
   const FieldPos &fp = fields();
-  ++instructions_;
-  ++st.stats.instructions;
-  if (options_.maxInstructions != 0 && instructions_ > options_.maxInstructions) {
+  if (options_.maxInstructions != 0 && instructions_ >= options_.maxInstructions) {
     report(FindingKind::MaxInstructions, &st, st.time,
            "the run passed its budget of " +
                std::to_string(options_.maxInstructions) + " instructions");
     stopped_ = true;
     return false;
   }
+  ++instructions_;
+  ++st.stats.instructions;
   st.instrStart = st.time;
   const Opcode op = in.opcode;
   switch (op) {
@@ -512,7 +512,7 @@ void Machine::startDma(StreamState &st, const Instr &resolved, bool inBounds) {
   d.inFlight.clear(); // keeps its storage
   d.memRegion = Region{};
   d.i1 = d.i2 = d.runOffset = 0;
-  d.memWait = d.ringWait = d.slotWait = 0;
+  d.lastMemWait = d.lastRingWait = d.slotWait = 0;
   d.isLoad = resolved.opcode == Opcode::Ld;
   for (const Footprint &f : footprintScratch_)
     if (f.deviceMemory)
@@ -524,7 +524,9 @@ void Machine::startDma(StreamState &st, const Instr &resolved, bool inBounds) {
     else
       executeStore(resolved, lx, memory_);
   }
-  uint64_t bytes = static_cast<uint64_t>(d.memRegion.sticks()) * isa::kStickBytes;
+  uint64_t bytes =
+      inBounds ? static_cast<uint64_t>(d.memRegion.sticks()) * isa::kStickBytes
+               : 0;
   (d.isLoad ? dramRead_ : dramWrite_) += bytes;
   d.bytes = bytes;
   d.issueAt = st.time;
@@ -564,8 +566,10 @@ bool Machine::issueBursts(StreamState &st, Cycle now) {
     DmaRunTiming timing = port_->dmaBurst(
         t, st.core, addr, static_cast<uint64_t>(len) * isa::kStickBytes,
         d.isLoad ? Direction::Read : Direction::Write, newRun);
-    d.memWait += timing.memory.waited;
-    d.ringWait += timing.ring.waited;
+    if (timing.done >= d.done) {
+      d.lastMemWait = timing.memory.waited;
+      d.lastRingWait = timing.ring.waited;
+    }
     d.done = std::max(d.done, timing.done);
     d.inFlight.push_back(timing.done);
     d.runOffset += len;
@@ -586,30 +590,22 @@ void Machine::finishDma(StreamState &st) {
   DmaState &d = st.dma;
   Cycle end = std::max(d.done, d.nextBurstAt);
   Cycle duration = end - d.issueAt;
-  // The time beyond an ideal transfer at the sustained rate is split among
-  // the reasons in proportion to the waiting each caused, so busy + stalls
-  // adds up to the instruction's duration.
-  Cycle ideal = std::min<Cycle>(
-      duration, timing_.costs().dmaIssueLatencyCycles() +
-                    static_cast<Cycle>(static_cast<double>(d.bytes) /
-                                       timing_.memory().sustainedBytesPerCycle()));
-  Cycle excess = duration - ideal;
-  Cycle waits = d.memWait + d.ringWait + d.slotWait;
-  if (waits > 0 && excess > 0) {
-    auto share = [&](Cycle w) {
-      return static_cast<Cycle>(static_cast<double>(excess) *
-                                static_cast<double>(w) /
-                                static_cast<double>(waits));
-    };
-    Cycle mem = share(d.memWait), ring = share(d.ringWait);
-    st.stats.stallCycles[static_cast<size_t>(StallReason::Memory)] += mem;
-    st.stats.stallCycles[static_cast<size_t>(StallReason::Ring)] += ring;
-    st.stats.stallCycles[static_cast<size_t>(StallReason::DmaSlots)] +=
-        excess - mem - ring;
-    st.stats.busyCycles += ideal;
-  } else {
-    st.stats.busyCycles += duration;
+  // Stalls are the waiting that delayed completion: the engine's waits for a
+  // free burst slot (sequential on its issue timeline), and the memory and
+  // ring queueing of the burst that finished last. The rest is busy:
+  // transfer, latency and setup.
+  std::array<Cycle, kNumStallReasons> stall{};
+  stall[static_cast<size_t>(StallReason::DmaSlots)] = d.slotWait;
+  stall[static_cast<size_t>(StallReason::Memory)] = d.lastMemWait;
+  stall[static_cast<size_t>(StallReason::Ring)] = d.lastRingWait;
+  Cycle stalled = 0;
+  for (Cycle &c : stall) {
+    c = std::min(c, duration - stalled);
+    stalled += c;
   }
+  for (size_t r = 0; r < stall.size(); ++r)
+    st.stats.stallCycles[r] += stall[r];
+  st.stats.busyCycles += duration - stalled;
   st.block = Block::None;
   complete(st, end);
 }
@@ -640,6 +636,18 @@ Cycle Machine::barrierLatency() const {
          2 * static_cast<Cycle>(ring.positions() / 2) * ring.hopLatencyCycles();
 }
 
+VectorClock Machine::takeClock(int stream) {
+  // Signals happen often; their clocks are recycled once their tokens are
+  // taken, so checking does not allocate per signal.
+  VectorClock vc;
+  if (!clockPool_.empty()) {
+    vc = std::move(clockPool_.back());
+    clockPool_.pop_back();
+  }
+  hb_.releaseInto(stream, vc);
+  return vc;
+}
+
 Machine::Counter &Machine::counterOf(int core, int counter) {
   return counters_[static_cast<size_t>(core) *
                        static_cast<size_t>(config_.limits.syncCountersPerCore) +
@@ -660,8 +668,11 @@ Cycle Machine::takeTokens(Counter &c, int64_t need, int stream) {
     int64_t take = std::min(need, tok.amount);
     tok.amount -= take;
     need -= take;
-    if (tok.amount == 0)
+    if (tok.amount == 0) {
+      if (!tok.clock.empty())
+        clockPool_.push_back(std::move(tok.clock));
       c.tokens.pop_front();
+    }
   }
   return visible;
 }
@@ -677,7 +688,7 @@ void Machine::doSignal(StreamState &st, const Instr &in) {
   // sooner than the tokens it takes are visible.
   Token tok{in[fp.sigValue], {}, st.time + signalLatency(st.core, target)};
   if (options_.checks)
-    tok.clock = hb_.release(st.index);
+    tok.clock = takeClock(st.index);
   c.tokens.insertSorted(std::move(tok), [](const Token &a, const Token &b) {
     return a.visibleAt < b.visibleAt;
   });
@@ -899,6 +910,14 @@ void Machine::finish() {
       break;
     }
     report(FindingKind::Deadlock, &st, st.time, what);
+    // The blocked instruction waited until the end of the run: sync stall,
+    // and a trace slice so the trace shows where it hangs.
+    Cycle endOfRun = std::max(totalCycles_, st.blockedSince);
+    st.stats.stallCycles[static_cast<size_t>(StallReason::Sync)] +=
+        endOfRun - st.blockedSince;
+    if (options_.trace)
+      trace_.push_back({static_cast<uint32_t>(st.index), st.pc, st.instrStart,
+                        endOfRun});
   }
 }
 

@@ -199,7 +199,8 @@ private:
     Cycle nextBurstAt = 0;
     Cycle done = 0;
     uint64_t bytes = 0;
-    Cycle memWait = 0, ringWait = 0, slotWait = 0;
+    Cycle slotWait = 0;                 ///< waiting for a free burst slot
+    Cycle lastMemWait = 0, lastRingWait = 0; ///< queueing of the last burst
   };
 
   struct StreamState {
@@ -292,6 +293,8 @@ private:
   bool issueBursts(StreamState &st, Cycle now);
   void finishDma(StreamState &st);
   Counter &counterOf(int core, int counter);
+  /// A release of `stream`'s clock in recycled storage.
+  VectorClock takeClock(int stream);
   /// Takes `need` tokens for `stream`; returns when the last taken arrived.
   Cycle takeTokens(Counter &c, int64_t need, int stream);
   void doSignal(StreamState &st, const isa::Instr &in);
@@ -331,6 +334,7 @@ private:
   std::vector<Channel> reduceChannels_;
 
   HappensBefore hb_;
+  std::vector<VectorClock> clockPool_;
   std::unique_ptr<LxShadow> shadow_;
   WrittenRanges written_;
   std::vector<Footprint> footprintScratch_;

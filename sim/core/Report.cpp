@@ -2,6 +2,8 @@
 
 #include "support/Hash.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -108,9 +110,18 @@ std::string statsJson(const Machine &m) {
 
 std::string traceJson(const Machine &m) {
   const double ghz = m.config().chip.clockGhz;
-  // Timestamps in microseconds with picosecond resolution, formatted
-  // explicitly so the bytes do not depend on a float printer.
-  auto us = [&](Cycle c) { return fmt::format("{:.6f}", cyclesToUs(c, ghz)); };
+  // Perfetto turns microsecond timestamps into whole nanoseconds, rounding ts
+  // and dur separately. Round each slice's ends to whole nanoseconds first
+  // and print exact three-decimal microseconds, so slices that meet in
+  // cycles meet in the viewer and never overlap.
+  auto ns = [&](Cycle c) {
+    return static_cast<uint64_t>(std::llround(static_cast<double>(c) / ghz));
+  };
+  auto usText = [](uint64_t nanos) {
+    return fmt::format("{}.{:03d}", nanos / 1000, nanos % 1000);
+  };
+  auto us = [&](Cycle c) { return usText(ns(c)); };
+  auto durUs = [&](Cycle start, Cycle end) { return usText(ns(end) - ns(start)); };
   std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
   bool first = true;
   auto emit = [&](const std::string &event) {
@@ -147,7 +158,7 @@ std::string traceJson(const Machine &m) {
         "\"start_cycle\":{},\"end_cycle\":{}}}}}",
         str(std::string(in.desc().mnemonic)),
         str(std::string(isa::engineName(code.engine))), code.core, t.stream,
-        us(t.start), us(t.end - t.start), str(isa::formatInstr(in)), t.instr,
+        us(t.start), durUs(t.start, t.end), str(isa::formatInstr(in)), t.instr,
         str(op ? *op : std::string()), t.start, t.end));
   }
   for (const Finding &f : m.findings()) {

@@ -48,6 +48,11 @@ int runSim(const SimCliOptions &o) {
                     "to write",
                     ExitCode::Usage);
 
+  // A long run must not be lost to an output path that cannot be written.
+  for (const std::string *path : {&o.stats, &o.trace})
+    if (!path->empty())
+      checkWritable(*path);
+
   sim::SimOptions options;
   options.numerics = !o.timingOnly;
   options.checks = !o.noChecks;
