@@ -9,6 +9,7 @@
 #include "hw/ConfigSchema.h"
 #include "support/FileIO.h"
 #include "support/Hash.h"
+#include "support/ParseNumber.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -132,33 +133,15 @@ struct CheckContext {
 enum class NumParse { Ok, Malformed, OutOfRange, NotFinite };
 
 NumParse parseInteger(std::string_view s, int64_t &out) {
-  bool negative = false;
-  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    s.remove_prefix(2);
-  }
-  if (s.empty())
-    return NumParse::Malformed;
-  uint64_t magnitude = 0;
-  auto [ptr, ec] =
-      std::from_chars(s.data(), s.data() + s.size(), magnitude, base);
-  if (ptr != s.data() + s.size())
-    return NumParse::Malformed;
-  if (ec == std::errc::result_out_of_range)
+  switch (parseInt64(s, out)) {
+  case IntParse::Ok:
+    return NumParse::Ok;
+  case IntParse::OutOfRange:
     return NumParse::OutOfRange;
-  if (ec != std::errc())
-    return NumParse::Malformed;
-  constexpr uint64_t kMaxPositive = uint64_t{INT64_MAX};
-  if (magnitude > kMaxPositive + (negative ? 1 : 0))
-    return NumParse::OutOfRange;
-  out = negative ? static_cast<int64_t>(0 - magnitude)
-                 : static_cast<int64_t>(magnitude);
-  return NumParse::Ok;
+  case IntParse::Malformed:
+    break;
+  }
+  return NumParse::Malformed;
 }
 
 NumParse parseDouble(std::string_view s, double &out) {

@@ -8,6 +8,7 @@
 
 #include "hw/HwConfig.h"
 #include "numerics/Dlf16.h"
+#include "support/ParseNumber.h"
 
 #include <algorithm>
 #include <bit>
@@ -62,32 +63,7 @@ std::string describe(const Token &t) {
 }
 
 /// Parses an integer literal: optional sign, decimal or 0x hex.
-std::optional<int64_t> parseInt(std::string_view s) {
-  bool neg = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    s.remove_prefix(2);
-  }
-  if (s.empty())
-    return std::nullopt;
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || end != s.data() + s.size())
-    return std::nullopt;
-  if (neg) {
-    if (v > uint64_t(1) << 63)
-      return std::nullopt;
-    return static_cast<int64_t>(0 - v);
-  }
-  if (v > uint64_t(INT64_MAX))
-    return std::nullopt;
-  return static_cast<int64_t>(v);
-}
+std::optional<int64_t> parseInt(std::string_view s) { return parseInt64(s); }
 
 /// Parses an FP32 literal: decimal (with exponent), inf, nan, with a sign.
 /// A decimal beyond the FP32 range sets `outOfRange`.

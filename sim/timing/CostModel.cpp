@@ -4,31 +4,9 @@
 #include "support/Diagnostic.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 namespace spyre::sim {
-
-namespace {
-
-constexpr std::array<std::string_view, kTimingClassCount> kClassNames = {
-    "ctrl",       "scalar", "sync",       "dma",
-    "pt",         "pt.i8",  "sfu.simple", "sfu.transcendental",
-    "sfu.reduce", "ring",   "reduce",
-};
-
-} // namespace
-
-std::string_view timingClassName(TimingClass cls) {
-  return kClassNames[static_cast<size_t>(cls)];
-}
-
-std::optional<TimingClass> timingClassFromName(std::string_view name) {
-  for (size_t i = 0; i < kClassNames.size(); ++i)
-    if (kClassNames[i] == name)
-      return static_cast<TimingClass>(i);
-  return std::nullopt;
-}
 
 CostModel::CostModel(const hw::HwConfig &config)
     : pt_(config.pt), sfu_(config.sfu),

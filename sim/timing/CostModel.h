@@ -15,27 +15,9 @@
 
 namespace spyre::sim {
 
-/// The timing classes, spelled in assembly and config as timingClassName().
-enum class TimingClass : uint8_t {
-  Ctrl,
-  Scalar,
-  Sync,
-  Dma,
-  Pt,
-  PtI8,
-  SfuSimple,
-  SfuTranscendental,
-  SfuReduce,
-  Ring,
-  Reduce,
-};
-inline constexpr int kTimingClassCount = 11;
-static_assert(kTimingClassCount == static_cast<int>(TimingClass::Reduce) + 1);
+// The timing classes themselves are the ISA table's (isa::TimingClass); the
+// simulator maps each class to one of these costs.
 
-/// "ctrl", "scalar", "sync", "dma", "pt", "pt.i8", "sfu.simple",
-/// "sfu.transcendental", "sfu.reduce", "ring", "reduce".
-std::string_view timingClassName(TimingClass cls);
-std::optional<TimingClass> timingClassFromName(std::string_view name);
 
 enum class PtPrecision { Dl16, Int8, Int4 };
 enum class SfuClass { Simple, Transcendental, Reduce };

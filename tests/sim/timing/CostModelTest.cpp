@@ -108,18 +108,3 @@ TEST(CostModel, DmaFiguresExposed) {
   EXPECT_EQ(costs.dmaMaxOutstanding(), 16);
 }
 
-TEST(TimingClass, NamesRoundTrip) {
-  const char *names[] = {
-      "ctrl",       "scalar", "sync",       "dma",
-      "pt",         "pt.i8",  "sfu.simple", "sfu.transcendental",
-      "sfu.reduce", "ring",   "reduce"};
-  ASSERT_EQ(std::size(names), static_cast<size_t>(kTimingClassCount));
-  for (int i = 0; i < kTimingClassCount; ++i) {
-    auto cls = static_cast<TimingClass>(i);
-    EXPECT_EQ(timingClassName(cls), names[i]);
-    EXPECT_EQ(timingClassFromName(names[i]), cls);
-  }
-  EXPECT_EQ(timingClassName(TimingClass::PtI8), "pt.i8");
-  EXPECT_EQ(timingClassFromName("sfu"), std::nullopt);
-  EXPECT_EQ(timingClassFromName("PT"), std::nullopt);
-}
