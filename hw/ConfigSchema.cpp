@@ -359,10 +359,13 @@ const ParamInfo kSchema[] = {
     {.path = "memory.turnaround_cycles",
      .field = field<&C::memory, &MemoryConfig::turnaroundCycles>(),
      .unit = "cycles",
-     .description = "Lost each time the bus switches between reading and "
-                    "writing.",
+     .description = "Extra cycles each time the bus switches between "
+                    "reading and writing, on top of the mixed rate, which "
+                    "already includes the switching cost: 0 for the "
+                    "published figure, more to model a controller that "
+                    "switches more often.",
      .confidence = "L",
-     .source = "estimate, to be calibrated against the mixed bandwidth",
+     .source = "design-space knob on top of the measured mixed rate; 0 reproduces the published figures",
      .required = false,
      .rules = kNonNegative},
     {.path = "memory.latency_cycles",

@@ -61,6 +61,8 @@ std::string statsJson(const Machine &m) {
                  {"sustained_bytes_per_cycle", mem.sustainedBytesPerCycle()},
                  {"busy_cycles", mem.busyCycles()},
                  {"turnarounds", mem.stats().turnarounds},
+                 {"paired_bytes", mem.stats().pairedBytes},
+                 {"mixed_penalty_cycles", mem.stats().mixedPenaltyCycles},
                  {"waited_cycles", mem.stats().waitedCycles}};
   ordered_json findings = ordered_json::array();
   for (const Finding &f : m.findings())

@@ -9,13 +9,15 @@ using namespace spyre::sim;
 
 namespace {
 
-// 100 B/cycle memory with 150 cycles latency; a 128 B/cycle ring with 1 cycle
-// per hop and the memory node at position 0 (core 0 one hop away, core 2
-// three hops); 8 setup cycles per run.
+// 100 B/cycle memory (70 B/cycle mixed) with 150 cycles latency and a
+// 9-cycle bus turnaround; a 128 B/cycle ring with 1 cycle per hop and the
+// memory node at position 0 (core 0 one hop away, core 2 three hops); 8 setup
+// cycles per run.
 hw::HwConfig dmaConfig() {
   hw::HwConfig c = hw::builtinConfig();
   c.chip.clockGhz = 1.5;
   c.memory.sustainedReadGBps = 150;
+  c.memory.sustainedMixedGBps = 105;
   c.memory.latencyCycles = 150;
   c.memory.turnaroundCycles = 9;
   c.ring.bytesPerCycle = 128;
@@ -72,7 +74,7 @@ TEST(DmaTiming, StoreRunIsRingThenMemory) {
   EXPECT_EQ(m.memory.stats().bytesWritten, 2048u);
 }
 
-TEST(DmaTiming, RunsShareTheChannelAndPayTurnaround) {
+TEST(DmaTiming, RunsShareTheChannelPairAndPayTurnaround) {
   Models m(dmaConfig());
   DmaRunTiming load =
       timeDmaRun(m.costs, m.memory, m.ring, 0, 0, 2048, Direction::Read);
@@ -80,8 +82,13 @@ TEST(DmaTiming, RunsShareTheChannelAndPayTurnaround) {
       timeDmaRun(m.costs, m.memory, m.ring, 0, 1, 2048, Direction::Write);
   EXPECT_EQ(load.memory.start, 8u);
   // core1 is 2 hops from memory: first byte at 10; the channel is busy until
-  // 28.48 and turns around until 37.48.
+  // 28.48 and turns around until 37.48. The write pairs with the read, so it
+  // occupies (2048 + 2048 * 6/7) / 100 = 38.03 cycles (105 GB/s mixed at
+  // 100 B/cycle one-way): [37.48, 75.51).
   EXPECT_EQ(store.memory.start, 38u);
   EXPECT_EQ(store.memory.waited, 28u);
+  EXPECT_EQ(store.memory.dataDone, 76u + 150u);
+  EXPECT_EQ(store.done, 76u + 150u);
   EXPECT_EQ(m.memory.stats().turnarounds, 1u);
+  EXPECT_EQ(m.memory.stats().pairedBytes, 2048u);
 }
