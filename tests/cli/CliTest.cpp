@@ -10,7 +10,7 @@ using spyre::test::runSpyre;
 TEST(Cli, HelpListsEverySubcommand) {
   auto r = runSpyre({"--help"});
   EXPECT_EQ(r.exitCode, 0);
-  for (const char *cmd : {"config", "dlf16", "asm", "disasm", "sim"})
+  for (const char *cmd : {"config", "dlf16", "asm", "disasm", "sim", "compare", "graph"})
     EXPECT_NE(r.out.find(cmd), std::string::npos) << cmd << " missing from help";
 }
 
@@ -21,7 +21,7 @@ TEST(Cli, VersionPrintsNameAndVersion) {
 }
 
 TEST(Cli, SubcommandHelpExitsZero) {
-  for (const char *cmd : {"config", "dlf16", "asm", "disasm", "sim"}) {
+  for (const char *cmd : {"config", "dlf16", "asm", "disasm", "sim", "compare", "graph"}) {
     auto r = runSpyre({cmd, "--help"});
     EXPECT_EQ(r.exitCode, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;

@@ -22,5 +22,6 @@ void addDlf16Command(CLI::App &app, Dispatch &dispatch);
 void addAsmCommands(CLI::App &app, Dispatch &dispatch);
 void addSimCommand(CLI::App &app, Dispatch &dispatch);
 void addCompareCommand(CLI::App &app, Dispatch &dispatch);
+void addGraphCommand(CLI::App &app, Dispatch &dispatch);
 
 } // namespace spyre::cli

@@ -1,0 +1,927 @@
+#include "compiler/ir/OpRegistry.h"
+
+#include "support/Diagnostic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace spyre::compiler {
+
+// ---- InferContext ----
+
+int64_t InferContext::intAttr(std::string_view name) const {
+  return attrs_.get(name).asInt();
+}
+
+double InferContext::floatAttr(std::string_view name) const {
+  return attrs_.get(name).asFloat();
+}
+
+bool InferContext::boolAttr(std::string_view name) const {
+  return attrs_.get(name).asBool();
+}
+
+const std::string &InferContext::stringAttr(std::string_view name) const {
+  return attrs_.get(name).asString();
+}
+
+std::vector<int64_t> InferContext::intsAttr(std::string_view name) const {
+  return attrs_.get(name).asInts();
+}
+
+bool InferContext::opError(std::string message) {
+  issues_.push_back({OpIssue::Target::Op, -1, "", std::move(message)});
+  return false;
+}
+
+bool InferContext::operandError(size_t index, std::string message) {
+  issues_.push_back(
+      {OpIssue::Target::Operand, static_cast<int>(index), "", std::move(message)});
+  return false;
+}
+
+bool InferContext::attrError(std::string_view name, std::string message) {
+  issues_.push_back(
+      {OpIssue::Target::Attr, -1, std::string(name), std::move(message)});
+  return false;
+}
+
+std::string InferContext::describeOperand(size_t index) const {
+  return std::string(def_.operandName(index)) + " " + operands_[index].str();
+}
+
+namespace {
+
+// ---- Inference helpers ----
+
+std::string intsStr(const std::vector<int64_t> &v) { return shapeStr(v); }
+
+/// Normalises every axis of `axes` for `rank`; reports an out-of-range or
+/// repeated axis against attribute `attr`.
+std::optional<std::vector<int64_t>> normalizeAxes(InferContext &c,
+                                                  std::string_view attr,
+                                                  const std::vector<int64_t> &axes,
+                                                  int64_t rank) {
+  std::vector<int64_t> out;
+  for (int64_t a : axes) {
+    std::optional<int64_t> n = normalizeAxis(a, rank);
+    if (!n) {
+      c.attrError(attr, "axis " + std::to_string(a) +
+                            " is out of range for rank " + std::to_string(rank));
+      return std::nullopt;
+    }
+    if (std::find(out.begin(), out.end(), *n) != out.end()) {
+      c.attrError(attr, "axis " + std::to_string(a) + " is listed twice in " +
+                            intsStr(axes));
+      return std::nullopt;
+    }
+    out.push_back(*n);
+  }
+  return out;
+}
+
+std::optional<int64_t> axisAttr(InferContext &c, std::string_view attr,
+                                int64_t rank) {
+  int64_t axis = c.intAttr(attr);
+  std::optional<int64_t> n = normalizeAxis(axis, rank);
+  if (!n)
+    c.attrError(attr, std::string(attr) + " " + std::to_string(axis) +
+                          " is out of range for " + c.describeOperand(0));
+  return n;
+}
+
+// ---- Inference and verifier hooks, one per op family ----
+
+bool inferMatmul(InferContext &c) {
+  const TensorType &a = c.operand(0), &b = c.operand(1);
+  for (size_t i = 0; i < 2; ++i)
+    if (c.operand(i).rank() < 2)
+      return c.operandError(i, c.describeOperand(i) +
+                                   " must have rank 2 or more");
+  bool ta = c.boolAttr("transpose_a"), tb = c.boolAttr("transpose_b");
+  size_t ra = a.shape.size(), rb = b.shape.size();
+  int64_t m = ta ? a.shape[ra - 1] : a.shape[ra - 2];
+  int64_t ka = ta ? a.shape[ra - 2] : a.shape[ra - 1];
+  int64_t kb = tb ? b.shape[rb - 1] : b.shape[rb - 2];
+  int64_t n = tb ? b.shape[rb - 2] : b.shape[rb - 1];
+  if (ka != kb)
+    return c.operandError(
+        1, "contraction sizes differ: " + c.describeOperand(0) + " has K = " +
+               std::to_string(ka) + ", " + c.describeOperand(1) + " has K = " +
+               std::to_string(kb) + " (transpose_a = " +
+               (ta ? "true" : "false") + ", transpose_b = " +
+               (tb ? "true" : "false") + ")");
+  Shape batchA(a.shape.begin(), a.shape.end() - 2);
+  Shape batchB(b.shape.begin(), b.shape.end() - 2);
+  std::optional<Shape> batch = broadcastShapes(batchA, batchB);
+  if (!batch)
+    return c.operandError(1, "batch dimensions " + shapeStr(batchA) + " of a and " +
+                                 shapeStr(batchB) + " of b do not broadcast");
+  Shape out = *batch;
+  out.push_back(m);
+  out.push_back(n);
+  c.addResult({c.elementType(), out});
+  return true;
+}
+
+bool inferLinear(InferContext &c) {
+  const TensorType &x = c.operand(0), &w = c.operand(1);
+  if (x.rank() < 1)
+    return c.operandError(0, c.describeOperand(0) + " must have rank 1 or more");
+  if (w.rank() != 2)
+    return c.operandError(1, c.describeOperand(1) +
+                                 " must be [out_features, in_features]");
+  int64_t in = x.shape.back(), out = w.shape[0];
+  if (w.shape[1] != in)
+    return c.operandError(1, c.describeOperand(1) + " has " +
+                                 std::to_string(w.shape[1]) +
+                                 " input features, " + c.describeOperand(0) +
+                                 " has " + std::to_string(in));
+  if (c.numOperands() == 3 && c.operand(2).shape != Shape{out})
+    return c.operandError(2, c.describeOperand(2) + " must have shape [" +
+                                 std::to_string(out) + "] (out_features)");
+  Shape shape = x.shape;
+  shape.back() = out;
+  c.addResult({c.elementType(), shape});
+  return true;
+}
+
+bool inferBroadcast(InferContext &c) {
+  std::optional<Shape> shape =
+      broadcastShapes(c.operand(0).shape, c.operand(1).shape);
+  if (!shape)
+    return c.operandError(1, "shapes of " + c.describeOperand(0) + " and " +
+                                 c.describeOperand(1) + " do not broadcast");
+  c.addResult({c.elementType(), *shape});
+  return true;
+}
+
+bool inferSame(InferContext &c) {
+  c.addResult(c.operand(0));
+  return true;
+}
+
+bool verifyPow(InferContext &c) {
+  if (!std::isfinite(c.floatAttr("exponent")))
+    return c.attrError("exponent", "exponent must be finite");
+  return true;
+}
+
+bool inferSoftmax(InferContext &c) {
+  if (!axisAttr(c, "axis", c.operand(0).rank()))
+    return false;
+  c.addResult(c.operand(0));
+  return true;
+}
+
+bool verifyEpsilon(InferContext &c) {
+  double eps = c.floatAttr("epsilon");
+  if (!std::isfinite(eps) || eps < 0)
+    return c.attrError("epsilon", "epsilon must be finite and not negative, got " +
+                                      formatDouble(eps));
+  return true;
+}
+
+/// layernorm and rmsnorm: the optional scale and shift have the shape of the
+/// normalised dimensions.
+bool inferNorm(InferContext &c) {
+  const TensorType &x = c.operand(0);
+  std::optional<int64_t> axis = axisAttr(c, "axis", x.rank());
+  if (!axis)
+    return false;
+  Shape normalized(x.shape.begin() + *axis, x.shape.end());
+  for (size_t i = 1; i < c.numOperands(); ++i)
+    if (c.operand(i).shape != normalized)
+      return c.operandError(i, c.describeOperand(i) + " must have shape " +
+                                   shapeStr(normalized) +
+                                   " (the normalised dimensions of x)");
+  c.addResult(x);
+  return true;
+}
+
+bool inferReduce(InferContext &c) {
+  const TensorType &x = c.operand(0);
+  std::vector<int64_t> axesAttr = c.intsAttr("axes");
+  if (axesAttr.empty())
+    return c.attrError("axes", "axes must list at least one axis");
+  std::optional<std::vector<int64_t>> axes =
+      normalizeAxes(c, "axes", axesAttr, x.rank());
+  if (!axes)
+    return false;
+  bool keep = c.boolAttr("keepdims");
+  Shape shape;
+  for (int64_t d = 0; d < x.rank(); ++d) {
+    bool reduced = std::find(axes->begin(), axes->end(), d) != axes->end();
+    if (!reduced)
+      shape.push_back(x.shape[static_cast<size_t>(d)]);
+    else if (keep)
+      shape.push_back(1);
+  }
+  c.addResult({x.elementType, shape});
+  return true;
+}
+
+bool inferTranspose(InferContext &c) {
+  const TensorType &x = c.operand(0);
+  std::vector<int64_t> perm = c.intsAttr("perm");
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  bool isPerm = static_cast<int64_t>(perm.size()) == x.rank();
+  for (size_t i = 0; isPerm && i < sorted.size(); ++i)
+    isPerm = sorted[i] == static_cast<int64_t>(i);
+  if (!isPerm)
+    return c.attrError("perm", "perm " + intsStr(perm) +
+                                   " is not a permutation of the " +
+                                   std::to_string(x.rank()) + " axes of " +
+                                   c.describeOperand(0));
+  Shape shape;
+  for (int64_t p : perm)
+    shape.push_back(x.shape[static_cast<size_t>(p)]);
+  c.addResult({x.elementType, shape});
+  return true;
+}
+
+bool inferReshape(InferContext &c) {
+  const TensorType &x = c.operand(0);
+  std::vector<int64_t> target = c.intsAttr("shape");
+  int inferred = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1) {
+      if (inferred >= 0)
+        return c.attrError("shape", "shape " + intsStr(target) +
+                                        " has more than one -1");
+      inferred = static_cast<int>(i);
+      continue;
+    }
+    if (target[i] < 1)
+      return c.attrError("shape", "shape " + intsStr(target) +
+                                      " has entry " + std::to_string(target[i]) +
+                                      "; entries are at least 1, or -1 once");
+    if (target[i] > kMaxElements || known > kMaxElements / target[i])
+      return c.attrError("shape", "shape " + intsStr(target) + " is too large");
+    known *= target[i];
+  }
+  int64_t count = x.elementCount();
+  if (inferred >= 0) {
+    if (count % known != 0)
+      return c.attrError("shape", "cannot reshape " + c.describeOperand(0) +
+                                      " (" + std::to_string(count) +
+                                      " elements) to " + intsStr(target));
+    target[static_cast<size_t>(inferred)] = count / known;
+  } else if (known != count) {
+    return c.attrError("shape", "cannot reshape " + c.describeOperand(0) + " (" +
+                                    std::to_string(count) + " elements) to " +
+                                    intsStr(target) + " (" +
+                                    std::to_string(known) + " elements)");
+  }
+  c.addResult({x.elementType, target});
+  return true;
+}
+
+bool inferSplit(InferContext &c) {
+  const TensorType &x = c.operand(0);
+  std::optional<int64_t> axis = axisAttr(c, "axis", x.rank());
+  if (!axis)
+    return false;
+  std::vector<int64_t> sizes = c.intsAttr("sizes");
+  if (sizes.empty())
+    return c.attrError("sizes", "sizes must list at least one piece");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 1)
+      return c.attrError("sizes", "sizes " + intsStr(sizes) +
+                                      " has a piece of size " +
+                                      std::to_string(s) + "; pieces are at least 1");
+    if (s > kMaxElements)
+      return c.attrError("sizes", "sizes " + intsStr(sizes) + " is too large");
+    total += s;
+  }
+  int64_t dim = x.shape[static_cast<size_t>(*axis)];
+  if (total != dim)
+    return c.attrError("sizes", "sizes " + intsStr(sizes) + " sum to " +
+                                    std::to_string(total) + ", but dimension " +
+                                    std::to_string(*axis) + " of " +
+                                    c.describeOperand(0) + " is " +
+                                    std::to_string(dim));
+  for (int64_t s : sizes) {
+    Shape shape = x.shape;
+    shape[static_cast<size_t>(*axis)] = s;
+    c.addResult({x.elementType, shape});
+  }
+  return true;
+}
+
+bool inferConcat(InferContext &c) {
+  const TensorType &first = c.operand(0);
+  std::optional<int64_t> axis = axisAttr(c, "axis", first.rank());
+  if (!axis)
+    return false;
+  Shape shape = first.shape;
+  for (size_t i = 1; i < c.numOperands(); ++i) {
+    const TensorType &t = c.operand(i);
+    bool sameOtherDims = t.rank() == first.rank();
+    for (size_t d = 0; sameOtherDims && d < t.shape.size(); ++d)
+      sameOtherDims = d == static_cast<size_t>(*axis) || t.shape[d] == first.shape[d];
+    if (!sameOtherDims)
+      return c.operandError(i, "input " + std::to_string(i) + " " + t.str() +
+                                   " does not match input 0 " + first.str() +
+                                   " outside axis " + std::to_string(*axis));
+    shape[static_cast<size_t>(*axis)] += t.shape[static_cast<size_t>(*axis)];
+  }
+  c.addResult({first.elementType, shape});
+  return true;
+}
+
+bool inferSqueeze(InferContext &c) {
+  const TensorType &x = c.operand(0);
+  std::optional<std::vector<int64_t>> axes =
+      normalizeAxes(c, "axes", c.intsAttr("axes"), x.rank());
+  if (!axes)
+    return false;
+  for (int64_t a : *axes)
+    if (x.shape[static_cast<size_t>(a)] != 1)
+      return c.attrError("axes", "dimension " + std::to_string(a) + " of " +
+                                     c.describeOperand(0) + " is " +
+                                     std::to_string(x.shape[static_cast<size_t>(a)]) +
+                                     ", not 1");
+  Shape shape;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (std::find(axes->begin(), axes->end(), d) == axes->end())
+      shape.push_back(x.shape[static_cast<size_t>(d)]);
+  c.addResult({x.elementType, shape});
+  return true;
+}
+
+bool inferUnsqueeze(InferContext &c) {
+  const TensorType &x = c.operand(0);
+  std::vector<int64_t> axesAttr = c.intsAttr("axes");
+  int64_t outRank = x.rank() + static_cast<int64_t>(axesAttr.size());
+  if (outRank > kMaxRank)
+    return c.attrError("axes", "the result would have rank " +
+                                   std::to_string(outRank) + ", above the limit of " +
+                                   std::to_string(kMaxRank));
+  std::optional<std::vector<int64_t>> axes =
+      normalizeAxes(c, "axes", axesAttr, outRank);
+  if (!axes)
+    return false;
+  Shape shape;
+  size_t next = 0;
+  for (int64_t d = 0; d < outRank; ++d) {
+    if (std::find(axes->begin(), axes->end(), d) != axes->end())
+      shape.push_back(1);
+    else
+      shape.push_back(x.shape[next++]);
+  }
+  c.addResult({x.elementType, shape});
+  return true;
+}
+
+bool inferCausalMask(InferContext &c) {
+  if (c.operand(0).rank() < 2)
+    return c.operandError(0, c.describeOperand(0) +
+                                 " must have rank 2 or more ([..., queries, keys])");
+  c.addResult(c.operand(0));
+  return true;
+}
+
+// ---- The table ----
+
+const OperandSpec kX{"x", OperandArity::Required, "the input"};
+
+AttrSpec axisSpec(std::optional<Attribute> def, std::string_view description) {
+  return {"axis", AttrType::Int, std::move(def), {}, description};
+}
+
+OpDef unary(OpKind kind, std::string_view name, std::string_view summary,
+            std::string_view semantics) {
+  return {kind, name, summary, {kX}, kFloatTypes, {}, inferSame, nullptr,
+          "the shape of x", semantics};
+}
+
+OpDef binary(OpKind kind, std::string_view name, std::string_view summary,
+             std::string_view semantics) {
+  return {kind,
+          name,
+          summary,
+          {{"a", OperandArity::Required, "left operand"},
+           {"b", OperandArity::Required, "right operand"}},
+          kFloatTypes,
+          {},
+          inferBroadcast,
+          nullptr,
+          "broadcast(a.shape, b.shape), NumPy rules: shapes aligned from the "
+          "right, each pair of dimensions equal or one of them 1",
+          semantics};
+}
+
+OpDef reduce(OpKind kind, std::string_view name, std::string_view summary,
+             std::string_view semantics) {
+  return {kind,
+          name,
+          summary,
+          {kX},
+          kFloatTypes,
+          {{"axes", AttrType::IntList, std::nullopt, {},
+            "axes to reduce (at least one, no repeats; negative counts from "
+            "the end)"},
+           {"keepdims", AttrType::Bool, false, {},
+            "keep each reduced axis as a dimension of size 1"}},
+          inferReduce,
+          nullptr,
+          "the shape of x without the reduced axes (with them as 1 when "
+          "keepdims)",
+          semantics};
+}
+
+OpDef norm(OpKind kind, std::string_view name, std::string_view summary,
+           std::vector<OperandSpec> operands, std::string_view semantics) {
+  return {kind,
+          name,
+          summary,
+          std::move(operands),
+          kFloatTypes,
+          {axisSpec(-1, "first normalised axis; the dimensions from it to the "
+                        "last are normalised together"),
+           {"epsilon", AttrType::Float, 1e-5, {},
+            "added to the variance (mean square) before the square root"}},
+          inferNorm,
+          verifyEpsilon,
+          "the shape of x",
+          semantics};
+}
+
+std::vector<OpDef> buildTable() {
+  std::vector<OpDef> t;
+  t.push_back(
+      {OpKind::Matmul,
+       "matmul",
+       "Matrix product, batched over leading dimensions with broadcasting",
+       {{"a", OperandArity::Required, "[..., M, K], or [..., K, M] with transpose_a"},
+        {"b", OperandArity::Required, "[..., K, N], or [..., N, K] with transpose_b"}},
+       kFloatTypes,
+       {{"transpose_a", AttrType::Bool, false, {},
+         "a holds its last two dimensions swapped"},
+        {"transpose_b", AttrType::Bool, false, {},
+         "b holds its last two dimensions swapped"}},
+       inferMatmul,
+       nullptr,
+       "[broadcast(batch(a), batch(b))..., M, N], where batch() is every "
+       "dimension but the last two",
+       "y[..., m, n] = sum over k of A[..., m, k] * B[..., k, n], where A is a "
+       "(a with its last two dimensions swapped when transpose_a) and B is b "
+       "(likewise with transpose_b). Both operands have rank 2 or more; their "
+       "batch dimensions broadcast as in NumPy (numpy.matmul)."});
+  t.push_back(
+      {OpKind::Linear,
+       "linear",
+       "Fully connected layer, y = x weight^T + bias (PyTorch layout)",
+       {{"x", OperandArity::Required, "[..., in_features]"},
+        {"weight", OperandArity::Required, "[out_features, in_features]"},
+        {"bias", OperandArity::Optional, "[out_features]"}},
+       kFloatTypes,
+       {},
+       inferLinear,
+       nullptr,
+       "[x.shape[:-1]..., out_features]",
+       "y[..., o] = sum over i of x[..., i] * weight[o, i] + bias[o] (bias 0 "
+       "when absent), as torch.nn.functional.linear."});
+  t.push_back(binary(OpKind::Add, "add", "Elementwise sum", "y = a + b."));
+  t.push_back(binary(OpKind::Sub, "sub", "Elementwise difference", "y = a - b."));
+  t.push_back(binary(OpKind::Mul, "mul", "Elementwise product", "y = a * b."));
+  t.push_back(binary(OpKind::Div, "div", "Elementwise quotient",
+                     "y = a / b, with IEEE results for division by zero "
+                     "(+-inf, or NaN for 0 / 0)."));
+  t.push_back(unary(OpKind::Relu, "relu", "Rectified linear unit",
+                    "y = x when x > 0, else 0 (NaN stays NaN)."));
+  t.push_back(
+      {OpKind::Gelu,
+       "gelu",
+       "Gaussian error linear unit, exact (erf) or tanh approximation",
+       {kX},
+       kFloatTypes,
+       {{"approximate", AttrType::String, "none", {"none", "tanh"},
+         "`none`: the erf form; `tanh`: the tanh approximation"}},
+       inferSame,
+       nullptr,
+       "the shape of x",
+       "none: y = 0.5 * x * (1 + erf(x / sqrt(2))); tanh: y = 0.5 * x * (1 + "
+       "tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), as torch.nn.GELU."});
+  t.push_back(unary(OpKind::Silu, "silu", "Sigmoid linear unit (swish)",
+                    "y = x * sigmoid(x)."));
+  t.push_back(unary(OpKind::Sigmoid, "sigmoid", "Logistic sigmoid",
+                    "y = 1 / (1 + exp(-x))."));
+  t.push_back(unary(OpKind::Tanh, "tanh", "Hyperbolic tangent", "y = tanh(x)."));
+  t.push_back(unary(OpKind::Exp, "exp", "Natural exponential", "y = e^x."));
+  t.push_back(unary(OpKind::Sqrt, "sqrt", "Square root",
+                    "y = sqrt(x) (NaN for x < 0)."));
+  t.push_back(unary(OpKind::Rsqrt, "rsqrt", "Reciprocal square root",
+                    "y = 1 / sqrt(x) (+inf for +0, NaN for x < 0)."));
+  t.push_back(unary(OpKind::Reciprocal, "reciprocal", "Reciprocal",
+                    "y = 1 / x."));
+  t.push_back(unary(OpKind::Neg, "neg", "Negation", "y = -x."));
+  t.push_back(unary(OpKind::Abs, "abs", "Absolute value", "y = |x|."));
+  t.push_back(
+      {OpKind::Pow,
+       "pow",
+       "Power by a constant exponent",
+       {kX},
+       kFloatTypes,
+       {{"exponent", AttrType::Float, std::nullopt, {}, "the exponent (finite)"}},
+       inferSame,
+       verifyPow,
+       "the shape of x",
+       "y = x^exponent, as C pow (a negative x with a non-integer exponent "
+       "gives NaN)."});
+  t.push_back(
+      {OpKind::Softmax,
+       "softmax",
+       "Softmax along one axis",
+       {kX},
+       kFloatTypes,
+       {axisSpec(-1, "the axis to normalise (negative counts from the end)")},
+       inferSoftmax,
+       nullptr,
+       "the shape of x",
+       "y = exp(x - m) / sum(exp(x - m)) along axis, where m is the maximum "
+       "along axis (the result does not depend on m; subtracting it keeps "
+       "exp in range). A slice whose elements are all -inf gives NaN."});
+  t.push_back(norm(
+      OpKind::LayerNorm, "layernorm",
+      "Layer normalisation over the trailing dimensions from axis",
+      {kX,
+       {"weight", OperandArity::Optional, "scale, shape x.shape[axis:]"},
+       {"bias", OperandArity::Optional, "shift, shape x.shape[axis:]"}},
+      "Over the dimensions from axis to the last (as ONNX "
+      "LayerNormalization): mean = average of x, var = average of (x - "
+      "mean)^2 (the biased variance), y = (x - mean) / sqrt(var + epsilon) * "
+      "weight + bias, with weight 1 and bias 0 when absent. A bias needs a "
+      "weight before it."));
+  t.push_back(norm(
+      OpKind::RmsNorm, "rmsnorm",
+      "Root-mean-square normalisation over the trailing dimensions from axis",
+      {kX, {"weight", OperandArity::Optional, "scale, shape x.shape[axis:]"}},
+      "Over the dimensions from axis to the last: y = x / sqrt(mean(x^2) + "
+      "epsilon) * weight, with weight 1 when absent (as torch.nn.RMSNorm)."));
+  t.push_back(reduce(OpKind::ReduceSum, "reduce_sum", "Sum over axes",
+                     "y = the sum of x over the listed axes."));
+  t.push_back(reduce(OpKind::ReduceMean, "reduce_mean", "Mean over axes",
+                     "y = the sum of x over the listed axes divided by the "
+                     "number of elements summed."));
+  t.push_back(reduce(OpKind::ReduceMax, "reduce_max", "Maximum over axes",
+                     "y = the largest element of x over the listed axes; NaN "
+                     "when any of them is NaN (as numpy.max)."));
+  t.push_back(
+      {OpKind::Transpose,
+       "transpose",
+       "Permutation of dimensions",
+       {kX},
+       kAllTypes,
+       {{"perm", AttrType::IntList, std::nullopt, {},
+         "a permutation of 0..rank-1: result dimension d is input dimension "
+         "perm[d]"}},
+       inferTranspose,
+       nullptr,
+       "y.shape[d] = x.shape[perm[d]]",
+       "y[i_0, ..., i_(r-1)] = x[j] where j[perm[d]] = i_d, as numpy.transpose."});
+  t.push_back(
+      {OpKind::Reshape,
+       "reshape",
+       "Same elements in row-major order, new shape",
+       {kX},
+       kAllTypes,
+       {{"shape", AttrType::IntList, std::nullopt, {},
+         "the new shape; entries at least 1, one of them may be -1 (inferred)"}},
+       inferReshape,
+       nullptr,
+       "shape, with a -1 replaced by the element count divided by the product "
+       "of the other entries",
+       "y holds the elements of x in the same row-major order."});
+  t.push_back(
+      {OpKind::Split,
+       "split",
+       "Cuts a tensor into pieces along one axis",
+       {kX},
+       kAllTypes,
+       {{"axis", AttrType::Int, std::nullopt, {},
+         "the axis to cut (negative counts from the end)"},
+        {"sizes", AttrType::IntList, std::nullopt, {},
+         "size of each piece along axis (each at least 1, summing to "
+         "x.shape[axis])"}},
+       inferSplit,
+       nullptr,
+       "one result per entry of sizes: the shape of x with x.shape[axis] "
+       "replaced by that size",
+       "Result p holds x[..., o_p : o_p + sizes[p], ...] along axis, where o_p "
+       "is the sum of the sizes before p."});
+  t.push_back(
+      {OpKind::Concat,
+       "concat",
+       "Joins tensors along one axis",
+       {{"inputs", OperandArity::Variadic,
+         "one or more tensors, equal in every dimension but axis"}},
+       kAllTypes,
+       {{"axis", AttrType::Int, std::nullopt, {},
+         "the axis to join along (negative counts from the end)"}},
+       inferConcat,
+       nullptr,
+       "the shape of the first input with axis the sum of the inputs' sizes "
+       "along it",
+       "y holds the inputs one after the other along axis, in operand order."});
+  t.push_back(
+      {OpKind::Squeeze,
+       "squeeze",
+       "Removes dimensions of size 1",
+       {kX},
+       kAllTypes,
+       {{"axes", AttrType::IntList, std::nullopt, {},
+         "dimensions to remove; each must have size 1"}},
+       inferSqueeze,
+       nullptr,
+       "the shape of x without the listed axes",
+       "y holds the elements of x in the same order."});
+  t.push_back(
+      {OpKind::Unsqueeze,
+       "unsqueeze",
+       "Inserts dimensions of size 1",
+       {kX},
+       kAllTypes,
+       {{"axes", AttrType::IntList, std::nullopt, {},
+         "positions of the new dimensions in the result (negative counts from "
+         "the end of the result), as ONNX Unsqueeze"}},
+       inferUnsqueeze,
+       nullptr,
+       "rank(x) + len(axes) dimensions: 1 at each listed position, the "
+       "dimensions of x in order elsewhere",
+       "y holds the elements of x in the same order."});
+  t.push_back(
+      {OpKind::CausalMaskAdd,
+       "causal_mask_add",
+       "Adds -inf above the causal diagonal of the last two dimensions",
+       {{"x", OperandArity::Required, "attention scores [..., Q, K]"}},
+       kFloatTypes,
+       {},
+       inferCausalMask,
+       nullptr,
+       "the shape of x",
+       "For x of shape [..., Q, K]: y[..., i, j] = x[..., i, j] + (-inf if j > "
+       "i + (K - Q), else 0). The mask is aligned to the bottom right: query i "
+       "is position i + K - Q of the key sequence and sees keys 0 to that "
+       "position. With Q = K this is the usual lower-triangular causal mask; "
+       "with Q < K (the last Q positions, as when decoding with a key/value "
+       "cache) nothing earlier is hidden; with Q > K the first Q - K rows are "
+       "all -inf. The addition follows IEEE arithmetic: a masked NaN stays "
+       "NaN and a masked +inf becomes NaN."});
+  return t;
+}
+
+// ---- Attribute schema checks ----
+
+std::string attrNamesOf(const OpDef &def) {
+  if (def.attrs.empty())
+    return std::string(def.name) + " takes no attributes";
+  std::string out = std::string(def.name) + " takes ";
+  for (size_t i = 0; i < def.attrs.size(); ++i)
+    out += (i ? ", " : "") + std::string(def.attrs[i].name);
+  return out;
+}
+
+std::string allowedText(const AttrSpec &spec) {
+  std::string out;
+  for (size_t i = 0; i < spec.allowed.size(); ++i) {
+    if (i > 0)
+      out += i + 1 == spec.allowed.size() ? " or " : ", ";
+    out += "'" + std::string(spec.allowed[i]) + "'";
+  }
+  return out;
+}
+
+/// Checks that `attrs` is exactly the schema's attributes with its types and
+/// permitted values.
+bool checkAttrSchema(const OpDef &def, const AttrDict &attrs,
+                     std::vector<OpIssue> &issues) {
+  size_t before = issues.size();
+  for (const NamedAttribute &a : attrs) {
+    const AttrSpec *spec = def.findAttr(a.name);
+    if (!spec) {
+      issues.push_back({OpIssue::Target::Attr, -1, a.name,
+                        "unknown attribute '" + a.name + "' (" +
+                            attrNamesOf(def) + ")"});
+      continue;
+    }
+    if (!attrHasType(a.value, spec->type)) {
+      issues.push_back({OpIssue::Target::Attr, -1, a.name,
+                        "attribute '" + a.name + "' must be " +
+                            (attrTypeName(spec->type)[0] == 'i' ? "an " : "a ") +
+                            std::string(attrTypeName(spec->type)) + ", got " +
+                            a.value.kindName() + " " + a.value.str()});
+      continue;
+    }
+    if (!spec->allowed.empty() &&
+        std::find(spec->allowed.begin(), spec->allowed.end(),
+                  a.value.asString()) == spec->allowed.end())
+      issues.push_back({OpIssue::Target::Attr, -1, a.name,
+                        "attribute '" + a.name + "' must be " +
+                            allowedText(*spec) + ", got " + a.value.str()});
+  }
+  for (const AttrSpec &spec : def.attrs)
+    if (!attrs.contains(spec.name))
+      issues.push_back({OpIssue::Target::Attr, -1, std::string(spec.name),
+                        "missing attribute '" + std::string(spec.name) + "' (" +
+                            std::string(attrTypeName(spec.type)) + ")"});
+  return issues.size() == before;
+}
+
+} // namespace
+
+// ---- Public interface ----
+
+std::string_view attrTypeName(AttrType type) {
+  switch (type) {
+  case AttrType::Int:
+    return "int";
+  case AttrType::Float:
+    return "float";
+  case AttrType::Bool:
+    return "bool";
+  case AttrType::String:
+    return "string";
+  case AttrType::IntList:
+    return "int list";
+  case AttrType::FloatList:
+    return "float list";
+  }
+  SPYRE_UNREACHABLE("bad attribute type");
+}
+
+bool attrHasType(const Attribute &value, AttrType type) {
+  switch (type) {
+  case AttrType::Int:
+    return value.isInt();
+  case AttrType::Float:
+    return value.isFloat();
+  case AttrType::Bool:
+    return value.isBool();
+  case AttrType::String:
+    return value.isString();
+  case AttrType::IntList:
+    return value.isIntList();
+  case AttrType::FloatList:
+    return value.isFloatList();
+  }
+  SPYRE_UNREACHABLE("bad attribute type");
+}
+
+size_t OpDef::minOperands() const {
+  size_t n = 0;
+  for (const OperandSpec &o : operands)
+    if (o.arity != OperandArity::Optional)
+      ++n;
+  return n;
+}
+
+size_t OpDef::maxOperands() const {
+  if (!operands.empty() && operands.back().arity == OperandArity::Variadic)
+    return std::numeric_limits<size_t>::max();
+  return operands.size();
+}
+
+const AttrSpec *OpDef::findAttr(std::string_view attrName) const {
+  for (const AttrSpec &a : attrs)
+    if (a.name == attrName)
+      return &a;
+  return nullptr;
+}
+
+std::string_view OpDef::operandName(size_t index) const {
+  if (index < operands.size())
+    return operands[index].name;
+  SPYRE_ASSERT(!operands.empty() &&
+                   operands.back().arity == OperandArity::Variadic,
+               "operand index beyond the op's operands");
+  return operands.back().name;
+}
+
+std::string OpDef::signature() const {
+  std::string out = std::string(name) + "(";
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (i > 0)
+      out += ", ";
+    const OperandSpec &o = operands[i];
+    if (o.arity == OperandArity::Optional)
+      out += "[" + std::string(o.name) + "]";
+    else if (o.arity == OperandArity::Variadic)
+      out += std::string(o.name) + "...";
+    else
+      out += o.name;
+  }
+  return out + ")";
+}
+
+std::span<const OpDef> opTable() {
+  static const std::vector<OpDef> table = [] {
+    std::vector<OpDef> t = buildTable();
+    SPYRE_ASSERT(t.size() == static_cast<size_t>(kNumOpKinds),
+                 "the op table must have one row per op kind");
+    for (size_t i = 0; i < t.size(); ++i)
+      SPYRE_ASSERT(static_cast<size_t>(t[i].kind) == i,
+                   "op table row out of OpKind order: " + std::string(t[i].name));
+    return t;
+  }();
+  return table;
+}
+
+const OpDef &opDef(OpKind kind) {
+  return opTable()[static_cast<size_t>(kind)];
+}
+
+const OpDef *findOpDef(std::string_view name) {
+  for (const OpDef &d : opTable())
+    if (d.name == name)
+      return &d;
+  return nullptr;
+}
+
+std::string_view opKindName(OpKind kind) {
+  static constexpr std::string_view kNames[] = {
+#define SPYRE_OP(Enum, name) name,
+#include "compiler/ir/OpKinds.def"
+#undef SPYRE_OP
+  };
+  return kNames[static_cast<size_t>(kind)];
+}
+
+bool completeAttrs(const OpDef &def, AttrDict &attrs,
+                   std::vector<OpIssue> &issues) {
+  for (const AttrSpec &spec : def.attrs) {
+    Attribute *a = attrs.find(spec.name);
+    if (!a) {
+      if (spec.defaultValue)
+        attrs.set(std::string(spec.name), *spec.defaultValue);
+      continue;
+    }
+    // Readers see `2` where a float is meant; store what the schema says.
+    if (spec.type == AttrType::Float && a->isInt())
+      *a = Attribute(static_cast<double>(a->asInt()));
+    if (spec.type == AttrType::FloatList && a->isList() && !a->isFloatList()) {
+      Attribute::List converted;
+      for (const Attribute &e : a->asList())
+        converted.push_back(e.isInt() ? Attribute(static_cast<double>(e.asInt()))
+                                      : e);
+      *a = Attribute::list(std::move(converted));
+    }
+  }
+  return checkAttrSchema(def, attrs, issues);
+}
+
+std::optional<std::vector<TensorType>>
+checkOp(const OpDef &def, std::span<const TensorType> operandTypes,
+        const AttrDict &attrs, std::vector<OpIssue> &issues) {
+  size_t n = operandTypes.size();
+  if (n < def.minOperands() || n > def.maxOperands()) {
+    std::string expected =
+        def.maxOperands() == std::numeric_limits<size_t>::max()
+            ? std::to_string(def.minOperands()) + " or more"
+        : def.minOperands() == def.maxOperands()
+            ? std::to_string(def.minOperands())
+            : std::to_string(def.minOperands()) + " to " +
+                  std::to_string(def.maxOperands());
+    issues.push_back({OpIssue::Target::Op, -1, "",
+                      "expects " + expected + " operands, as " +
+                          def.signature() + ", got " + std::to_string(n)});
+    return std::nullopt;
+  }
+  if (!checkAttrSchema(def, attrs, issues))
+    return std::nullopt;
+
+  std::vector<TensorType> results;
+  InferContext c(def, operandTypes, attrs, results, issues);
+  if (def.verify && !def.verify(c))
+    return std::nullopt;
+  ElementType type = operandTypes[0].elementType;
+  if (!(def.types & elementTypeBit(type))) {
+    c.operandError(0, c.describeOperand(0) + ": " + std::string(def.name) +
+                          " takes " + elementTypeSetText(def.types));
+    return std::nullopt;
+  }
+  for (size_t i = 1; i < n; ++i)
+    if (operandTypes[i].elementType != type) {
+      c.operandError(i, c.describeOperand(i) + " has a different element type "
+                                               "from " +
+                            c.describeOperand(0));
+      return std::nullopt;
+    }
+  if (!def.infer(c))
+    return std::nullopt;
+  for (const TensorType &r : results) {
+    std::string problem = checkShape(r.shape);
+    if (!problem.empty()) {
+      c.opError("result " + r.str() + ": " + problem);
+      return std::nullopt;
+    }
+  }
+  return results;
+}
+
+} // namespace spyre::compiler

@@ -1,0 +1,206 @@
+// `spyre graph check|print|eval`: load and verify a graph JSON model, print
+// its IR, or run it on the host reference evaluator.
+#include "Commands.h"
+
+#include "compiler/import/GraphJson.h"
+#include "compiler/ir/Printer.h"
+#include "compiler/ref/Evaluator.h"
+#include "compiler/ref/Random.h"
+#include "support/Diagnostic.h"
+#include "support/FileIO.h"
+#include "support/Npy.h"
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+
+namespace spyre::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using compiler::Graph;
+using compiler::Value;
+
+struct GraphOptions {
+  std::string model;
+  std::string output;    ///< print: -o FILE
+  std::string inputsDir; ///< eval: --inputs
+  std::string outputsDir;
+  uint64_t seed = 0;
+  bool haveSeed = false;
+};
+
+/// 198912 -> "198,912".
+std::string withThousands(int64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0)
+      out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string plural(size_t n, const std::string &word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+int runCheck(const GraphOptions &o) {
+  std::unique_ptr<Graph> g = compiler::loadGraphJsonOrThrow(o.model);
+  std::cout << g->name() << ": " << plural(g->numOps(), "op") << ", "
+            << plural(g->numValues(), "value") << " ("
+            << plural(g->numInputs(), "input") << ", "
+            << plural(g->numConstants(), "constant") << "), "
+            << plural(g->outputs().size(), "output") << ", "
+            << withThousands(g->parameterBytes()) << " parameter bytes\n";
+  return static_cast<int>(ExitCode::Ok);
+}
+
+int runPrint(const GraphOptions &o) {
+  std::unique_ptr<Graph> g = compiler::loadGraphJsonOrThrow(o.model);
+  std::string text = compiler::printGraph(*g);
+  if (o.output.empty()) {
+    std::cout << text;
+    return static_cast<int>(ExitCode::Ok);
+  }
+  writeFileAtomic(o.output, text);
+  return static_cast<int>(ExitCode::Ok);
+}
+
+/// Files of `values` in `dir`, refusing two tensors that would share one.
+std::map<std::string, std::string> filesFor(const std::vector<Value *> &values,
+                                            const std::string &dir) {
+  std::map<std::string, std::string> byName, owner;
+  for (const Value *v : values) {
+    std::string file = compiler::tensorFileName(v->name());
+    auto [it, fresh] = owner.emplace(file, v->name());
+    if (!fresh && it->second != v->name())
+      throw UserError(SourceLoc{dir},
+                      "tensors '" + it->second + "' and '" + v->name() +
+                          "' would both be written to " + file);
+    byName[v->name()] = (fs::path(dir) / file).string();
+  }
+  return byName;
+}
+
+compiler::ref::RefTensor readInput(const Value &input, const std::string &path) {
+  NpyArray array = readNpy(path);
+  compiler::ElementType got = compiler::fromNpyDtype(array.dtype);
+  if (got != input.type().elementType)
+    throw UserError(SourceLoc{path},
+                    "holds " + std::string(compiler::elementTypeName(got)) +
+                        " data, input '" + input.name() + "' is " +
+                        input.type().str());
+  if (array.shape != input.type().shape)
+    throw UserError(SourceLoc{path},
+                    "has shape " + compiler::shapeStr(array.shape) + ", input '" +
+                        input.name() + "' is " + input.type().str());
+  return compiler::ref::tensorFromNpy(array);
+}
+
+int runEval(const GraphOptions &o) {
+  if (o.inputsDir.empty() && !o.haveSeed)
+    throw UserError(SourceLoc{"spyre graph eval"},
+                    "give the inputs with --inputs DIR, or --seed N for random "
+                    "ones",
+                    ExitCode::Usage);
+  std::unique_ptr<Graph> g = compiler::loadGraphJsonOrThrow(o.model);
+  std::error_code ec;
+  fs::create_directories(o.outputsDir, ec);
+  if (ec)
+    throw UserError(SourceLoc{o.outputsDir},
+                    "cannot create the output folder: " + ec.message());
+
+  compiler::ref::TensorMap inputs;
+  if (o.haveSeed) {
+    // Written beside the outputs so that `--inputs` on this folder replays
+    // the run.
+    std::map<std::string, std::string> files = filesFor(g->inputs(), o.outputsDir);
+    for (const Value *v : g->inputs()) {
+      NpyArray array = compiler::ref::randomInput(v->type(), o.seed, v->name());
+      writeNpy(files[v->name()], array);
+      inputs[v->name()] = compiler::ref::tensorFromNpy(array);
+      std::cout << v->name() << ": random " << v->type().str() << " (seed "
+                << o.seed << ") -> " << files[v->name()] << "\n";
+    }
+  } else {
+    std::map<std::string, std::string> files = filesFor(g->inputs(), o.inputsDir);
+    for (const Value *v : g->inputs())
+      inputs[v->name()] = readInput(*v, files[v->name()]);
+  }
+
+  std::vector<compiler::ref::RefTensor> results =
+      compiler::ref::evaluateGraph(*g, inputs);
+  std::map<std::string, std::string> files = filesFor(g->outputs(), o.outputsDir);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Value *v = g->outputs()[i];
+    writeNpy(files[v->name()], compiler::ref::toNpyF32(results[i]));
+    std::cout << v->name() << ": f32" << compiler::shapeStr(results[i].shape)
+              << " -> " << files[v->name()] << "\n";
+  }
+  return static_cast<int>(ExitCode::Ok);
+}
+
+CLI::App *addRunner(CLI::App *parent, Dispatch &dispatch, const char *name,
+                    const char *help, std::shared_ptr<GraphOptions> opts,
+                    int (*run)(const GraphOptions &)) {
+  CLI::App *cmd = parent->add_subcommand(name, help);
+  cmd->add_option("model", opts->model, "Graph JSON model file")->required();
+  cmd->callback([&dispatch, opts, run] {
+    dispatch.run = [opts, run] { return run(*opts); };
+  });
+  return cmd;
+}
+
+} // namespace
+
+void addGraphCommand(CLI::App &app, Dispatch &dispatch) {
+  CLI::App *graph = app.add_subcommand(
+      "graph", "Check, print or evaluate a graph JSON model");
+  graph->require_subcommand(1);
+
+  addRunner(graph, dispatch, "check",
+            "Load and verify a model; print a one-line summary",
+            std::make_shared<GraphOptions>(), runCheck);
+
+  auto printOpts = std::make_shared<GraphOptions>();
+  CLI::App *print = addRunner(graph, dispatch, "print",
+                              "Print the model as textual IR", printOpts, runPrint);
+  print->add_option("-o,--output", printOpts->output,
+                    "Write the IR to this file instead of standard output");
+
+  auto evalOpts = std::make_shared<GraphOptions>();
+  CLI::App *eval = addRunner(
+      graph, dispatch, "eval",
+      "Run the model on the host reference evaluator (double precision) and "
+      "write each output as float32 .npy",
+      evalOpts, runEval);
+  CLI::Option *inputs = eval->add_option(
+      "--inputs", evalOpts->inputsDir,
+      "Folder holding one <input name>.npy per graph input");
+  eval->add_option("--outputs", evalOpts->outputsDir,
+                   "Folder for the <output name>.npy files (created if missing)")
+      ->required();
+  CLI::Option *seed = eval->add_option(
+      "--seed", evalOpts->seed,
+      "Use deterministic random inputs from this seed (also written to the "
+      "outputs folder, so --inputs can replay them)");
+  // Checked as text: CLI11 would otherwise wrap -3 into a huge seed.
+  seed->check(CLI::Validator(
+      [](std::string &text) -> std::string {
+        bool digits = !text.empty() &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? "" : "must be a non-negative integer, got '" + text + "'";
+      },
+      ""));
+  seed->excludes(inputs);
+  eval->callback([&dispatch, evalOpts, seed] {
+    evalOpts->haveSeed = seed->count() > 0;
+    dispatch.run = [evalOpts] { return runEval(*evalOpts); };
+  });
+}
+
+} // namespace spyre::cli
