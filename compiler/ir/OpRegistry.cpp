@@ -673,6 +673,21 @@ std::vector<OpDef> buildTable() {
        "cache) nothing earlier is hidden; with Q > K the first Q - K rows are "
        "all -inf. The addition follows IEEE arithmetic: a masked NaN stays "
        "NaN and a masked +inf becomes NaN."});
+  t.push_back(
+      {OpKind::Relayout,
+       "relayout",
+       "Moves a tensor to another device layout; the values are unchanged",
+       {kX},
+       kAllTypes,
+       {},
+       inferSame,
+       nullptr,
+       "the shape of x",
+       "y = x. The layout pass inserts it where a producer's device layout "
+       "(stick dimension, device data type) differs from what a consumer "
+       "needs; the result's `layout` annotation gives the new layout. Any "
+       "rounding to the device data type is the device's business, not part "
+       "of the graph's meaning."});
   return t;
 }
 

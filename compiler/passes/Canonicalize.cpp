@@ -1,0 +1,270 @@
+// The canonicalize pass (what it rewrites: Canonicalize.h).
+#include "compiler/passes/Canonicalize.h"
+
+#include "compiler/ir/Verifier.h"
+#include "compiler/passes/Rewrite.h"
+
+namespace spyre::compiler {
+
+namespace {
+
+bool isView(OpKind kind) {
+  return kind == OpKind::Reshape || kind == OpKind::Squeeze ||
+         kind == OpKind::Unsqueeze;
+}
+
+Op *definedBy(const Value *v, OpKind kind) {
+  Op *op = v->definingOp();
+  return op && op->kind() == kind ? op : nullptr;
+}
+
+/// Every use of `from` becomes `to`, unless `from` is a graph output (which
+/// keeps its name); returns whether it happened.
+bool forwardUses(Graph &graph, Value *from, Value *to) {
+  if (graph.isOutput(from))
+    return false;
+  graph.replaceAllUsesWith(from, to);
+  return true;
+}
+
+/// pow by a constant exponent that has an op of its own.
+struct PowRule {
+  double exponent;
+  OpKind kind; ///< unary, or mul of x by itself
+  const char *statistic;
+};
+
+constexpr PowRule kPowRules[] = {
+    {2.0, OpKind::Mul, "pow-to-mul"},
+    {0.5, OpKind::Sqrt, "pow-to-sqrt"},
+    {-0.5, OpKind::Rsqrt, "pow-to-rsqrt"},
+    {-1.0, OpKind::Reciprocal, "pow-to-reciprocal"},
+};
+
+const PowRule *findPowRule(double exponent) {
+  for (const PowRule &r : kPowRules)
+    if (r.exponent == exponent)
+      return &r;
+  return nullptr;
+}
+
+class Canonicalizer {
+public:
+  Canonicalizer(Graph &graph, PassContext &context)
+      : graph_(graph), context_(context) {}
+
+  void run() {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      // Each rule removes an op or an edge into one, so this ends.
+      for (Op *op : graph_.ops())
+        changed = rewrite(op) || changed;
+      int dead = eraseDeadOps(graph_);
+      context_.addStatistic("dead-ops-erased", dead);
+    }
+  }
+
+private:
+  /// Applies the first rule that matches `op`. A rule may erase `op`
+  /// itself, never another op.
+  bool rewrite(Op *op) {
+    switch (op->kind()) {
+    case OpKind::Linear:
+      return linearToMatmul(op);
+    case OpKind::Matmul:
+      return foldConstantTranspose(op, 0, "transpose_a") ||
+             foldConstantTranspose(op, 1, "transpose_b");
+    case OpKind::Reshape:
+    case OpKind::Squeeze:
+    case OpKind::Unsqueeze:
+      return foldViews(op);
+    case OpKind::Pow:
+      return simplifyPow(op);
+    case OpKind::Neg:
+      return removeDoubleNeg(op);
+    default:
+      return false;
+    }
+  }
+
+  bool linearToMatmul(Op *op) {
+    Value *x = op->operand(0), *weight = op->operand(1);
+    Value *bias = op->numOperands() == 3 ? op->operand(2) : nullptr;
+    bool vector = x->type().rank() == 1;
+    int64_t in = weight->type().shape[1], out = weight->type().shape[0];
+    replaceOpInPlace(graph_, op, [&](OpBuilder &b, const ReplacedNames &n) {
+      // The last op built takes the result's name; the others get fresh ones.
+      Value *cur = x;
+      if (vector)
+        cur = b.create(OpKind::Reshape, graph_.uniqueOpName(n.opName + ".in"),
+                       {cur}, {{"shape", Attribute::ints({1, in})}},
+                       graph_.uniqueValueName(n.resultName + ".in"));
+      bool last = !bias && !vector;
+      cur = b.create(OpKind::Matmul, n.opName, {cur, weight},
+                     {{"transpose_b", true}},
+                     last ? n.resultName
+                          : graph_.uniqueValueName(n.resultName + ".matmul"));
+      if (bias)
+        cur = b.create(OpKind::Add, graph_.uniqueOpName(n.opName + ".bias"),
+                       {cur, bias}, {},
+                       vector ? graph_.uniqueValueName(n.resultName + ".bias")
+                              : n.resultName);
+      if (vector)
+        cur =
+            b.create(OpKind::Reshape, graph_.uniqueOpName(n.opName + ".out"),
+                     {cur}, {{"shape", Attribute::ints({out})}}, n.resultName);
+      return cur;
+    });
+    context_.addStatistic("linear-to-matmul");
+    return true;
+  }
+
+  /// matmul(transpose(C), ...) with C a constant and the transpose swapping
+  /// the last two dimensions only: read C with the attribute flipped.
+  bool foldConstantTranspose(Op *op, size_t index, const char *attr) {
+    Op *t = definedBy(op->operand(index), OpKind::Transpose);
+    if (!t || !t->operand(0)->isConstant())
+      return false;
+    std::vector<int64_t> perm = t->intsAttr("perm");
+    size_t rank = perm.size();
+    for (size_t d = 0; d < rank; ++d) {
+      size_t want = d + 2 < rank ? d : (d == rank - 2 ? rank - 1 : rank - 2);
+      if (perm[d] != static_cast<int64_t>(want))
+        return false;
+    }
+    op->setOperand(index, t->operand(0));
+    op->attrs().set(attr, !op->boolAttr(attr));
+    context_.addStatistic("transpose-folded");
+    return true;
+  }
+
+  bool foldViews(Op *op) {
+    Value *src = op->operand(0);
+    Value *result = op->result();
+    if (src->type().shape == result->type().shape) {
+      if (!forwardUses(graph_, result, src))
+        return false;
+      context_.addStatistic("views-cancelled");
+      return true;
+    }
+    Op *inner = src->definingOp();
+    if (!inner || !isView(inner->kind()))
+      return false;
+    Value *origin = inner->operand(0);
+    if (origin->type().shape == result->type().shape &&
+        forwardUses(graph_, result, origin)) {
+      context_.addStatistic("views-cancelled");
+      return true;
+    }
+    if (op->kind() == OpKind::Reshape) {
+      // The target shape is absolute (a -1 resolves to the same size, since
+      // the element count is the same), so the reshape can read the origin.
+      op->setOperand(0, origin);
+    } else {
+      Shape shape = result->type().shape;
+      replaceOpInPlace(graph_, op, [&](OpBuilder &b, const ReplacedNames &n) {
+        return b.create(OpKind::Reshape, n.opName, {origin},
+                        {{"shape", Attribute::ints(shape)}}, n.resultName);
+      });
+    }
+    context_.addStatistic("views-merged");
+    return true;
+  }
+
+  bool simplifyPow(Op *op) {
+    double e = op->floatAttr("exponent");
+    Value *x = op->operand(0);
+    if (e == 1.0) {
+      if (!forwardUses(graph_, op->result(), x))
+        return false;
+      context_.addStatistic("pow-removed");
+      return true;
+    }
+    const PowRule *rule = findPowRule(e);
+    if (!rule)
+      return false;
+    replaceOpInPlace(graph_, op, [&](OpBuilder &b, const ReplacedNames &n) {
+      std::vector<Value *> operands{x};
+      if (rule->kind == OpKind::Mul)
+        operands.push_back(x);
+      return b.create(rule->kind, n.opName, operands, {}, n.resultName);
+    });
+    context_.addStatistic(rule->statistic);
+    return true;
+  }
+
+  bool removeDoubleNeg(Op *op) {
+    Op *inner = definedBy(op->operand(0), OpKind::Neg);
+    if (!inner || !forwardUses(graph_, op->result(), inner->operand(0)))
+      return false;
+    context_.addStatistic("double-neg-removed");
+    return true;
+  }
+
+  Graph &graph_;
+  PassContext &context_;
+};
+
+bool checkCanonical(const Graph &graph, const PassContext &,
+                    DiagnosticEngine &diags) {
+  bool ok = true;
+  for (const Op *op : graph.ops()) {
+    if (op->kind() == OpKind::Linear) {
+      diags.error(opLocation(graph, *op),
+                  opPrefix(*op) + "linear remains after canonicalize");
+      ok = false;
+    }
+    if (op->kind() == OpKind::Pow && findPowRule(op->floatAttr("exponent"))) {
+      diags.error(opLocation(graph, *op),
+                  opPrefix(*op) + "pow with exponent " +
+                      formatDouble(op->floatAttr("exponent")) +
+                      " remains after canonicalize");
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+} // namespace
+
+const PassInfo &canonicalizePass() {
+  static const PassInfo info{
+      "canonicalize",
+      "Rewrites linear as matmul + add, folds transposes of constants into "
+      "matmul, "
+      "collapses view chains, simplifies pow and double negation, erases dead "
+      "ops",
+      "no `linear` op remains, nor a `pow` with exponent 2, 0.5, -0.5 or -1; "
+      "every "
+      "rewrite computes the same values (pow -> sqrt/rsqrt differ from C pow "
+      "only "
+      "at -0 and -inf); graph outputs keep their names.",
+      {},
+      {
+          {"linear-to-matmul",
+           "linear ops rewritten as matmul {transpose_b} (+ add of the bias)"},
+          {"transpose-folded", "transposes of constants folded into a matmul's "
+                               "transpose attribute"},
+          {"views-cancelled", "reshape/squeeze/unsqueeze results replaced by "
+                              "an earlier value of the same shape"},
+          {"views-merged",
+           "view chains collapsed into one reshape of their source"},
+          {"pow-removed", "pow with exponent 1 removed"},
+          {"pow-to-mul", "pow with exponent 2 rewritten as mul x x"},
+          {"pow-to-sqrt", "pow with exponent 0.5 rewritten as sqrt"},
+          {"pow-to-rsqrt", "pow with exponent -0.5 rewritten as rsqrt"},
+          {"pow-to-reciprocal", "pow with exponent -1 rewritten as reciprocal"},
+          {"double-neg-removed", "neg of a neg removed"},
+          {"dead-ops-erased", "ops erased because nothing used their results"},
+      },
+      [](Graph &graph, PassContext &context) {
+        Canonicalizer(graph, context).run();
+        return PassResult::Success;
+      },
+      checkCanonical,
+  };
+  return info;
+}
+
+} // namespace spyre::compiler

@@ -1,0 +1,40 @@
+// The `canonicalize` pass: rewrites a model into the smaller set of op forms
+// the later passes and the kernels handle, without changing what it
+// computes.
+//
+// Rules, each counted by a statistic:
+//  - linear(x, W, b) -> matmul(x, W) {transpose_b = true} + add of b
+//    (broadcast over the last dimension); W stays [out, in] as PyTorch
+//    stores it. A 1-D x goes through a [1, in] reshape and back.
+//  - matmul of a transpose (of its last two dimensions) of a constant uses
+//    the constant with the transpose attribute flipped; no transposed copy
+//    of a constant is ever made.
+//  - chains of reshape/squeeze/unsqueeze collapse: a chain that comes back
+//    to its source's shape (or one view to the same shape) disappears, any
+//    other chain becomes a single reshape of the source.
+//  - pow with exponent 1 disappears; 2 -> mul x x, 0.5 -> sqrt, -0.5 ->
+//    rsqrt, -1 -> reciprocal.
+//  - neg(neg(x)) disappears.
+//  - ops whose results nobody uses (and that are not outputs) are erased.
+// A rewrite that would make a graph output an alias of another value is not
+// done: outputs keep their names. The rules repeat until none applies.
+//
+// The erf-form GELU pattern (x * 0.5 * (1 + erf(x / sqrt 2))) is not
+// matched: the IR has no erf op, so an exporter's decomposition cannot be
+// written in it; models state gelu directly.
+//
+// pow -> sqrt/rsqrt/reciprocal follow PyTorch's and ONNX exporters'
+// meaning of these exponents; they differ from C pow only at -0 and -inf
+// (pow(-inf, 0.5) = +inf where sqrt gives NaN).
+//
+// Postcondition: no linear op remains, and no pow with exponent 2, 0.5,
+// -0.5 or -1.
+#pragma once
+
+#include "compiler/passes/Pass.h"
+
+namespace spyre::compiler {
+
+const PassInfo &canonicalizePass();
+
+} // namespace spyre::compiler

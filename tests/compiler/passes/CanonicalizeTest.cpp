@@ -1,0 +1,334 @@
+// The canonicalize pass, rule by rule: IR text in, the expected IR text out,
+// the statistic of the rule, and the reference evaluator giving the same
+// outputs before and after on random inputs.
+#include "PassTestUtil.h"
+
+#include "compiler/ir/Printer.h"
+#include "compiler/passes/Canonicalize.h"
+
+#include <gtest/gtest.h>
+
+namespace spyre::compiler::test {
+namespace {
+
+struct Canonicalized {
+  std::string ir;
+  std::string stats;
+};
+
+/// Canonicalizes `text`, checks that the outputs did not change (within
+/// `ulps`), and returns the printed result and the statistics report.
+Canonicalized canonicalize(const std::string &text, int64_t ulps = 0) {
+  std::unique_ptr<Graph> g = parseIr(text);
+  if (!g)
+    return {};
+  std::vector<ref::RefTensor> before = evaluateOnRandomInputs(*g, 7);
+  std::string stats = runPasses(*g, "canonicalize");
+  expectSameOutputs(before, evaluateOnRandomInputs(*g, 7), ulps);
+  return {printGraph(*g), stats};
+}
+
+/// The count of one statistic in a report line `  name  count  description`.
+int64_t stat(const std::string &report, const std::string &name) {
+  size_t at = report.find("  " + name + " ");
+  if (at == std::string::npos)
+    return -1;
+  return std::stoll(report.substr(at + name.size() + 2));
+}
+
+TEST(Canonicalize, LinearBecomesMatmulWithTransposedWeightPlusBias) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  const %w : f32[4, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]>
+  const %b : f32[4] = dense<[0.5, -1.0, 2.0, 0.25]>
+  %y = linear @fc(%x, %w, %b) : f32[2, 4]
+  %z = relu @act(%y) : f32[2, 4]
+  return %z
+})");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[2, 3]
+  const %w : f32[4, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]>
+  const %b : f32[4] = dense<[0.5, -1.0, 2.0, 0.25]>
+  %y.matmul = matmul @fc(%x, %w) {transpose_a = false, transpose_b = true} : f32[2, 4]
+  %y = add @fc.bias(%y.matmul, %b) : f32[2, 4]
+  %z = relu @act(%y) : f32[2, 4]
+  return %z
+}
+)");
+  EXPECT_EQ(stat(c.stats, "linear-to-matmul"), 1);
+}
+
+TEST(Canonicalize, LinearWithoutBiasIsOneMatmulKeepingTheOutputName) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[2, 5, 3]
+  const %w : f32[2, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]>
+  %y = linear @fc(%x, %w) : f32[2, 5, 2]
+  return %y
+})");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[2, 5, 3]
+  const %w : f32[2, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]>
+  %y = matmul @fc(%x, %w) {transpose_a = false, transpose_b = true} : f32[2, 5, 2]
+  return %y
+}
+)");
+}
+
+TEST(Canonicalize, LinearOfAVectorGoesThroughARow) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[3]
+  const %w : f32[2, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]>
+  const %b : f32[2] = dense<[0.5, -1.0]>
+  %y = linear @fc(%x, %w, %b) : f32[2]
+  return %y
+})");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[3]
+  const %w : f32[2, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]>
+  const %b : f32[2] = dense<[0.5, -1.0]>
+  %y.in = reshape @fc.in(%x) {shape = [1, 3]} : f32[1, 3]
+  %y.matmul = matmul @fc(%y.in, %w) {transpose_a = false, transpose_b = true} : f32[1, 2]
+  %y.bias = add @fc.bias(%y.matmul, %b) : f32[1, 2]
+  %y = reshape @fc.out(%y.bias) {shape = [2]} : f32[2]
+  return %y
+}
+)");
+}
+
+TEST(Canonicalize, TransposedConstantFoldsIntoTheMatmulAttribute) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  input %a : f32[3, 2]
+  const %w : f32[4, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]>
+  %wt = transpose @t(%w) {perm = [1, 0]} : f32[3, 4]
+  %y = matmul @mm(%x, %wt) : f32[2, 4]
+  %at = transpose @ta(%a) {perm = [1, 0]} : f32[2, 3]
+  %z = matmul @mm2(%at, %wt) : f32[2, 4]
+  return %y, %z
+})");
+  // The transpose of an activation stays: folding it would only move the
+  // work into a relayout.
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[2, 3]
+  input %a : f32[3, 2]
+  const %w : f32[4, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]>
+  %y = matmul @mm(%x, %w) {transpose_a = false, transpose_b = true} : f32[2, 4]
+  %at = transpose @ta(%a) {perm = [1, 0]} : f32[2, 3]
+  %z = matmul @mm2(%at, %w) {transpose_a = false, transpose_b = true} : f32[2, 4]
+  return %y, %z
+}
+)");
+  EXPECT_EQ(stat(c.stats, "transpose-folded"), 2);
+  EXPECT_EQ(stat(c.stats, "dead-ops-erased"), 1);
+}
+
+TEST(Canonicalize, TransposeOfABatchedConstantFlipsASetAttributeBack) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[1, 2, 4]
+  const %w : f32[1, 4, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]>
+  %wt = transpose @t(%w) {perm = [0, 2, 1]} : f32[1, 3, 4]
+  %y = matmul @mm(%x, %wt) {transpose_b = true} : f32[1, 2, 3]
+  return %y
+})");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[1, 2, 4]
+  const %w : f32[1, 4, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]>
+  %y = matmul @mm(%x, %w) {transpose_a = false, transpose_b = false} : f32[1, 2, 3]
+  return %y
+}
+)");
+}
+
+TEST(Canonicalize, TransposeOtherThanTheLastTwoDimsStays) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[3, 2, 2]
+  const %w : f32[2, 3, 2] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]>
+  %wt = transpose @t(%w) {perm = [1, 0, 2]} : f32[3, 2, 2]
+  %y = matmul @mm(%x, %wt) : f32[3, 2, 2]
+  return %y
+})");
+  EXPECT_NE(c.ir.find("transpose @t"), std::string::npos) << c.ir;
+  EXPECT_EQ(stat(c.stats, "transpose-folded"), 0);
+}
+
+TEST(Canonicalize, ViewChainsThatComeBackDisappear) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[4, 6]
+  %a = reshape @r1(%x) {shape = [2, 12]} : f32[2, 12]
+  %b = reshape @r2(%a) {shape = [4, 6]} : f32[4, 6]
+  %c = unsqueeze @u(%b) {axes = [0]} : f32[1, 4, 6]
+  %d = squeeze @s(%c) {axes = [0]} : f32[4, 6]
+  %e = relu @act(%d) : f32[4, 6]
+  %f = reshape @same(%e) {shape = [4, -1]} : f32[4, 6]
+  %y = neg @n(%f) : f32[4, 6]
+  return %y
+})");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[4, 6]
+  %e = relu @act(%x) : f32[4, 6]
+  %y = neg @n(%e) : f32[4, 6]
+  return %y
+}
+)");
+  EXPECT_EQ(stat(c.stats, "views-cancelled"), 3);
+  EXPECT_EQ(stat(c.stats, "dead-ops-erased"), 5);
+}
+
+TEST(Canonicalize, OtherViewChainsBecomeOneReshape) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[4, 6]
+  %a = reshape @r1(%x) {shape = [2, 12]} : f32[2, 12]
+  %b = unsqueeze @u(%a) {axes = [1]} : f32[2, 1, 12]
+  %c = reshape @r2(%b) {shape = [-1, 3]} : f32[8, 3]
+  %d = unsqueeze @u2(%c) {axes = [0]} : f32[1, 8, 3]
+  return %d
+})");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[4, 6]
+  %d = reshape @u2(%x) {shape = [1, 8, 3]} : f32[1, 8, 3]
+  return %d
+}
+)");
+  EXPECT_EQ(stat(c.stats, "views-merged"), 3);
+}
+
+TEST(Canonicalize, OutputsKeepTheirNames) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[4, 6]
+  %a = reshape @r1(%x) {shape = [24]} : f32[24]
+  %b = reshape @r2(%a) {shape = [4, 6]} : f32[4, 6]
+  %p = pow @p(%x) {exponent = 1} : f32[4, 6]
+  %n1 = neg @n1(%x) : f32[4, 6]
+  %n2 = neg @n2(%n1) : f32[4, 6]
+  return %b, %p, %n2
+})");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[4, 6]
+  %b = reshape @r2(%x) {shape = [4, 6]} : f32[4, 6]
+  %p = pow @p(%x) {exponent = 1.0} : f32[4, 6]
+  %n1 = neg @n1(%x) : f32[4, 6]
+  %n2 = neg @n2(%n1) : f32[4, 6]
+  return %b, %p, %n2
+}
+)");
+}
+
+TEST(Canonicalize, PowWithSpecialExponentsBecomesItsOp) {
+  // Inputs are in [-1, 1]: sqrt and rsqrt of the negative ones are NaN on
+  // both sides. pow and these ops are each within half an ulp of the exact
+  // value, so they may differ by one ulp.
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[3, 5]
+  %p1 = pow @p1(%x) {exponent = 1.0} : f32[3, 5]
+  %p2 = pow @p2(%p1) {exponent = 2.0} : f32[3, 5]
+  %p3 = pow @p3(%x) {exponent = 0.5} : f32[3, 5]
+  %p4 = pow @p4(%x) {exponent = -0.5} : f32[3, 5]
+  %p5 = pow @p5(%x) {exponent = -1.0} : f32[3, 5]
+  %p6 = pow @p6(%x) {exponent = 3.0} : f32[3, 5]
+  return %p2, %p3, %p4, %p5, %p6
+})",
+                                 1);
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[3, 5]
+  %p2 = mul @p2(%x, %x) : f32[3, 5]
+  %p3 = sqrt @p3(%x) : f32[3, 5]
+  %p4 = rsqrt @p4(%x) : f32[3, 5]
+  %p5 = reciprocal @p5(%x) : f32[3, 5]
+  %p6 = pow @p6(%x) {exponent = 3.0} : f32[3, 5]
+  return %p2, %p3, %p4, %p5, %p6
+}
+)");
+  for (const char *s : {"pow-removed", "pow-to-mul", "pow-to-sqrt",
+                        "pow-to-rsqrt", "pow-to-reciprocal"})
+    EXPECT_EQ(stat(c.stats, s), 1) << s;
+}
+
+TEST(Canonicalize, DoubleNegationDisappears) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[3]
+  %a = neg @a(%x) : f32[3]
+  %b = neg @b(%a) : f32[3]
+  %c = neg @c(%b) : f32[3]
+  %d = exp @d(%c) : f32[3]
+  %e = neg @e(%d) : f32[3]
+  %f = neg @f(%e) : f32[3]
+  %g = abs @g(%f) : f32[3]
+  return %g
+})");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[3]
+  %c = neg @c(%x) : f32[3]
+  %d = exp @d(%c) : f32[3]
+  %g = abs @g(%d) : f32[3]
+  return %g
+}
+)");
+  EXPECT_EQ(stat(c.stats, "double-neg-removed"), 2);
+}
+
+TEST(Canonicalize, DeadOpsAreErasedAndLiveOnesKept) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[3]
+  %unused = exp @e(%x) : f32[3]
+  %unused2 = neg @n(%unused) : f32[3]
+  %y = relu @r(%x) : f32[3]
+  return %y
+})");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[3]
+  %y = relu @r(%x) : f32[3]
+  return %y
+}
+)");
+  EXPECT_EQ(stat(c.stats, "dead-ops-erased"), 2);
+}
+
+TEST(Canonicalize, AlreadyCanonicalIrIsUnchanged) {
+  const std::string text = R"(graph @g {
+  input %x : f32[2, 3]
+  const %w : f32[4, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]>
+  %y = matmul @fc(%x, %w) {transpose_a = false, transpose_b = true} : f32[2, 4]
+  return %y
+}
+)";
+  Canonicalized c = canonicalize(text);
+  EXPECT_EQ(c.ir, text);
+  EXPECT_EQ(c.stats, R"(canonicalize
+  linear-to-matmul    0  linear ops rewritten as matmul {transpose_b} (+ add of the bias)
+  transpose-folded    0  transposes of constants folded into a matmul's transpose attribute
+  views-cancelled     0  reshape/squeeze/unsqueeze results replaced by an earlier value of the same shape
+  views-merged        0  view chains collapsed into one reshape of their source
+  pow-removed         0  pow with exponent 1 removed
+  pow-to-mul          0  pow with exponent 2 rewritten as mul x x
+  pow-to-sqrt         0  pow with exponent 0.5 rewritten as sqrt
+  pow-to-rsqrt        0  pow with exponent -0.5 rewritten as rsqrt
+  pow-to-reciprocal   0  pow with exponent -1 rewritten as reciprocal
+  double-neg-removed  0  neg of a neg removed
+  dead-ops-erased     0  ops erased because nothing used their results
+)");
+}
+
+TEST(Canonicalize, PostconditionRejectsALinear) {
+  std::unique_ptr<Graph> g = parseIr(R"(graph @g {
+  input %x : f32[2, 3]
+  const %w : f32[4, 3] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0]>
+  %y = linear @fc(%x, %w) : f32[2, 4]
+  %z = pow @p(%y) {exponent = 2.0} : f32[2, 4]
+  return %z
+})");
+  ASSERT_NE(g, nullptr);
+  DiagnosticEngine diags;
+  PassOptions options(canonicalizePass());
+  PassContext context(canonicalizePass(), options, hw::builtinConfig(), diags);
+  DiagnosticEngine check;
+  EXPECT_FALSE(canonicalizePass().postcondition(*g, context, check));
+  EXPECT_EQ(
+      check.str(),
+      "test.ir:4:3: error: op 'fc' (linear): linear remains after "
+      "canonicalize\n"
+      "test.ir:5:3: error: op 'p' (pow): pow with exponent 2.0 remains after "
+      "canonicalize\n");
+}
+
+} // namespace
+} // namespace spyre::compiler::test
