@@ -533,6 +533,35 @@ std::vector<InstrDesc> buildTable() {
             "row order; the result is rounded to fmt. When count > 0, lanes "
             "at or beyond count are written as zero.");
 
+  // Sticks are the unit of DMA and of every other SFU op, so this is the one
+  // instruction that moves elements across sticks: the A operand of mm must
+  // be sticked on K, and transposed operands or a transposed tensor need
+  // their sticks rebuilt.
+  add(Opcode::Xpose, "xpose", kSfu, TimingClass::SfuSimple,
+      {lxAddr("dst", "first destination stick in LX"),
+       lxAddr("src", "first source row (one stick) in LX"),
+       F("m", FieldKind::Int, 7, false,
+         "source rows, at most the lanes of fmt")
+           .range(1, 64)
+           .opt(1),
+       F("k", FieldKind::Int, 7, false,
+         "source lanes = destination sticks, at most the lanes of fmt")
+           .range(1, 64)
+           .opt(1),
+       F("ss", FieldKind::Int, 20, true, "source row stride in sticks").opt(1),
+       F("ds", FieldKind::Int, 20, true, "destination stick stride in sticks")
+           .opt(1),
+       fmtField()},
+      "Transpose a tile of up to one stick by one stick.",
+      "The tile of m source rows (row i is the stick at src + i*ss) by k "
+      "lanes becomes k destination sticks: lane i of the stick at dst + j*ds "
+      "gets lane j of source row i, for i < m and j < k; lanes at or beyond "
+      "m of every destination stick are written as zero. m and k are at most "
+      "the lanes of fmt (64 for dl16, 32 for f32). Elements are moved "
+      "unchanged, bit for bit. No source stick may also be a destination "
+      "stick. Costs m + k sticks of sfu.simple time (m sticks read, k "
+      "written).");
+
   // ---- Ring ----
   add(Opcode::Send, "send", kRing, TimingClass::Ring,
       ringFields("source rows in local LX"),

@@ -23,7 +23,7 @@ struct FieldPos {
   int liRd, liImm, addiRd, addiRs, addiImm, loopCount, loopBody;
   int sigCounter, sigValue, sigCore, waitCounter, waitValue, barId, barCount;
   int ringCore, mmM, mmK, mmN;
-  int sfuN, sfuM;
+  int sfuN, sfuM, xposeM, xposeK;
 
   FieldPos() {
     auto at = [](Opcode op, std::string_view name) {
@@ -51,6 +51,8 @@ struct FieldPos {
     mmN = at(Opcode::Mm, "n");
     sfuN = at(Opcode::Add, "n");
     sfuM = at(Opcode::Add, "m");
+    xposeM = at(Opcode::Xpose, "m");
+    xposeK = at(Opcode::Xpose, "k");
   }
 };
 
@@ -384,7 +386,7 @@ bool Machine::execute(StreamState &st) {
   }
   if (op == Opcode::Send || op == Opcode::Recv || op == Opcode::Rsend ||
       op == Opcode::Racc)
-    return doTransfer(st, r);
+    return doTransfer(st, r, inBounds);
 
   // PT and SFU: local to the core; numbers now, time from the cost model.
   const isa::InstrDesc &d = in.desc();
@@ -400,6 +402,9 @@ bool Machine::execute(StreamState &st) {
     int nf = d.fieldIndex("n"), mf = d.fieldIndex("m");
     uint64_t sticks = static_cast<uint64_t>(nf >= 0 ? r[static_cast<size_t>(nf)] : 1) *
                       static_cast<uint64_t>(mf >= 0 ? r[static_cast<size_t>(mf)] : 1);
+    // xpose has no rows of n sticks: it reads m sticks and writes k.
+    if (op == Opcode::Xpose)
+      sticks = static_cast<uint64_t>(r[fp.xposeM] + r[fp.xposeK]);
     cost = timing_.costs().sfuCycles(sfuClassOf(d.timing), sticks);
   }
   if (inBounds && options_.numerics)
@@ -783,7 +788,7 @@ bool Machine::doBarrier(StreamState &st, const Instr &in) {
 
 // --------------------------------------------------------- ring transfers
 
-bool Machine::doTransfer(StreamState &st, const Instr &r) {
+bool Machine::doTransfer(StreamState &st, const Instr &r, bool inBounds) {
   const FieldPos &fp = fields();
   const Opcode op = r.opcode;
   int peer = static_cast<int>(r[fp.ringCore]);
@@ -792,7 +797,8 @@ bool Machine::doTransfer(StreamState &st, const Instr &r) {
   footprintScratch_.clear();
   footprint(r, footprintScratch_);
   SPYRE_ASSERT(!footprintScratch_.empty(), "ring instruction without a region");
-  TransferPost post{st.index, st.time, footprintScratch_.front().region, {}};
+  TransferPost post{st.index, st.time, footprintScratch_.front().region, {},
+                    inBounds};
   if (sending && options_.checks)
     post.clock = hb_.release(st.index);
   int src = sending ? st.core : peer, dst = sending ? peer : st.core;
@@ -829,7 +835,10 @@ void Machine::matchTransfers(Channel &ch, bool reduce, int srcCore, int dstCore)
                       static_cast<uint64_t>(sticks) * isa::kStickBytes);
     if (options_.checks)
       hb_.acquire(r.stream, s.clock);
-    if (options_.numerics && sendSticks == recvSticks) {
+    // An end outside LX was reported when it was issued: the transfer
+    // still takes its time but moves and checks no data.
+    const bool inBounds = s.inBounds && r.inBounds;
+    if (options_.numerics && inBounds && sendSticks == recvSticks) {
       std::string payload =
           gather(s.region, lx_[static_cast<size_t>(srcCore)].data());
       uint8_t *lx = lx_[static_cast<size_t>(dstCore)].data();
@@ -839,7 +848,7 @@ void Machine::matchTransfers(Channel &ch, bool reduce, int srcCore, int dstCore)
         scatter(r.region, payload, lx);
     }
     // The receiver's LX write is checked after it acquired the sender's clock.
-    if (options_.checks) {
+    if (options_.checks && inBounds) {
       conflictScratch_.clear();
       Epoch e = hb_.epoch(r.stream, receiver.pc);
       r.region.forEachRun([&](int64_t start0, int64_t len) {

@@ -209,6 +209,7 @@ private:
     int core = 0;
     uint32_t pc = 0;
     std::array<int64_t, 16> regs{};
+    /// limits.max_loop_depth is at most 16 (hw/ConfigSchema.cpp).
     std::array<LoopFrame, 16> loops{};
     int depth = 0;
     Cycle time = 0;
@@ -245,6 +246,7 @@ private:
     Cycle time = 0;
     Region region;
     VectorClock clock; ///< sender's release (sends only)
+    bool inBounds = true; ///< false: reported, moves no data
   };
   struct Channel {
     std::deque<TransferPost> sends;
@@ -300,7 +302,7 @@ private:
   void doSignal(StreamState &st, const isa::Instr &in);
   bool doWait(StreamState &st, const isa::Instr &in);
   bool doBarrier(StreamState &st, const isa::Instr &in);
-  bool doTransfer(StreamState &st, const isa::Instr &resolved);
+  bool doTransfer(StreamState &st, const isa::Instr &resolved, bool inBounds);
   void matchTransfers(Channel &ch, bool reduce, int srcCore, int dstCore);
   void wake(StreamState &st, Cycle time, StallReason reason);
 

@@ -108,6 +108,7 @@ enum class Family : uint8_t {
   Cvt,
   RowReduce,
   ColReduce,
+  Xpose,
   Ring,
 };
 
@@ -167,6 +168,8 @@ Family familyOf(Opcode op) {
   case Opcode::Csum:
   case Opcode::Cmax:
     return Family::ColReduce;
+  case Opcode::Xpose:
+    return Family::Xpose;
   case Opcode::Send:
   case Opcode::Recv:
   case Opcode::Rsend:
@@ -563,6 +566,43 @@ void executeSfu(const SfuOperands &o, uint8_t *lx) {
   }
 }
 
+// ---- Transposition ----
+
+/// xpose's operands: m source rows (one stick each) by k lanes, k
+/// destination sticks.
+struct XposeOperands {
+  int64_t m = 1, k = 1;
+  Fmt fmt = Fmt::Dl16;
+  Region src, dst;
+};
+
+XposeOperands decodeXpose(const Instr &in) {
+  XposeOperands o;
+  o.m = get(in, Fld::M);
+  o.k = get(in, Fld::K);
+  o.fmt = fmtOf(get(in, Fld::Fmt));
+  o.src = {get(in, Fld::Src), 1, o.m, get(in, Fld::Ss)};
+  o.dst = {get(in, Fld::Dst), 1, o.k, get(in, Fld::Ds)};
+  return o;
+}
+
+/// Lane j of source row i goes to lane i of destination stick j; lanes at or
+/// beyond m are +0. Elements are moved as bit patterns (2 or 4 bytes), so
+/// nothing is rounded. operandError has ruled out shared sticks, so the
+/// destination can be written while the source is read.
+void executeXpose(const XposeOperands &o, uint8_t *lx) {
+  const int64_t elemBytes = o.fmt == Fmt::F32 ? 4 : 2;
+  std::array<uint8_t, kStick> out;
+  for (int64_t j = 0; j < o.k; ++j) {
+    out.fill(0);
+    for (int64_t i = 0; i < o.m; ++i)
+      std::memcpy(out.data() + i * elemBytes,
+                  lx + (o.src.base + i * o.src.s1) * kStick + j * elemBytes,
+                  static_cast<size_t>(elemBytes));
+    std::memcpy(lx + (o.dst.base + j * o.dst.s1) * kStick, out.data(), kStick);
+  }
+}
+
 // ---- PT ----
 
 /// Rows of A converted at a time when A is too large to convert at once.
@@ -736,6 +776,30 @@ void executeMmi8(const MatmulOperands &o, uint8_t *lx) {
   }
 }
 
+std::string xposeError(const Instr &resolved) {
+  XposeOperands o = decodeXpose(resolved);
+  const int64_t lanes = lanesOf(o.fmt);
+  const char *fmt = o.fmt == Fmt::F32 ? "f32" : "dl16";
+  if (o.m > lanes)
+    return "xpose m=" + std::to_string(o.m) + " is beyond the " +
+           std::to_string(lanes) + " lanes of a " + fmt + " stick";
+  if (o.k > lanes)
+    return "xpose k=" + std::to_string(o.k) + " is beyond the " +
+           std::to_string(lanes) + " lanes of a " + fmt + " stick";
+  if (!o.src.spanOverlaps(o.dst))
+    return "";
+  // At most 64 sticks each: compare the sticks themselves, so interleaved
+  // source and destination rows are allowed.
+  for (int64_t i = 0; i < o.m; ++i)
+    for (int64_t j = 0; j < o.k; ++j)
+      if (o.src.base + i * o.src.s1 == o.dst.base + j * o.dst.s1)
+        return "xpose source row " + std::to_string(i) +
+               " is destination stick " + std::to_string(j) + " (lx " +
+               isa::hexText(o.src.base + i * o.src.s1) +
+               "): source and destination must not share a stick";
+  return "";
+}
+
 } // namespace
 
 void footprint(const isa::Instr &resolved, std::vector<Footprint> &out) {
@@ -764,6 +828,12 @@ void footprint(const isa::Instr &resolved, std::vector<Footprint> &out) {
     out.push_back({o.c, true, false});
     return;
   }
+  case Family::Xpose: {
+    XposeOperands o = decodeXpose(resolved);
+    out.push_back({o.src, false, false});
+    out.push_back({o.dst, true, false});
+    return;
+  }
   case Family::Ring: {
     Region r = decodeRing(resolved);
     Opcode op = resolved.opcode;
@@ -785,6 +855,8 @@ void footprint(const isa::Instr &resolved, std::vector<Footprint> &out) {
 }
 
 std::string operandError(const isa::Instr &resolved) {
+  if (resolved.opcode == Opcode::Xpose)
+    return xposeError(resolved);
   if (resolved.opcode != Opcode::Bcast)
     return "";
   int64_t lanes = lanesOf(fmtOf(get(resolved, Fld::Fmt)));
@@ -818,6 +890,10 @@ void executeCompute(const isa::Instr &resolved, uint8_t *lx) {
     executeSfu(decodeSfu(resolved, family), lx);
     return;
   }
+  case Family::Xpose:
+    SPYRE_ASSERT(operandError(resolved).empty(), operandError(resolved));
+    executeXpose(decodeXpose(resolved), lx);
+    return;
   default:
     SPYRE_UNREACHABLE("executeCompute on a non-compute instruction: " +
                       std::string(isa::opcodeName(resolved.opcode)));

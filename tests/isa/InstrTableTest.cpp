@@ -189,7 +189,7 @@ TEST(InstrTable, EnginesAndTimingClassesFollowTheSpecification) {
     EXPECT_EQ(d->timing, e.timing) << e.mnemonic;
   }
   // 8 control, 2 DMA, 2 PT, 30 SFU, 4 ring.
-  EXPECT_EQ(instructionTable().size(), 46u);
+  EXPECT_EQ(instructionTable().size(), 47u);
 }
 
 TEST(InstrTable, DerivedDefaults) {

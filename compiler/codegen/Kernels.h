@@ -1,0 +1,200 @@
+// Op kernels: each emits complete, race-free per-core instruction streams
+// for one op into a ProgramBuilder, over up to all cores of the chip.
+//
+// Every kernel follows the same shape (docs/kernels.md has the details):
+// the op's iteration space is split across cores deterministically (rows,
+// or an M x N grid for matmul) and the split is returned as a plan that can
+// be printed and passed back to reproduce the program; each core's share is
+// tiled so that its LX working set, with two buffers per streamed operand,
+// fits the LX region given in the options; and each core runs a pipeline
+// DMA load -> compute (SFU and/or PT units) -> DMA store in which the load of
+// tile i+1 overlaps the compute of tile i and the store of tile i-1. Engines
+// hand buffers over with signal/wait on per-core counters; every counter is
+// back at zero when a kernel's streams end, and every register and counter a
+// kernel took is given back, so kernels can follow one another in the same
+// streams (separated by ProgramBuilder::barrierAll() when one reads what the
+// other wrote).
+//
+// Tensors are TensorRef descriptors (Layout.h). Elementwise and row kernels
+// take any tensor whose leading dims collapse into rows (StickMatrix::of);
+// sizes that are not multiples of the stick lanes work everywhere: padding
+// lanes are ignored by reductions (count=) and written as zero.
+#pragma once
+
+#include "compiler/codegen/Layout.h"
+#include "compiler/codegen/ProgramBuilder.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spyre::codegen {
+
+/// What every kernel takes besides its tensors.
+struct KernelOptions {
+  /// Cores firstCore .. firstCore + cores - 1; cores = 0 means to the last
+  /// core of the chip. A kernel may use fewer when the op is small.
+  int cores = 0;
+  int firstCore = 0;
+  /// PT and SFU units (corelets) per core; 0: all of them.
+  int units = 0;
+  /// Source op recorded as the provenance of every instruction.
+  std::string op;
+  /// The kernel uses LX sticks [lxBase, lxBase + lxSticks) on each core;
+  /// lxSticks = 0 means up to the end of LX.
+  int64_t lxBase = 0;
+  int64_t lxSticks = 0;
+  /// Row kernels: rows per tile; 0 lets the kernel choose.
+  int64_t tileRows = 0;
+};
+
+// ------------------------------------------------------------ row kernels
+
+/// Work division of a row kernel: the rows of each core and the tile size.
+struct RowPlan {
+  struct Part {
+    int core = 0;
+    int64_t begin = 0, end = 0; ///< rows [begin, end)
+  };
+  int64_t rows = 0;
+  int64_t tileRows = 0;
+  int units = 1;        ///< SFU units per core sharing each tile's rows
+  int64_t lxSticks = 0; ///< LX working set per core
+  std::vector<Part> parts;
+
+  /// One line per core: `core 3: rows [24, 32), 2 tiles of 4`.
+  std::string str() const;
+};
+
+/// y = op(x) for an SFU unary mnemonic (copy, neg, abs, relu, exp, recip,
+/// rsqrt, sqrt, tanh, sigmoid, gelu, gelut, silu, erf). x and y have the
+/// same shape and dtype (DL16 or FP32).
+RowPlan emitUnary(ProgramBuilder &pb, std::string_view op, const TensorRef &x,
+                  const TensorRef &y, const KernelOptions &opt = {});
+
+/// y = op(x, imm) for adds, muls, maxs, pows.
+RowPlan emitScalar(ProgramBuilder &pb, std::string_view op, float imm,
+                   const TensorRef &x, const TensorRef &y,
+                   const KernelOptions &opt = {});
+
+/// y = op(a, b) for add, sub, mul, div, max, min. b has a's shape, or is a
+/// row broadcast over a's rows (one row of a's last dim: shape [N], [1, N],
+/// ...), or a scalar (one element). a, b and y share their dtype.
+RowPlan emitBinary(ProgramBuilder &pb, std::string_view op, const TensorRef &a,
+                   const TensorRef &b, const TensorRef &y,
+                   const KernelOptions &opt = {});
+
+/// y = x converted between DL16 and FP32 (same shape).
+RowPlan emitConvert(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
+                    const KernelOptions &opt = {});
+
+/// Softmax over the last dim, in FP32 inside: row max, subtract, exp, sum,
+/// reciprocal, multiply. x and y have the same shape and dtype.
+RowPlan emitSoftmax(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
+                    const KernelOptions &opt = {});
+
+/// LayerNorm over the last dim with FP32 statistics:
+/// y = (x - mean) / sqrt(var + eps) * weight + bias; weight and bias are
+/// optional vectors of the last dim (DL16 or FP32).
+RowPlan emitLayerNorm(ProgramBuilder &pb, const TensorRef &x,
+                      const std::optional<TensorRef> &weight,
+                      const std::optional<TensorRef> &bias, const TensorRef &y,
+                      float eps, const KernelOptions &opt = {});
+
+/// RMSNorm over the last dim: y = x / sqrt(mean(x^2) + eps) * weight.
+RowPlan emitRmsNorm(ProgramBuilder &pb, const TensorRef &x,
+                    const std::optional<TensorRef> &weight, const TensorRef &y,
+                    float eps, const KernelOptions &opt = {});
+
+enum class ReduceKind { Sum, Mean, Max };
+
+/// Reduction over the last dim, FP32 inside. y keeps the dim: x [..., N] ->
+/// y [..., 1] (DL16 or FP32).
+RowPlan emitReduce(ProgramBuilder &pb, ReduceKind kind, const TensorRef &x,
+                   const TensorRef &y, const KernelOptions &opt = {});
+
+// ----------------------------------------------------------------- matmul
+
+struct MatmulArgs {
+  /// [M, K] sticked on K; with transA, [K, M] sticked on M (A^T is used).
+  TensorRef a;
+  /// [K, N] sticked on N; with transB, [N, K] sticked on K. Its K dim may be
+  /// padded to a multiple of 64 with zero rows (TensorRef::padded); when it
+  /// is not, the kernel zeroes the missing rows in LX.
+  TensorRef b;
+  /// [M, N], DL16 or FP32.
+  TensorRef c;
+  /// [N] added to every row of C (DL16 or FP32).
+  std::optional<TensorRef> bias;
+  bool transA = false;
+  bool transB = false;
+};
+
+/// Work division and tiling of a matmul: the cores form a gridM x gridN
+/// grid over (M, N); each core tiles its block by tileM rows, tileN columns
+/// and tileK of the reduction (multiples of 64), looping n, m, k (nOuter) or
+/// m, n, k, with K innermost so each C tile accumulates in FP32 in LX. The
+/// rows of each tile are shared among the core's PT units.
+struct MatmulPlan {
+  struct Part {
+    int core = 0;
+    int64_t m0 = 0, m1 = 0; ///< rows of C
+    int64_t n0 = 0, n1 = 0; ///< columns of C
+  };
+  int64_t m = 0, k = 0, n = 0;
+  int gridM = 1, gridN = 1;
+  int units = 1;
+  int64_t tileM = 0, tileK = 0, tileN = 0;
+  bool nOuter = true;
+  int64_t lxSticks = 0;        ///< LX working set per core (largest)
+  int64_t estimatedCycles = 0; ///< the planner's estimate of the time
+  std::vector<Part> parts;
+
+  std::string str() const;
+};
+
+/// The default plan: the grid and tiles that minimise an estimate of time
+/// from the config (PT rate, memory bandwidth shared by the active cores,
+/// DMA latency, LX size). The grid may use fewer cores than allowed when
+/// more would only add memory traffic. gridM, gridN > 0 fix the grid and
+/// plan only the tiles.
+MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
+                      const KernelOptions &opt = {}, int gridM = 0,
+                      int gridN = 0);
+
+/// C = A x B (+ bias), DL16 inputs, FP32 accumulation over K tiles, C in
+/// its dtype. With `plan`, that work division is used (e.g. a recorded one).
+MatmulPlan emitMatmul(ProgramBuilder &pb, const MatmulArgs &args,
+                      const KernelOptions &opt = {},
+                      const MatmulPlan *plan = nullptr);
+
+// --------------------------------------------------- transposes and copies
+
+/// Work division of a transpose or a copy: per core, a range of the outer
+/// index and, for transposes, of the columns of the input.
+struct MovePlan {
+  struct Part {
+    int core = 0;
+    int64_t o0 = 0, o1 = 0; ///< outer index range
+    int64_t q0 = 0, q1 = 0; ///< input columns (transpose) or 0, 0
+  };
+  int64_t tileQ = 0, tileP = 0; ///< transpose tile: input columns and rows
+  int64_t lxSticks = 0;
+  std::vector<Part> parts;
+
+  std::string str() const;
+};
+
+/// y = x with the last two dims swapped: x [..., P, Q] -> y [..., Q, P],
+/// through xpose in 64 x 64 (DL16) or 32 x 32 (FP32) blocks. Default layouts.
+MovePlan emitTranspose(ProgramBuilder &pb, const TensorRef &x,
+                       const TensorRef &y, const KernelOptions &opt = {});
+
+/// y = x between two stick layouts of the same tensor (same shape and
+/// dtype): any block position and padding on either side. Sticks move
+/// through LX by DMA; padding sticks of y are written as zero.
+MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
+                      const TensorRef &y, const KernelOptions &opt = {});
+
+} // namespace spyre::codegen

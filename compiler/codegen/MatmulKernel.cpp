@@ -1,0 +1,887 @@
+// The matmul kernel: C[M, N] = A[M, K] x B[K, N] (+ bias[N]), DL16 operands,
+// FP32 accumulation, C in DL16 or FP32, with A or B optionally given
+// transposed (Kernels.h).
+//
+// Split: the cores form a gridM x gridN grid over (M, N); M is cut at
+// multiples of 8 rows (64 when A is transposed, so transposes stay whole
+// 64 x 64 blocks), N at multiples of 64. Each core walks its block in a
+// nest of tiles, n, m, k or m, n, k with K innermost, so a C tile (tileM
+// rows x tileN columns, FP32 in LX) accumulates over the K tiles with acc=1.
+// An operand is loaded at the innermost loop level it depends on that has
+// more than one iteration, and stays in LX below it: with K in one tile, B
+// is loaded once per n tile and reused by every m tile (nOuter), and an
+// operand that does not change at all is loaded once.
+//
+// Pipeline on each core, every hand-over a BufferRing:
+//   dma.load --A, B--> pt.0..pt.U-1 --C--> [sfu post] --> dma.store
+// The PT units split each tile's rows. Transposed operands are loaded as
+// stored and go through an SFU stage of xpose instructions first:
+//   dma.load --A^T--> sfu.0 --A--> pt units.
+// The post stage (SFU) adds the bias in FP32 and/or converts C to DL16 when
+// C accumulated over several K tiles; with K in one tile, no bias and DL16
+// C, the PT writes DL16 directly.
+#include "compiler/codegen/KernelSupport.h"
+
+#include "support/Diagnostic.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace spyre::codegen {
+
+namespace {
+
+constexpr int64_t kStick = 64; ///< DL16 lanes: the granule of K and N
+
+enum Dim { DimM = 0, DimN = 1, DimK = 2 };
+
+/// The problem as the kernel sees it.
+struct Problem {
+  StickMatrix a, b, c;
+  std::optional<StickMatrix> bias;
+  bool transA = false, transB = false;
+  int64_t m = 0, k = 0, n = 0;
+  bool outF32 = true;
+};
+
+Problem problemOf(const MatmulArgs &args) {
+  Problem p;
+  p.transA = args.transA;
+  p.transB = args.transB;
+  p.a = StickMatrix::of(args.a);
+  p.b = StickMatrix::of(args.b);
+  p.c = StickMatrix::of(args.c);
+  SPYRE_ASSERT(p.a.dtype == isa::DType::Dl16 && p.b.dtype == isa::DType::Dl16,
+               "matmul: A and B must be DL16");
+  SPYRE_ASSERT(p.c.dtype == isa::DType::Dl16 || p.c.dtype == isa::DType::Fp32,
+               "matmul: C must be DL16 or FP32");
+  p.outF32 = p.c.dtype == isa::DType::Fp32;
+  p.m = p.transA ? p.a.cols : p.a.rows;
+  p.k = p.transA ? p.a.rows : p.a.cols;
+  int64_t kb = p.transB ? p.b.cols : p.b.rows;
+  p.n = p.transB ? p.b.rows : p.b.cols;
+  SPYRE_ASSERT(kb == p.k, "matmul: K of A (" + std::to_string(p.k) +
+                              ") and of B (" + std::to_string(kb) + ") differ");
+  SPYRE_ASSERT(p.c.rows == p.m && p.c.cols == p.n,
+               "matmul: C is not " + std::to_string(p.m) + " x " +
+                   std::to_string(p.n));
+  if (args.bias) {
+    p.bias = StickMatrix::of(*args.bias);
+    SPYRE_ASSERT(p.bias->rows == 1 && p.bias->cols == p.n &&
+                     (p.bias->dtype == isa::DType::Dl16 ||
+                      p.bias->dtype == isa::DType::Fp32),
+                 "matmul: bias must be a DL16 or FP32 vector of N");
+  }
+  return p;
+}
+
+/// What the tiles of a plan need.
+struct Shape {
+  int64_t tileM = 0, tileK = 0, tileN = 0;
+  int64_t mTiles = 1, nTiles = 1, kTiles = 1;
+  bool nOuter = true;
+  bool post = false, convert = false, directDl16 = false;
+};
+
+Shape shapeOf(const Problem &p, int64_t tileM, int64_t tileK, int64_t tileN,
+              int64_t blockM, int64_t blockN, bool nOuter) {
+  Shape s;
+  s.tileM = tileM;
+  s.tileK = tileK;
+  s.tileN = tileN;
+  s.mTiles = ceilDiv(blockM, tileM);
+  s.nTiles = ceilDiv(blockN, tileN);
+  s.kTiles = ceilDiv(p.k, tileK);
+  s.nOuter = nOuter;
+  s.convert = !p.outF32 && (s.kTiles > 1 || p.bias);
+  s.post = s.convert || p.bias.has_value();
+  s.directDl16 = !p.outF32 && !s.convert;
+  return s;
+}
+
+/// Loop level of each dim: n, m, k (nOuter) or m, n, k.
+std::array<int, 3> levelsOf(bool nOuter) {
+  return nOuter ? std::array<int, 3>{1, 0, 2} : std::array<int, 3>{0, 1, 2};
+}
+
+/// Level at which an operand depending on dims d1, d2 is loaded: the
+/// innermost of them with more than one tile, -1 (once) when none has.
+int loadLevel(const std::array<int, 3> &lvl,
+              const std::array<int64_t, 3> &tiles, Dim d1, Dim d2) {
+  int l = -1;
+  for (Dim d : {d1, d2})
+    if (tiles[d] > 1)
+      l = std::max(l, lvl[d]);
+  return l;
+}
+
+/// LX sticks of every buffer of a core, given its tile counts.
+struct LxLayout {
+  int64_t aSlot = 0, rawASlot = 0, bSlot = 0, rawBSlot = 0, cSlot = 0,
+          dSlot = 0, stage = 0, biasRaw = 0, biasF = 0;
+  int aSlots = 2, bSlots = 2, cSlots = 2;
+  int64_t total() const {
+    return aSlots * (aSlot + rawASlot) + bSlots * (bSlot + rawBSlot) +
+           cSlots * (cSlot + dSlot) + stage + biasRaw + biasF;
+  }
+};
+
+LxLayout lxLayout(const Problem &p, const Shape &s) {
+  LxLayout l;
+  const int64_t tkb = s.tileK / kStick, tnb = s.tileN / kStick;
+  const std::array<int, 3> lvl = levelsOf(s.nOuter);
+  const std::array<int64_t, 3> tiles = {s.mTiles, s.nTiles, s.kTiles};
+  l.aSlots = loadLevel(lvl, tiles, DimM, DimK) < 0 ? 1 : 2;
+  l.bSlots = loadLevel(lvl, tiles, DimN, DimK) < 0 ? 1 : 2;
+  l.cSlots = s.mTiles * s.nTiles == 1 ? 1 : 2;
+  l.aSlot = tkb * s.tileM;
+  l.rawASlot = p.transA ? ceilDiv(s.tileM, kStick) * s.tileK : 0;
+  l.bSlot = tnb * s.tileK;
+  l.rawBSlot = p.transB ? tkb * s.tileN : 0;
+  l.cSlot = (s.directDl16 ? 1 : 2) * tnb * s.tileM;
+  l.dSlot = s.convert ? tnb * s.tileM : 0;
+  l.stage = s.convert ? 2 * tnb * s.tileM : 0;
+  if (p.bias) {
+    // The FP32 bias covers whole 64-column blocks: a DL16 bias converts
+    // into it, an FP32 one is loaded there directly, zero-padded.
+    const int64_t f32Sticks = 2 * ceilDiv(p.n, kStick);
+    l.biasRaw =
+        p.bias->dtype == isa::DType::Fp32 ? f32Sticks : p.bias->blocks();
+    l.biasF = p.bias->dtype == isa::DType::Fp32 ? 0 : f32Sticks;
+  }
+  return l;
+}
+
+// ------------------------------------------------------------ planning
+
+struct Estimate {
+  double cycles = std::numeric_limits<double>::infinity();
+  Shape shape;
+};
+
+/// Time of one core's block (blockM x K x blockN) with these tiles, from the
+/// config: PT work per step (rows split over the units, efficiency by
+/// passes), DMA time (per-instruction latency plus its share of the memory
+/// bandwidth, which `active` cores divide), xpose time on one SFU, and one
+/// step of pipeline fill.
+double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
+                int64_t blockM, int64_t blockN, int units, int active) {
+  const double bw = cfg.memory.sustainedReadGBps / cfg.chip.clockGhz;
+  const double perCoreBw = bw / active;
+  const double macs = cfg.ptMacsPerCycle();
+  const double ldLatency =
+      cfg.dma.issueLatencyCycles + cfg.memory.latencyCycles;
+  const int64_t steps = s.mTiles * s.nTiles * s.kTiles;
+  const int64_t kPad = ceilDiv(p.k, kStick) * kStick;
+
+  const double rowsPerUnit = std::ceil(static_cast<double>(s.tileM) / units);
+  const double passes = std::ceil(rowsPerUnit / cfg.pt.passRows);
+  const double eff = std::min(1.0, std::sqrt(passes / cfg.pt.fullRatePasses));
+  const double stepPt =
+      cfg.pt.setupCycles + rowsPerUnit * s.tileK * s.tileN / (macs * eff);
+  const double ptTime = static_cast<double>(steps) * stepPt;
+
+  const std::array<int, 3> lvl = levelsOf(s.nOuter);
+  const std::array<int64_t, 3> tiles = {s.mTiles, s.nTiles, s.kTiles};
+  const double aBytes = 2.0 * blockM * kPad, bBytes = 2.0 * kPad * blockN;
+  auto loadsOf = [&](Dim d1, Dim d2) {
+    int l = loadLevel(lvl, tiles, d1, d2);
+    int64_t n = 1;
+    for (int i = 0; i <= l; ++i)
+      n *= tiles[i == lvl[DimM] ? DimM : i == lvl[DimN] ? DimN : DimK];
+    return n;
+  };
+  const int64_t aLoads = loadsOf(DimM, DimK), bLoads = loadsOf(DimN, DimK);
+  // Each load of A (B) moves the A (B) tile; the whole block is covered once
+  // per iteration of the levels above its own.
+  const double aTraffic = aBytes * static_cast<double>(aLoads) /
+                          static_cast<double>(s.mTiles * s.kTiles);
+  const double bTraffic = bBytes * static_cast<double>(bLoads) /
+                          static_cast<double>(s.nTiles * s.kTiles);
+  const double cTraffic =
+      (p.outF32 ? 4.0 : 2.0) * static_cast<double>(blockM * blockN);
+  const double memTime =
+      (aTraffic + bTraffic + cTraffic) / perCoreBw +
+      ldLatency * static_cast<double>(aLoads + bLoads + s.mTiles * s.nTiles);
+  const double xposeCost = 2.0 * kStick + cfg.sfu.pipelineLatencyCycles;
+  const double sfuTime =
+      xposeCost *
+      static_cast<double>((p.transA ? aLoads * ceilDiv(s.tileM, kStick) : 0) +
+                          (p.transB ? bLoads * (s.tileN / kStick) : 0)) *
+      static_cast<double>(s.tileK / kStick);
+  const double fill =
+      (2.0 * (s.tileM + s.tileN) * s.tileK) / perCoreBw + ldLatency + stepPt;
+  return std::max({ptTime, memTime, sfuTime}) + fill;
+}
+
+/// Candidate tile sizes: `full` cut into d equal parts, rounded up to
+/// `align`, for a spread of part counts.
+std::vector<int64_t> tileCandidates(int64_t full, int64_t align) {
+  std::vector<int64_t> out;
+  for (int64_t d : {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}) {
+    int64_t t = ceilDiv(ceilDiv(full, d), align) * align;
+    if (t < align)
+      t = align;
+    if (std::find(out.begin(), out.end(), t) == out.end())
+      out.push_back(t);
+  }
+  return out;
+}
+
+Estimate bestTiles(const hw::HwConfig &cfg, const Problem &p, int64_t blockM,
+                   int64_t blockN, int units, int active, int64_t lxSticks,
+                   int64_t mAlign) {
+  Estimate best;
+  const int64_t kPad = ceilDiv(p.k, kStick) * kStick;
+  const int64_t nPad = ceilDiv(blockN, kStick) * kStick;
+  for (int64_t tm : tileCandidates(blockM, mAlign))
+    for (int64_t tn : tileCandidates(nPad, kStick))
+      for (int64_t tk : tileCandidates(kPad, kStick))
+        for (bool nOuter : {true, false}) {
+          Shape s = shapeOf(p, tm, tk, tn, blockM, blockN, nOuter);
+          if (lxLayout(p, s).total() > lxSticks)
+            continue;
+          double t = estimate(cfg, p, s, blockM, blockN, units, active);
+          if (t < best.cycles * (1 - 1e-9)) {
+            best.cycles = t;
+            best.shape = s;
+          }
+        }
+  return best;
+}
+
+int64_t mAlignOf(const Problem &p) { return p.transA ? kStick : 8; }
+
+/// Rows [m0, m1) of grid row i, cut at multiples of `align`.
+std::pair<int64_t, int64_t> gridRange(int64_t total, int64_t align,
+                                      int64_t parts, int64_t i) {
+  auto [u0, u1] = splitRange(ceilDiv(total, align), parts, i);
+  return {std::min(total, u0 * align), std::min(total, u1 * align)};
+}
+
+} // namespace
+
+std::string MatmulPlan::str() const {
+  std::string s =
+      "matmul " + std::to_string(m) + "x" + std::to_string(k) + "x" +
+      std::to_string(n) + ": grid " + std::to_string(gridM) + "x" +
+      std::to_string(gridN) + ", tiles " + std::to_string(tileM) + "x" +
+      std::to_string(tileK) + "x" + std::to_string(tileN) +
+      (nOuter ? " (n, m, k)" : " (m, n, k)") + ", " + std::to_string(units) +
+      " PT units, LX " + std::to_string(lxSticks) + " sticks, estimate " +
+      std::to_string(estimatedCycles) + " cycles\n";
+  for (const Part &pt : parts)
+    s += "core " + std::to_string(pt.core) + ": rows [" +
+         std::to_string(pt.m0) + ", " + std::to_string(pt.m1) + "), cols [" +
+         std::to_string(pt.n0) + ", " + std::to_string(pt.n1) + ")\n";
+  return s;
+}
+
+MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
+                      const KernelOptions &opt, int gridM, int gridN) {
+  const Problem p = problemOf(args);
+  const Resources res = resources(config, opt);
+  const int64_t mAlign = mAlignOf(p);
+  const int64_t mUnits = ceilDiv(p.m, mAlign), nUnits = ceilDiv(p.n, kStick);
+  SPYRE_ASSERT((gridM > 0) == (gridN > 0),
+               "matmul: give both grid sides or none");
+  SPYRE_ASSERT(
+      gridM <= 0 ||
+          (gridM <= mUnits && gridN <= nUnits && gridM * gridN <= res.cores),
+      "matmul: grid " + std::to_string(gridM) + "x" + std::to_string(gridN) +
+          " does not fit the problem or cores");
+  MatmulPlan plan;
+  plan.m = p.m;
+  plan.k = p.k;
+  plan.n = p.n;
+  plan.units = res.units;
+  double bestCycles = std::numeric_limits<double>::infinity();
+  for (int64_t gm = 1; gm <= std::min<int64_t>(res.cores, mUnits); ++gm)
+    for (int64_t gn = 1; gn * gm <= res.cores && gn <= nUnits; ++gn) {
+      if (gridM > 0 && (gm != gridM || gn != gridN))
+        continue;
+      const int64_t blockM = std::min(p.m, ceilDiv(mUnits, gm) * mAlign);
+      const int64_t blockN = std::min(p.n, ceilDiv(nUnits, gn) * kStick);
+      Estimate e = bestTiles(config, p, blockM, blockN, res.units,
+                             static_cast<int>(gm * gn), res.lxSticks(), mAlign);
+      if (!(e.cycles < bestCycles * (1 - 1e-9)))
+        continue;
+      bestCycles = e.cycles;
+      plan.gridM = static_cast<int>(gm);
+      plan.gridN = static_cast<int>(gn);
+      plan.tileM = e.shape.tileM;
+      plan.tileK = e.shape.tileK;
+      plan.tileN = e.shape.tileN;
+      plan.nOuter = e.shape.nOuter;
+    }
+  SPYRE_ASSERT(bestCycles < std::numeric_limits<double>::infinity(),
+               "matmul: no tiling fits " + std::to_string(res.lxSticks()) +
+                   " LX sticks");
+  plan.estimatedCycles = static_cast<int64_t>(std::ceil(bestCycles));
+  int core = res.firstCore;
+  for (int i = 0; i < plan.gridM; ++i)
+    for (int j = 0; j < plan.gridN; ++j) {
+      auto [m0, m1] = gridRange(p.m, mAlign, plan.gridM, i);
+      auto [n0, n1] = gridRange(p.n, kStick, plan.gridN, j);
+      if (m1 > m0 && n1 > n0)
+        plan.parts.push_back({core++, m0, m1, n0, n1});
+    }
+  return plan;
+}
+
+// ------------------------------------------------------------ emission
+
+namespace {
+
+/// One core's streams, rings and registers, emitted role by role: each
+/// stream walks the same loop nest and runs the hooks of the roles it has.
+class MatmulCore {
+public:
+  MatmulCore(ProgramBuilder &pb, const Problem &p, const MatmulPlan &plan,
+             const Resources &res, const MatmulPlan::Part &part)
+      : pb_(pb), p_(p), part_(part), core_(part.core), units_(plan.units) {
+    const int64_t blockM = part.m1 - part.m0, blockN = part.n1 - part.n0;
+    s_ = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, blockM, blockN,
+                 plan.nOuter);
+    lvl_ = levelsOf(s_.nOuter);
+    tail_[DimM] = blockM - (s_.mTiles - 1) * s_.tileM;
+    tail_[DimN] = blockN - (s_.nTiles - 1) * s_.tileN;
+    tail_[DimK] = p.k - (s_.kTiles - 1) * s_.tileK;
+    full_ = {s_.tileM, s_.tileN, s_.tileK};
+    const std::array<int64_t, 3> tiles = {s_.mTiles, s_.nTiles, s_.kTiles};
+    levels_.resize(3);
+    for (Dim d : {DimM, DimN, DimK})
+      levels_[static_cast<size_t>(lvl_[d])] = {tiles[d], tail_[d] != full_[d],
+                                               d == DimK};
+    aLevel_ = loadLevel(lvl_, tiles, DimM, DimK);
+    bLevel_ = loadLevel(lvl_, tiles, DimN, DimK);
+    allocate(res);
+    makeStreams();
+  }
+
+  void emit();
+  int64_t lxEnd() const { return lxEnd_; }
+
+private:
+  // Sizes of the current tile: levels up to `upTo` come from the nest
+  // iteration, deeper levels have one tile whose kind is known statically.
+  bool isTail(Dim d, const NestIter &it, int upTo) const {
+    int l = lvl_[d];
+    if (l <= upTo)
+      return it.tail[static_cast<size_t>(l)];
+    return levels_[static_cast<size_t>(l)].hasTail;
+  }
+  int64_t size(Dim d, const NestIter &it, int upTo) const {
+    return isTail(d, it, upTo) ? tail_[d] : full_[d];
+  }
+  int64_t kPad(const NestIter &it, int upTo) const {
+    return ceilDiv(size(DimK, it, upTo), kStick) * kStick;
+  }
+
+  void allocate(const Resources &res);
+  void makeStreams();
+  void emitLoad();
+  void emitSfu(StreamBuilder &s);
+  void postTile(StreamBuilder &s, const NestIter &it, int biasReg);
+  void emitPt(int unit);
+  void emitStore();
+  void loadA(const NestIter &it, int upTo);
+  void loadB(const NestIter &it, int upTo);
+  void xposeA(const NestIter &it, int upTo);
+  void xposeB(const NestIter &it, int upTo);
+
+  ProgramBuilder &pb_;
+  const Problem &p_;
+  MatmulPlan::Part part_;
+  int core_;
+  int units_;
+  Shape s_;
+  std::array<int, 3> lvl_{};
+  std::array<int64_t, 3> tail_{}, full_{};
+  std::vector<NestLevel> levels_;
+  int aLevel_ = -1, bLevel_ = -1;
+  LxLayout lx_;
+  int64_t lxEnd_ = 0;
+  std::vector<int64_t> aSlots_, rawASlots_, bSlots_, rawBSlots_, cSlots_,
+      dSlots_;
+  int64_t stageAt_ = 0, biasRawAt_ = 0, biasFAt_ = 0;
+
+  StreamBuilder *load_ = nullptr, *store_ = nullptr, *xpose_ = nullptr,
+                *post_ = nullptr;
+  std::vector<StreamBuilder *> pts_;
+  std::unique_ptr<BufferRing> aRing_, rawARing_, bRing_, rawBRing_, cRing_,
+      dRing_;
+  std::unique_ptr<OnceSignal> biasReady_;
+  int aMemReg_ = 0, bMemReg_ = 0;
+};
+
+void MatmulCore::allocate(const Resources &res) {
+  lx_ = lxLayout(p_, s_);
+  LxArena arena(res.lxBase, res.lxEnd, "matmul");
+  auto slots = [&](int n, int64_t sticks) {
+    std::vector<int64_t> v;
+    if (sticks == 0)
+      return v;
+    for (int i = 0; i < n; ++i)
+      v.push_back(arena.take(sticks));
+    return v;
+  };
+  aSlots_ = slots(lx_.aSlots, lx_.aSlot);
+  rawASlots_ = slots(lx_.aSlots, lx_.rawASlot);
+  bSlots_ = slots(lx_.bSlots, lx_.bSlot);
+  rawBSlots_ = slots(lx_.bSlots, lx_.rawBSlot);
+  cSlots_ = slots(lx_.cSlots, lx_.cSlot);
+  dSlots_ = slots(lx_.cSlots, lx_.dSlot);
+  stageAt_ = arena.take(lx_.stage);
+  biasRawAt_ = arena.take(lx_.biasRaw);
+  biasFAt_ = arena.take(lx_.biasF);
+  lxEnd_ = arena.next();
+  pb_.noteLxUse(core_, lxEnd_);
+}
+
+void MatmulCore::makeStreams() {
+  using isa::Engine;
+  load_ = &pb_.stream(core_, Engine::DmaLoad);
+  store_ = &pb_.stream(core_, Engine::DmaStore);
+  for (int u = 0; u < units_; ++u)
+    pts_.push_back(&pb_.stream(core_, Engine::Pt, u));
+  if (p_.transA || p_.transB)
+    xpose_ = &pb_.stream(core_, Engine::Sfu, 0);
+  if (s_.post)
+    post_ = &pb_.stream(core_, Engine::Sfu, units_ > 1 ? 1 : 0);
+
+  using Stages = std::vector<std::vector<StreamBuilder *>>;
+  if (p_.transA) {
+    rawARing_ = std::make_unique<BufferRing>(pb_, core_, rawASlots_,
+                                             Stages{{load_}, {xpose_}});
+    aRing_ = std::make_unique<BufferRing>(pb_, core_, aSlots_,
+                                          Stages{{xpose_}, pts_});
+  } else {
+    aRing_ = std::make_unique<BufferRing>(pb_, core_, aSlots_,
+                                          Stages{{load_}, pts_});
+  }
+  if (p_.transB) {
+    rawBRing_ = std::make_unique<BufferRing>(pb_, core_, rawBSlots_,
+                                             Stages{{load_}, {xpose_}});
+    bRing_ = std::make_unique<BufferRing>(pb_, core_, bSlots_,
+                                          Stages{{xpose_}, pts_});
+  } else {
+    bRing_ = std::make_unique<BufferRing>(pb_, core_, bSlots_,
+                                          Stages{{load_}, pts_});
+  }
+  if (s_.convert) {
+    cRing_ = std::make_unique<BufferRing>(pb_, core_, cSlots_,
+                                          Stages{pts_, {post_}});
+    dRing_ = std::make_unique<BufferRing>(pb_, core_, dSlots_,
+                                          Stages{{post_}, {store_}});
+  } else if (s_.post) {
+    cRing_ = std::make_unique<BufferRing>(pb_, core_, cSlots_,
+                                          Stages{pts_, {post_}, {store_}});
+  } else {
+    cRing_ = std::make_unique<BufferRing>(pb_, core_, cSlots_,
+                                          Stages{pts_, {store_}});
+  }
+  if (p_.bias)
+    biasReady_ = std::make_unique<OnceSignal>(
+        pb_, core_, std::vector<StreamBuilder *>{post_});
+}
+
+// ---- DMA load
+
+void MatmulCore::loadA(const NestIter &it, int upTo) {
+  const int64_t rows = size(DimM, it, upTo), kp = kPad(it, upTo);
+  const StickMatrix &a = p_.a;
+  if (p_.transA) {
+    // A^T [K, M] sticked on M: the tile's k rows of each of its m blocks.
+    rawARing_->acquire(*load_);
+    load_->append(loadSticks(rawARing_->slot(*load_), Addr{aMemReg_, 0},
+                             {size(DimK, it, upTo), ceilDiv(rows, kStick),
+                              a.rowStride, a.blockStride, s_.tileK}));
+    rawARing_->release(*load_);
+    return;
+  }
+  aRing_->acquire(*load_);
+  load_->append(
+      loadSticks(aRing_->slot(*load_), Addr{aMemReg_, 0},
+                 {rows, kp / kStick, a.rowStride, a.blockStride, s_.tileM}));
+  aRing_->release(*load_);
+}
+
+void MatmulCore::loadB(const NestIter &it, int upTo) {
+  const int64_t cols = size(DimN, it, upTo), kp = kPad(it, upTo);
+  const int64_t nBlocks = ceilDiv(cols, kStick);
+  const StickMatrix &b = p_.b;
+  if (p_.transB) {
+    // B^T [N, K] sticked on K: the tile's n rows of each of its k blocks.
+    rawBRing_->acquire(*load_);
+    load_->append(
+        loadSticks(rawBRing_->slot(*load_), Addr{bMemReg_, 0},
+                   {cols, kp / kStick, b.rowStride, b.blockStride, s_.tileN}));
+    rawBRing_->release(*load_);
+    return;
+  }
+  // Rows of the tile that memory holds; the rest up to the padded K are
+  // zeroed in LX from the shared zero sticks, so mm never reads garbage.
+  int64_t present = kp;
+  if (isTail(DimK, it, upTo))
+    present = std::min(kp, b.memRows - (s_.kTiles - 1) * s_.tileK);
+  bRing_->acquire(*load_);
+  Addr slot = bRing_->slot(*load_);
+  load_->append(
+      loadSticks(slot, Addr{bMemReg_, 0},
+                 {present, nBlocks, b.rowStride, b.blockStride, s_.tileK}));
+  if (present < kp)
+    load_->append(loadSticks(
+        slot + present, at(static_cast<int64_t>(pb_.zeroSticks(kp - present))),
+        {kp - present, nBlocks, 1, 0, s_.tileK}));
+  bRing_->release(*load_);
+}
+
+void MatmulCore::emitLoad() {
+  StreamBuilder &s = *load_;
+  for (BufferRing *r : {rawARing_.get(), rawBRing_.get()})
+    if (r)
+      r->open(s);
+  if (!p_.transA)
+    aRing_->open(s);
+  if (!p_.transB)
+    bRing_->open(s);
+  if (p_.bias) {
+    const StickMatrix &bias = *p_.bias;
+    s.append(loadSticks(at(biasRawAt_), at(static_cast<int64_t>(bias.address)),
+                        {1, bias.blocks(), 1, bias.blockStride, 1}));
+    // An FP32 bias is used in place: pad it with zero sticks to whole
+    // 64-column blocks.
+    if (lx_.biasRaw > bias.blocks())
+      s.append(loadSticks(
+          at(biasRawAt_ + bias.blocks()),
+          at(static_cast<int64_t>(pb_.zeroSticks(lx_.biasRaw - bias.blocks()))),
+          {lx_.biasRaw - bias.blocks(), 1, 1, 0, 0}));
+    biasReady_->post(s);
+  }
+  const StickMatrix &a = p_.a, &b = p_.b;
+  aMemReg_ = s.allocReg();
+  bMemReg_ = s.allocReg();
+  std::vector<int64_t> aStep(3, 0), bStep(3, 0);
+  if (p_.transA) {
+    s.li(aMemReg_, a.stick(0, part_.m0 / kStick));
+    aStep[static_cast<size_t>(lvl_[DimM])] = s_.tileM / kStick * a.blockStride;
+    aStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK * a.rowStride;
+  } else {
+    s.li(aMemReg_, a.stick(part_.m0, 0));
+    aStep[static_cast<size_t>(lvl_[DimM])] = s_.tileM * a.rowStride;
+    aStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK / kStick * a.blockStride;
+  }
+  if (p_.transB) {
+    s.li(bMemReg_, b.stick(part_.n0, 0));
+    bStep[static_cast<size_t>(lvl_[DimN])] = s_.tileN * b.rowStride;
+    bStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK / kStick * b.blockStride;
+  } else {
+    s.li(bMemReg_, b.stick(0, part_.n0 / kStick));
+    bStep[static_cast<size_t>(lvl_[DimN])] = s_.tileN / kStick * b.blockStride;
+    bStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK * b.rowStride;
+  }
+  NestIter none;
+  none.tail.assign(3, false);
+  none.first.assign(3, false);
+  if (aLevel_ < 0)
+    loadA(none, -1);
+  if (bLevel_ < 0)
+    loadB(none, -1);
+  NestHooks h;
+  h.enter = [&](int l, const NestIter &it) {
+    if (l == aLevel_)
+      loadA(it, l);
+    if (l == bLevel_)
+      loadB(it, l);
+  };
+  emitNest(s, levels_, {{aMemReg_, aStep}, {bMemReg_, bStep}}, h,
+           pb_.config().limits.maxLoopCount);
+  for (BufferRing *r : {rawARing_.get(), rawBRing_.get()})
+    if (r)
+      r->close(s);
+  if (!p_.transA)
+    aRing_->close(s);
+  if (!p_.transB)
+    bRing_->close(s);
+  s.freeReg(aMemReg_);
+  s.freeReg(bMemReg_);
+}
+
+// ---- SFU transposes
+
+void MatmulCore::xposeA(const NestIter &it, int upTo) {
+  StreamBuilder &s = *xpose_;
+  const int64_t rows = size(DimM, it, upTo), kRows = size(DimK, it, upTo);
+  rawARing_->acquire(s);
+  aRing_->acquire(s);
+  Addr raw = rawARing_->slot(s), a = aRing_->slot(s);
+  // Raw block mb holds k rows (sticks of 64 m values); A block kb holds m
+  // rows (sticks of 64 k values). Each 64 x 64 piece turns over once; lanes
+  // past the valid k rows come out zero (K padding).
+  for (int64_t mb = 0; mb * kStick < rows; ++mb)
+    for (int64_t kb = 0; kb * kStick < kRows; ++kb)
+      s.append(instr("xpose")
+                   .set("dst", a + kb * s_.tileM + mb * kStick)
+                   .set("src", raw + mb * s_.tileK + kb * kStick)
+                   .set("m", std::min(kStick, kRows - kb * kStick))
+                   .set("k", std::min(kStick, rows - mb * kStick)));
+  rawARing_->release(s);
+  aRing_->release(s);
+}
+
+void MatmulCore::xposeB(const NestIter &it, int upTo) {
+  StreamBuilder &s = *xpose_;
+  const int64_t cols = size(DimN, it, upTo), kp = kPad(it, upTo);
+  rawBRing_->acquire(s);
+  bRing_->acquire(s);
+  Addr raw = rawBRing_->slot(s), b = bRing_->slot(s);
+  // Raw block kb holds n rows (sticks of 64 k values); B block nb holds k
+  // rows (sticks of 64 n values). All 64 k lanes are taken: past K they
+  // are the zero padding of the stick, giving zero rows of B.
+  for (int64_t nb = 0; nb * kStick < cols; ++nb)
+    for (int64_t kb = 0; kb * kStick < kp; ++kb)
+      s.append(instr("xpose")
+                   .set("dst", b + nb * s_.tileK + kb * kStick)
+                   .set("src", raw + kb * s_.tileN + nb * kStick)
+                   .set("m", std::min(kStick, cols - nb * kStick))
+                   .set("k", kStick));
+  rawBRing_->release(s);
+  bRing_->release(s);
+}
+
+// ---- PT units
+
+void MatmulCore::emitPt(int unit) {
+  StreamBuilder &s = *pts_[static_cast<size_t>(unit)];
+  aRing_->open(s);
+  bRing_->open(s);
+  cRing_->open(s);
+  if (aLevel_ < 0)
+    aRing_->acquire(s);
+  if (bLevel_ < 0)
+    bRing_->acquire(s);
+  NestHooks h;
+  h.enter = [&](int l, const NestIter &) {
+    if (l == aLevel_)
+      aRing_->acquire(s);
+    if (l == bLevel_)
+      bRing_->acquire(s);
+    if (l == 1)
+      cRing_->acquire(s);
+  };
+  h.body = [&](const NestIter &it) {
+    const int64_t rows = size(DimM, it, 2);
+    const int64_t i0 = unit * rows / units_, i1 = (unit + 1) * rows / units_;
+    if (i1 <= i0)
+      return;
+    InstrBuilder mm = instr("mm")
+                          .set("c", cRing_->slot(s) + i0)
+                          .set("a", aRing_->slot(s) + i0)
+                          .set("b", bRing_->slot(s))
+                          .set("m", i1 - i0)
+                          .set("k", kPad(it, 2))
+                          .set("n", ceilDiv(size(DimN, it, 2), kStick) * kStick)
+                          .set("as", s_.tileM)
+                          .set("bs", s_.tileK)
+                          .set("cs", s_.tileM);
+    if (s_.directDl16)
+      mm.setEnum("out", "dl16");
+    if (!it.first[2])
+      mm.set("acc", 1);
+    s.append(mm);
+  };
+  h.leave = [&](int l, const NestIter &) {
+    if (l == 1)
+      cRing_->release(s);
+    if (l == aLevel_)
+      aRing_->release(s);
+    if (l == bLevel_)
+      bRing_->release(s);
+  };
+  emitNest(s, levels_, {}, h, pb_.config().limits.maxLoopCount);
+  if (aLevel_ < 0)
+    aRing_->release(s);
+  if (bLevel_ < 0)
+    bRing_->release(s);
+  aRing_->close(s);
+  bRing_->close(s);
+  cRing_->close(s);
+}
+
+// ---- SFU: transposes and the post stage, in one nest when one unit has
+// both (its program must follow the pipeline's order, or a full ring
+// would wait for work later in the same stream).
+
+void MatmulCore::emitSfu(StreamBuilder &s) {
+  const bool doXpose = &s == xpose_, doPost = &s == post_;
+  if (doXpose && p_.transA) {
+    rawARing_->open(s);
+    aRing_->open(s);
+  }
+  if (doXpose && p_.transB) {
+    rawBRing_->open(s);
+    bRing_->open(s);
+  }
+  int biasReg = 0;
+  std::vector<NestReg> regs;
+  if (doPost) {
+    cRing_->open(s);
+    if (dRing_)
+      dRing_->open(s);
+    if (p_.bias) {
+      biasReady_->await(s);
+      if (p_.bias->dtype == isa::DType::Dl16)
+        s.append(sfuCvt(at(biasFAt_), at(biasRawAt_), true,
+                        {p_.bias->blocks(), 1, 0, 0, 0, 0}));
+      biasReg = s.allocReg();
+      const int64_t biasF =
+          p_.bias->dtype == isa::DType::Dl16 ? biasFAt_ : biasRawAt_;
+      // FP32 bias sticks are 32 columns each.
+      s.li(biasReg, biasF + part_.n0 / 32);
+      std::vector<int64_t> step(3, 0);
+      step[static_cast<size_t>(lvl_[DimN])] = s_.tileN / 32;
+      regs.push_back({biasReg, step});
+    }
+  }
+  NestIter none;
+  none.tail.assign(3, false);
+  none.first.assign(3, false);
+  if (doXpose && p_.transA && aLevel_ < 0)
+    xposeA(none, -1);
+  if (doXpose && p_.transB && bLevel_ < 0)
+    xposeB(none, -1);
+  NestHooks h;
+  h.enter = [&](int l, const NestIter &it) {
+    if (doXpose && p_.transA && l == aLevel_)
+      xposeA(it, l);
+    if (doXpose && p_.transB && l == bLevel_)
+      xposeB(it, l);
+  };
+  h.leave = [&](int l, const NestIter &it) {
+    if (doPost && l == 1)
+      postTile(s, it, biasReg);
+  };
+  emitNest(s, levels_, regs, h, pb_.config().limits.maxLoopCount);
+  if (doXpose && p_.transA) {
+    rawARing_->close(s);
+    aRing_->close(s);
+  }
+  if (doXpose && p_.transB) {
+    rawBRing_->close(s);
+    bRing_->close(s);
+  }
+  if (doPost) {
+    cRing_->close(s);
+    if (dRing_)
+      dRing_->close(s);
+    if (biasReg)
+      s.freeReg(biasReg);
+  }
+}
+
+void MatmulCore::postTile(StreamBuilder &s, const NestIter &it, int biasReg) {
+  const int64_t rows = size(DimM, it, 1);
+  const int64_t nBlocks = ceilDiv(size(DimN, it, 1), kStick);
+  cRing_->acquire(s);
+  Addr c = cRing_->slot(s);
+  if (!s_.convert) {
+    // FP32 C: bias stick j on every row of FP32 block j, in place.
+    s.append(sfuBinary("add", c, c, Addr{biasReg, 0},
+                       {rows, 2 * nBlocks, s_.tileM, s_.tileM, 1, 0}, true,
+                       true));
+    cRing_->release(s);
+    return;
+  }
+  // FP32 blocks 2j and 2j+1 interleave row by row into the stage (plus the
+  // bias on the way), which cvt turns into DL16 block j.
+  dRing_->acquire(s);
+  const Addr stage = at(stageAt_);
+  for (int64_t j = 0; j < 2 * nBlocks; ++j) {
+    Addr dst = stage + (j / 2) * 2 * rows + j % 2;
+    Addr src = c + j * s_.tileM;
+    if (p_.bias)
+      s.append(sfuBinary("add", dst, src, Addr{biasReg, j},
+                         {1, rows, 2, 1, 0, 0}, true, true));
+    else
+      s.append(sfuUnary("copy", dst, src, {1, rows, 2, 1, 0, 0}, true));
+  }
+  s.append(sfuCvt(dRing_->slot(s), stage, false,
+                  {2 * rows, nBlocks, s_.tileM, 2 * rows, 0, 0}));
+  cRing_->release(s);
+  dRing_->release(s);
+}
+
+// ---- DMA store
+
+void MatmulCore::emitStore() {
+  StreamBuilder &s = *store_;
+  BufferRing &ring = dRing_ ? *dRing_ : *cRing_;
+  ring.open(s);
+  const StickMatrix &c = p_.c;
+  const int64_t lanes = c.lanes();
+  int reg = s.allocReg();
+  s.li(reg, c.stick(part_.m0, part_.n0 / lanes));
+  std::vector<int64_t> step(3, 0);
+  step[static_cast<size_t>(lvl_[DimM])] = s_.tileM * c.rowStride;
+  step[static_cast<size_t>(lvl_[DimN])] = s_.tileN / lanes * c.blockStride;
+  NestHooks h;
+  h.leave = [&](int l, const NestIter &it) {
+    if (l != 1)
+      return;
+    ring.acquire(s);
+    s.append(storeSticks(Addr{reg, 0}, ring.slot(s),
+                         {size(DimM, it, 1), ceilDiv(size(DimN, it, 1), lanes),
+                          c.rowStride, c.blockStride, s_.tileM}));
+    ring.release(s);
+  };
+  emitNest(s, levels_, {{reg, step}}, h, pb_.config().limits.maxLoopCount);
+  ring.close(s);
+  s.freeReg(reg);
+}
+
+void MatmulCore::emit() {
+  emitLoad();
+  if (xpose_)
+    emitSfu(*xpose_);
+  for (int u = 0; u < units_; ++u)
+    emitPt(u);
+  if (post_ && post_ != xpose_)
+    emitSfu(*post_);
+  emitStore();
+  for (auto *r : {aRing_.get(), rawARing_.get(), bRing_.get(), rawBRing_.get(),
+                  cRing_.get(), dRing_.get()})
+    if (r)
+      r->finish();
+  if (biasReady_)
+    biasReady_->finish();
+}
+
+} // namespace
+
+MatmulPlan emitMatmul(ProgramBuilder &pb, const MatmulArgs &args,
+                      const KernelOptions &opt, const MatmulPlan *given) {
+  const Problem p = problemOf(args);
+  const Resources res = resources(pb.config(), opt);
+  MatmulPlan plan = given ? *given : planMatmul(pb.config(), args, opt);
+  SPYRE_ASSERT(plan.m == p.m && plan.k == p.k && plan.n == p.n,
+               "matmul: the plan is for another problem");
+  SPYRE_ASSERT(plan.tileK % kStick == 0 && plan.tileN % kStick == 0 &&
+                   plan.tileM % mAlignOf(p) == 0 && plan.tileM > 0,
+               "matmul: tile sizes break the stick granularity");
+  SPYRE_ASSERT(plan.units >= 1 &&
+                   plan.units <= pb.config().chip.coreletsPerCore,
+               "matmul: plan units");
+  pb.setOp(opt.op.empty() ? "matmul" : opt.op);
+  plan.lxSticks = 0;
+  for (const MatmulPlan::Part &part : plan.parts) {
+    MatmulCore core(pb, p, plan, res, part);
+    core.emit();
+    plan.lxSticks = std::max(plan.lxSticks, core.lxEnd() - res.lxBase);
+  }
+  return plan;
+}
+
+} // namespace spyre::codegen

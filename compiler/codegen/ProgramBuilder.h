@@ -1,0 +1,224 @@
+// Building a Spyre program (isa::Program) in code: tensors placed in device
+// memory by a bump allocator, one instruction stream per (core, engine,
+// unit), instructions assembled field by field through the ISA table, hardware
+// loops with their labels handled, provenance, per-core sync counters and a
+// final check of everything the program file and the assembler would check.
+//
+// Instructions are built with InstrBuilder, naming the mnemonic and the
+// fields as the ISA table does (docs/isa.md); omitted optional fields take
+// their table defaults:
+//
+//   s.append(instr("ld").set("lx", Addr{r1}).set("mem", Addr{0, 0x40})
+//                .set("run", 4));
+//
+// Every address is in sticks. Errors here are bugs of the caller (a kernel
+// asked for an impossible instruction), so they are assertions, not user
+// diagnostics.
+#pragma once
+
+#include "hw/HwConfig.h"
+#include "isa/Program.h"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace spyre::codegen {
+
+/// An address operand: base register + signed offset in sticks.
+struct Addr {
+  int reg = 0;
+  int64_t offset = 0;
+
+  Addr operator+(int64_t d) const { return {reg, offset + d}; }
+  friend bool operator==(const Addr &, const Addr &) = default;
+};
+
+/// An absolute address (base r0).
+inline Addr at(int64_t offset) { return {0, offset}; }
+
+/// One instruction under construction, its fields set by name.
+class InstrBuilder {
+public:
+  explicit InstrBuilder(std::string_view mnemonic);
+
+  /// Integer, register, counter, core or label-length field.
+  InstrBuilder &set(std::string_view field, int64_t value);
+  /// Address field (LX or memory).
+  InstrBuilder &set(std::string_view field, Addr addr);
+  /// FP32 immediate field.
+  InstrBuilder &setFloat(std::string_view field, float value);
+  /// Enum field by value name (`f32`, `stick`, ...).
+  InstrBuilder &setEnum(std::string_view field, std::string_view value);
+
+  /// The instruction with defaults filled in. Asserts that every required
+  /// field was given and every value is in its field's range.
+  isa::Instr build() const;
+  const isa::InstrDesc &desc() const { return *desc_; }
+
+private:
+  size_t index(std::string_view field) const;
+
+  const isa::InstrDesc *desc_;
+  isa::Instr instr_;
+  std::vector<bool> given_;
+};
+
+inline InstrBuilder instr(std::string_view mnemonic) {
+  return InstrBuilder(mnemonic);
+}
+
+class ProgramBuilder;
+
+/// One engine instance's stream under construction.
+class StreamBuilder {
+public:
+  int core() const { return stream_.core; }
+  isa::Engine engine() const { return stream_.engine; }
+  int unit() const { return stream_.unit; }
+  std::string name() const { return stream_.name(); }
+  size_t size() const { return stream_.code.size(); }
+
+  /// Appends an instruction with the builder's current source op.
+  StreamBuilder &append(const isa::Instr &in);
+  StreamBuilder &append(const InstrBuilder &in) { return append(in.build()); }
+
+  void li(int rd, int64_t value);
+  void addi(int rd, int rs, int64_t imm);
+  /// rd = rs (addi rd, rs, 0).
+  void mov(int rd, int rs) { addi(rd, rs, 0); }
+  /// Adds `value` to counter `counter` of `core` (-1: this core).
+  void signal(int counter, int64_t value, int core = -1);
+  void wait(int counter, int64_t value);
+  void barrier(int id, int64_t count);
+
+  /// Opens a hardware loop of `count` iterations (1 .. max_loop_count); the
+  /// matching endLoop closes it. Loops nest up to max_loop_depth.
+  void beginLoop(int64_t count);
+  /// Closes the innermost open loop; a loop with an empty body is removed.
+  void endLoop();
+  int loopDepth() const { return static_cast<int>(openLoops_.size()); }
+
+  /// A free register r1..r15 of this stream; asserts when none is left.
+  int allocReg();
+  void freeReg(int reg);
+
+  /// Only ProgramBuilder makes streams (ProgramBuilder::stream).
+  class Key {
+    friend class ProgramBuilder;
+    Key() = default;
+  };
+  StreamBuilder(Key, ProgramBuilder &owner, int core, isa::Engine e, int unit);
+
+private:
+  friend class ProgramBuilder;
+
+  ProgramBuilder *owner_;
+  isa::Stream stream_;
+  std::vector<size_t> openLoops_;
+  uint16_t usedRegs_ = 1; ///< bit r set when allocated; r0 is never free
+};
+
+class ProgramBuilder {
+public:
+  ProgramBuilder(const hw::HwConfig &config, std::string name = {});
+  ProgramBuilder(const ProgramBuilder &) = delete;
+  ProgramBuilder &operator=(const ProgramBuilder &) = delete;
+  ~ProgramBuilder();
+
+  const hw::HwConfig &config() const { return config_; }
+
+  // ---- Tensors in device memory ----
+
+  /// Device addresses are handed out from `next` upward, each tensor aligned
+  /// to `alignSticks` (1: the stick alignment every address already has).
+  void setAllocator(uint64_t next, uint64_t alignSticks = 1);
+  /// Reserves `sticks` of device memory; returns the address in sticks.
+  uint64_t allocate(uint64_t sticks);
+  /// Declares a tensor in the stick layout of its host shape (DESIGN.md
+  /// section 2) at the next free address. The reference stays valid while
+  /// the builder lives.
+  const isa::TensorDecl &addTensor(std::string name, isa::TensorKind kind,
+                                   isa::DType dtype,
+                                   std::vector<int64_t> hostShape);
+  /// The same at a given address (checked for overlap by finish()).
+  const isa::TensorDecl &addTensorAt(std::string name, isa::TensorKind kind,
+                                     isa::DType dtype,
+                                     std::vector<int64_t> hostShape,
+                                     uint64_t address);
+  /// A constant with its host-order values, stored in device format.
+  const isa::TensorDecl &addConst(std::string name, isa::DType dtype,
+                                  std::vector<int64_t> hostShape,
+                                  const std::vector<float> &values);
+  const isa::TensorDecl *findTensor(std::string_view name) const;
+  /// Address of a constant of `sticks` zero sticks shared by all kernels
+  /// (declared on first use as the const tensor `__zeros`, 64 sticks).
+  uint64_t zeroSticks(int64_t sticks);
+
+  // ---- Streams, provenance, synchronisation ----
+
+  /// The stream of (core, engine, unit), created on first use.
+  StreamBuilder &stream(int core, isa::Engine engine, int unit = 0);
+  /// Whether that stream exists yet.
+  bool hasStream(int core, isa::Engine engine, int unit = 0) const;
+  /// Source op recorded for the instructions appended from now on (empty:
+  /// none).
+  void setOp(std::string op);
+  /// Provenance index of the current op (isa::kNoProvenance when none).
+  uint32_t currentProvenance() const { return currentOp_; }
+
+  /// A sync counter of `core` nobody holds; asserts when all are taken.
+  /// Kernels leave their counters at zero and release them. A released
+  /// counter is handed out again only after the next barrierAll(): before
+  /// it, a stream that is behind may still be waiting for its last tokens,
+  /// and a new user's signals would satisfy that wait.
+  int allocCounter(int core);
+  void releaseCounter(int core, int counter);
+
+  /// Every existing stream meets at a chip-wide barrier (id 0): what any
+  /// stream did before it (device memory included) is done before any stream
+  /// goes on. The DMA load stream of every core is created first, so a
+  /// kernel emitted afterwards cannot read device memory early even on a
+  /// core that had no stream yet. Sequential kernels that exchange data
+  /// through device memory are separated by one.
+  void barrierAll();
+
+  /// The highest LX stick (exclusive) a kernel reserved on `core`.
+  int64_t lxHighWater(int core) const;
+  void noteLxUse(int core, int64_t endStick);
+
+  /// Ends every stream with halt and checks the program: loops well nested
+  /// within the config's depth and count, every field in range and within
+  /// the config's limits (LX and memory offsets, counters, cores, barriers),
+  /// tensors inside device memory and not overlapping. Asserts on a problem.
+  /// The builder is spent afterwards.
+  isa::Program finish();
+
+private:
+  friend class StreamBuilder;
+
+  const hw::HwConfig &config_;
+  isa::Program program_;
+  std::deque<isa::TensorDecl> tensors_; ///< stable addresses until finish()
+  std::map<std::tuple<int, int, int>, std::unique_ptr<StreamBuilder>> streams_;
+  uint32_t currentOp_ = isa::kNoProvenance;
+  uint64_t nextAddress_ = 0;
+  uint64_t align_ = 1;
+  enum class CounterState : uint8_t { Free, Held, Released };
+  std::vector<std::vector<CounterState>> counters_; ///< [core][counter]
+  std::vector<int64_t> lxHighWater_;
+  std::string zerosName_;
+  bool finished_ = false;
+};
+
+/// Checks a finished program against `config` as ProgramBuilder::finish()
+/// does; returns the first problem or an empty string.
+std::string validateProgram(const isa::Program &program,
+                            const hw::HwConfig &config);
+
+} // namespace spyre::codegen

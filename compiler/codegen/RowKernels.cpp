@@ -1,0 +1,839 @@
+// Row kernels: elementwise ops, conversion, softmax, layer and RMS norm and
+// reductions over the last dim (Kernels.h).
+//
+// All of them share one driver. A core owns a contiguous range of rows and
+// walks it in tiles of t rows. A tile sits in LX as in memory, blocks
+// outermost: block b's t row sticks are contiguous (block stride t), so a
+// tile is one DMA instruction with one contiguous run per block. Each
+// streamed operand has two tile buffers (a BufferRing: load -> SFU units),
+// the output two more (SFU units -> store); constants (bias rows, weights)
+// are loaded once per core. The SFU units split every tile's rows among
+// themselves, each working on its rows of every block.
+//
+// SFU code per tile works block by block: the full blocks in one
+// instruction whose "rows" are the blocks (n = rows of the sub-tile,
+// m = blocks, strides t), the last partial block in one instruction with
+// count = its valid lanes, so padding lanes are never used and are written
+// as zero. Row statistics work on an FP32 copy of the sub-tile laid out
+// [block][row][F] (F = 2 FP32 sticks per DL16 stick, 1 for FP32 input):
+// per-block partial reductions (rsum/rmax, one stick per row and block),
+// then a column reduction over the blocks (csum/cmax) gives one stick per
+// row holding the row's value in every lane.
+#include "compiler/codegen/KernelSupport.h"
+
+#include "support/Diagnostic.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace spyre::codegen {
+
+namespace {
+
+constexpr isa::DType kF32 = isa::DType::Fp32;
+/// Rows per tile are chosen so a tile moves at least this many sticks of
+/// input when the core has that much work: shorter DMA instructions spend
+/// more of their time in issue and memory latency (dma.issue_latency_cycles
+/// + memory.latency_cycles, about 170 cycles against 1.3 cycles per stick
+/// at the sustained bandwidth).
+constexpr int64_t kMinTileSticks = 256;
+/// A core's rows are cut into at least this many tiles when they are large
+/// enough, so loads, compute and stores overlap.
+constexpr int64_t kMinTiles = 4;
+
+/// One SFU unit's view of the kernel: its fixed scratch and the constants.
+struct UnitCtx {
+  StreamBuilder *sfu = nullptr;
+  int unit = 0;
+  int64_t hmax = 0;            ///< most rows of any of its sub-tiles
+  std::vector<int64_t> consts; ///< LX address of each constant
+  int64_t scratch = 0;         ///< base of the unit's scratch
+};
+
+/// One sub-tile: `h` rows of the current tile, starting at the addresses
+/// given (block 0); blocks are `bs` sticks apart in the tile buffers.
+struct SubTile {
+  int64_t h = 0;
+  int64_t bs = 0;
+  std::vector<Addr> in;
+  Addr out;
+};
+
+struct ConstSpec {
+  StickMatrix m;
+  int64_t padTo = 0; ///< LX sticks; zero sticks after the constant's own
+};
+
+struct RowKernel {
+  std::string what;
+  std::vector<StickMatrix> inputs;
+  StickMatrix output;
+  std::vector<ConstSpec> consts;
+  /// Scratch sticks of one unit for sub-tiles of up to h rows.
+  std::function<int64_t(int64_t h)> scratch = [](int64_t) { return 0; };
+  std::function<void(const UnitCtx &)> prologue;
+  std::function<void(const UnitCtx &, const SubTile &)> compute;
+};
+
+int64_t constSticks(const ConstSpec &c) {
+  return std::max(c.m.rows * c.m.blocks(), c.padTo);
+}
+
+/// The rows x blocks move of a whole tile of matrix `m`.
+StickMove tileMove(const StickMatrix &m, int64_t rows, int64_t lxBlockStride) {
+  return {rows, m.blocks(), m.rowStride, m.blockStride, lxBlockStride};
+}
+
+void emitRowCore(ProgramBuilder &pb, const RowKernel &k, const Resources &res,
+                 int core, int64_t r0, int64_t r1, int64_t t) {
+  using isa::Engine;
+  const int units = res.units;
+  const int64_t hmax = ceilDiv(t, units);
+  LxArena arena(res.lxBase, res.lxEnd, k.what);
+  std::vector<int64_t> constAt;
+  for (const ConstSpec &c : k.consts)
+    constAt.push_back(arena.take(constSticks(c)));
+  std::vector<std::vector<int64_t>> inSlots;
+  for (const StickMatrix &m : k.inputs)
+    inSlots.push_back({arena.take(m.blocks() * t), arena.take(m.blocks() * t)});
+  std::vector<int64_t> outSlots = {arena.take(k.output.blocks() * t),
+                                   arena.take(k.output.blocks() * t)};
+  std::vector<int64_t> scratchAt;
+  for (int u = 0; u < units; ++u)
+    scratchAt.push_back(arena.take(k.scratch(hmax)));
+  pb.noteLxUse(core, arena.next());
+
+  StreamBuilder &load = pb.stream(core, Engine::DmaLoad);
+  StreamBuilder &store = pb.stream(core, Engine::DmaStore);
+  std::vector<StreamBuilder *> sfus;
+  for (int u = 0; u < units; ++u)
+    sfus.push_back(&pb.stream(core, Engine::Sfu, u));
+
+  std::vector<BufferRing> inRings;
+  inRings.reserve(k.inputs.size());
+  for (size_t i = 0; i < k.inputs.size(); ++i)
+    inRings.emplace_back(
+        pb, core, inSlots[i],
+        std::vector<std::vector<StreamBuilder *>>{{&load}, sfus});
+  BufferRing outRing(pb, core, outSlots, {sfus, {&store}});
+  OnceSignal constsReady(
+      pb, core, k.consts.empty() ? std::vector<StreamBuilder *>{} : sfus);
+
+  const int64_t n = r1 - r0;
+  const int64_t tiles = ceilDiv(n, t);
+  const int64_t tail = n - (tiles - 1) * t;
+  const std::vector<NestLevel> levels = {{tiles, tail != t, false}};
+  const int64_t maxLoop = pb.config().limits.maxLoopCount;
+  auto rowsOf = [&](const NestIter &it) { return it.tail[0] ? tail : t; };
+
+  // DMA load: constants once, then every input tile.
+  for (BufferRing &r : inRings)
+    r.open(load);
+  for (size_t c = 0; c < k.consts.size(); ++c) {
+    const ConstSpec &cs = k.consts[c];
+    load.append(loadSticks(at(constAt[c]),
+                           at(static_cast<int64_t>(cs.m.address)),
+                           tileMove(cs.m, cs.m.rows, cs.m.rows)));
+    int64_t own = cs.m.rows * cs.m.blocks();
+    if (cs.padTo > own)
+      load.append(
+          loadSticks(at(constAt[c] + own),
+                     at(static_cast<int64_t>(pb.zeroSticks(cs.padTo - own))),
+                     {cs.padTo - own, 1, 1, 0, 0}));
+  }
+  if (!k.consts.empty())
+    constsReady.post(load);
+  std::vector<NestReg> loadRegs;
+  for (const StickMatrix &m : k.inputs) {
+    int reg = load.allocReg();
+    load.li(reg, m.stick(r0, 0));
+    loadRegs.push_back({reg, {t * m.rowStride}});
+  }
+  NestHooks loadHooks;
+  loadHooks.body = [&](const NestIter &it) {
+    for (size_t i = 0; i < k.inputs.size(); ++i) {
+      inRings[i].acquire(load);
+      load.append(loadSticks(inRings[i].slot(load), Addr{loadRegs[i].reg, 0},
+                             tileMove(k.inputs[i], rowsOf(it), t)));
+      inRings[i].release(load);
+    }
+  };
+  emitNest(load, levels, loadRegs, loadHooks, maxLoop);
+  for (BufferRing &r : inRings)
+    r.close(load);
+  for (const NestReg &r : loadRegs)
+    load.freeReg(r.reg);
+
+  // DMA store: every output tile.
+  outRing.open(store);
+  int outReg = store.allocReg();
+  store.li(outReg, k.output.stick(r0, 0));
+  std::vector<NestReg> storeRegs = {{outReg, {t * k.output.rowStride}}};
+  NestHooks storeHooks;
+  storeHooks.body = [&](const NestIter &it) {
+    outRing.acquire(store);
+    store.append(storeSticks(Addr{outReg, 0}, outRing.slot(store),
+                             tileMove(k.output, rowsOf(it), t)));
+    outRing.release(store);
+  };
+  emitNest(store, levels, storeRegs, storeHooks, maxLoop);
+  outRing.close(store);
+  store.freeReg(outReg);
+
+  // SFU units: each its share of every tile's rows.
+  for (int u = 0; u < units; ++u) {
+    StreamBuilder &s = *sfus[static_cast<size_t>(u)];
+    for (BufferRing &r : inRings)
+      r.open(s);
+    outRing.open(s);
+    UnitCtx ctx{&s, u, hmax, constAt, scratchAt[static_cast<size_t>(u)]};
+    if (!k.consts.empty())
+      constsReady.await(s);
+    if (k.prologue)
+      k.prologue(ctx);
+    NestHooks hooks;
+    hooks.body = [&](const NestIter &it) {
+      int64_t rows = rowsOf(it);
+      int64_t i0 = u * rows / units, i1 = (u + 1) * rows / units;
+      for (BufferRing &r : inRings)
+        r.acquire(s);
+      outRing.acquire(s);
+      if (i1 > i0) {
+        SubTile st{i1 - i0, t, {}, outRing.slot(s) + i0};
+        for (BufferRing &r : inRings)
+          st.in.push_back(r.slot(s) + i0);
+        k.compute(ctx, st);
+      }
+      for (BufferRing &r : inRings)
+        r.release(s);
+      outRing.release(s);
+    };
+    emitNest(s, levels, {}, hooks, maxLoop);
+    for (BufferRing &r : inRings)
+      r.close(s);
+    outRing.close(s);
+  }
+  for (BufferRing &r : inRings)
+    r.finish();
+  outRing.finish();
+  constsReady.finish();
+}
+
+RowPlan runRowKernel(ProgramBuilder &pb, const RowKernel &k,
+                     const KernelOptions &opt, std::string_view defaultOp) {
+  const Resources res = resources(pb.config(), opt);
+  const int64_t rows = k.output.rows;
+  for (const StickMatrix &m : k.inputs)
+    SPYRE_ASSERT(m.rows == rows, k.what + ": operands differ in rows");
+  const int cores = static_cast<int>(std::min<int64_t>(res.cores, rows));
+  const int units = res.units;
+
+  int64_t fixed = 0, perRow = 2 * k.output.blocks(), inSticks = 0;
+  for (const ConstSpec &c : k.consts)
+    fixed += constSticks(c);
+  for (const StickMatrix &m : k.inputs) {
+    perRow += 2 * m.blocks();
+    inSticks += m.blocks();
+  }
+  auto lxFor = [&](int64_t t) {
+    return fixed + perRow * t + units * k.scratch(ceilDiv(t, units));
+  };
+  const int64_t maxRows = ceilDiv(rows, cores);
+  const int64_t avail = res.lxSticks();
+  int64_t fit = 0;
+  for (int64_t lo = 1, hi = maxRows; lo <= hi;) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (lxFor(mid) <= avail) {
+      fit = mid;
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  SPYRE_ASSERT(fit >= 1,
+               k.what + ": one row needs " + std::to_string(lxFor(1)) +
+                   " LX sticks, the kernel has " + std::to_string(avail));
+  int64_t t = 0;
+  if (opt.tileRows > 0) {
+    t = std::min(opt.tileRows, maxRows);
+    SPYRE_ASSERT(t <= fit, k.what + ": " + std::to_string(t) +
+                               " rows per tile do not fit LX");
+  } else {
+    int64_t minRows = ceilDiv(kMinTileSticks, std::max<int64_t>(1, inSticks));
+    t = std::min(
+        {fit, maxRows, std::max(ceilDiv(maxRows, kMinTiles), minRows)});
+    t = ceilDiv(maxRows, ceilDiv(maxRows, t));
+  }
+
+  pb.setOp(opt.op.empty() ? std::string(defaultOp) : opt.op);
+  RowPlan plan;
+  plan.rows = rows;
+  plan.tileRows = t;
+  plan.units = units;
+  plan.lxSticks = lxFor(t);
+  for (int i = 0; i < cores; ++i) {
+    auto [r0, r1] = splitRange(rows, cores, i);
+    int core = res.firstCore + i;
+    plan.parts.push_back({core, r0, r1});
+    emitRowCore(pb, k, res, core, r0, r1, t);
+  }
+  return plan;
+}
+
+// ------------------------------------------------- FP32 sub-tile helpers
+
+/// A sub-tile of h rows in FP32 in scratch: [block][row][F] sticks. F is 2
+/// for a DL16 source (a DL16 stick is two FP32 sticks) and 1 for FP32.
+struct F32Rows {
+  StreamBuilder &s;
+  int64_t h = 0;
+  int64_t nb = 0;    ///< blocks of the source
+  int64_t f = 1;     ///< FP32 sticks per block and row
+  int64_t rem = 0;   ///< valid elements of the last block; 0: it is full
+  int64_t nFull = 0; ///< blocks without padding
+
+  F32Rows(StreamBuilder &stream, const StickMatrix &x, int64_t rows)
+      : s(stream), h(rows), nb(x.blocks()), f(x.dtype == kF32 ? 1 : 2),
+        rem(x.lastLanes() == x.lanes() ? 0 : x.lastLanes()),
+        nFull(x.blocks() - (rem != 0 ? 1 : 0)) {}
+
+  int64_t rowSticks() const { return h * f; } ///< one block of the sub-tile
+  Addr lastBlock(Addr a) const { return a + nFull * rowSticks(); }
+
+  /// xf = the tile rows at `in` (block stride bs) in FP32.
+  void load(Addr xf, Addr in, int64_t bs) {
+    if (f == 2) {
+      s.append(sfuCvt(xf, in, true, {h, nb, 2 * h, bs, 0, 0}));
+      return;
+    }
+    s.append(sfuUnary("copy", xf, in, {h, nb, h, bs, 0, 0}, true));
+  }
+  /// out (block stride bs) = xf rounded to the source's format.
+  void store(Addr out, Addr xf, int64_t bs) {
+    if (f == 2) {
+      s.append(sfuCvt(out, xf, false, {2 * h, nb, bs, 2 * h, 0, 0}));
+      return;
+    }
+    s.append(sfuUnary("copy", out, xf, {h, nb, bs, h, 0, 0}, true));
+  }
+  /// dst (h sticks) = per-row rsum or rmax of src, through `partial`
+  /// (nb * h sticks) when there are several blocks. Padding lanes are left
+  /// out of rmax with count; rsum needs them zero (they are, throughout).
+  void reduce(std::string_view op, Addr dst, Addr src, Addr partial) {
+    Addr p = nb > 1 ? partial : dst;
+    bool isMax = op == "rmax";
+    int64_t plain = isMax ? nFull : nb;
+    if (plain > 0)
+      s.append(sfuUnary(op, p, src, {f, plain * h, 1, f, 0, 0}, true));
+    if (isMax && rem != 0)
+      s.append(sfuUnary(op, p + nFull * h, lastBlock(src), {f, h, 1, f, 0, rem},
+                        true));
+    if (nb > 1)
+      s.append(sfuUnary(isMax ? "cmax" : "csum", dst, partial,
+                        {h, nb, 0, h, 0, 0}, true));
+  }
+  /// A per-row stick (h sticks) as [row][F] for whole-block operations;
+  /// returns where that is (the stat itself when F = 1).
+  Addr spread(Addr statF, Addr stat) {
+    if (f == 1)
+      return stat;
+    for (int64_t i = 0; i < f; ++i)
+      s.append(sfuUnary("copy", statF + i, stat, {1, h, f, 1, 0, 0}, true));
+    return statF;
+  }
+  /// dst = src op stat, stat one stick per row (spread: its [row][F] form).
+  void rowStat(std::string_view op, Addr dst, Addr src, Addr stat,
+               Addr spreadStat) {
+    if (nFull > 0)
+      s.append(sfuBinary(op, dst, src, spreadStat,
+                         {rowSticks(), nFull, rowSticks(), rowSticks(), 0, 0},
+                         false, true));
+    if (rem != 0)
+      s.append(sfuBinary(op, lastBlock(dst), lastBlock(src), stat,
+                         {f, h, f, f, 1, rem}, true, true));
+  }
+  /// dst = src op vec, vec [block][F] along the row (weights, bias).
+  void colVec(std::string_view op, Addr dst, Addr src, Addr vec) {
+    for (int64_t b = 0; b < nb; ++b) {
+      int64_t off = b * rowSticks();
+      s.append(sfuBinary(op, dst + off, src + off, vec + b * f,
+                         {f, h, f, f, 0, b == nFull ? rem : 0}, false, true));
+    }
+  }
+  /// dst = op(src) elementwise, padding lanes kept zero.
+  void map(std::string_view op, Addr dst, Addr src) {
+    if (nFull > 0)
+      s.append(sfuUnary(op, dst, src, {f, nFull * h, f, f, 0, 0}, true));
+    if (rem != 0)
+      s.append(sfuUnary(op, lastBlock(dst), lastBlock(src),
+                        {f, h, f, f, 0, rem}, true));
+  }
+  /// dst = a * b elementwise over every stick (0 * 0 keeps padding zero).
+  void square(Addr dst, Addr src) {
+    s.append(
+        sfuBinary("mul", dst, src, src, {f, nb * h, f, f, f, 0}, false, true));
+  }
+  /// On h stat sticks: x = op(x, imm).
+  void statScalar(std::string_view op, Addr dst, Addr src, float imm) {
+    s.append(sfuScalar(op, dst, src, imm, {1, h, 1, 1, 0, 0}, true));
+  }
+  void statUnary(std::string_view op, Addr dst, Addr src) {
+    s.append(sfuUnary(op, dst, src, {1, h, 1, 1, 0, 0}, true));
+  }
+};
+
+/// Scratch of the FP32 row kernels, per unit, for sub-tiles of hmax rows.
+struct F32Scratch {
+  int64_t xf = 0, sq = 0, partial = 0, stat = 0, stat2 = 0, spread = 0;
+  int64_t wf = 0, bf = 0;
+  int64_t end = 0;
+};
+
+/// Lays out the scratch from `base`: xf and (when `withSquare`) sq of
+/// nb*F*h sticks, partial sums nb*h, two stats h each, spread stat F*h,
+/// and `vecSticks` each for converted weight and bias.
+F32Scratch f32Scratch(int64_t base, const StickMatrix &x, int64_t h,
+                      bool withSquare, int64_t vecSticks) {
+  const int64_t f = x.dtype == kF32 ? 1 : 2;
+  const int64_t nb = x.blocks();
+  F32Scratch s;
+  int64_t at = base;
+  auto take = [&](int64_t n) {
+    int64_t a = at;
+    at += n;
+    return a;
+  };
+  s.xf = take(nb * f * h);
+  s.sq = withSquare ? take(nb * f * h) : 0;
+  s.partial = take(nb * h);
+  s.stat = take(h);
+  s.stat2 = take(h);
+  s.spread = take(f * h);
+  s.wf = take(vecSticks);
+  s.bf = take(vecSticks);
+  s.end = at;
+  return s;
+}
+
+void requireSameShape(const TensorRef &a, const TensorRef &b,
+                      std::string_view what) {
+  SPYRE_ASSERT(a.shape == b.shape, std::string(what) + ": '" + a.name +
+                                       "' and '" + b.name +
+                                       "' differ in shape");
+}
+
+void requireFloat(const TensorRef &t, std::string_view what) {
+  SPYRE_ASSERT(t.dtype == isa::DType::Dl16 || t.dtype == kF32,
+               std::string(what) + ": '" + t.name + "' is not DL16 or FP32");
+}
+
+/// Valid lanes of a matrix's last block, 0 when it is full.
+int64_t remOf(const StickMatrix &m) {
+  return m.lastLanes() == m.lanes() ? 0 : m.lastLanes();
+}
+
+/// Makes the instruction for the sticks at offset `off` of every tile
+/// operand, over rows `r`; `last` is set for the padded last block.
+using BlockOp =
+    std::function<InstrBuilder(int64_t off, const Rows &r, bool last)>;
+
+/// The SFU code of an elementwise op: the full blocks in one instruction
+/// whose rows are the blocks, the padded last block with count.
+void elementwise(StreamBuilder &s, const StickMatrix &x, const SubTile &st,
+                 const BlockOp &make) {
+  const int64_t rem = remOf(x);
+  const int64_t nb = x.blocks();
+  const int64_t nFull = nb - (rem != 0 ? 1 : 0);
+  if (nFull > 0)
+    s.append(make(0, {st.h, nFull, st.bs, st.bs, st.bs, 0}, false));
+  if (rem != 0)
+    s.append(make((nb - 1) * st.bs, {1, st.h, 1, 1, 1, rem}, true));
+}
+
+} // namespace
+
+std::string RowPlan::str() const {
+  std::string s;
+  for (const Part &p : parts) {
+    int64_t n = p.end - p.begin;
+    int64_t tiles = ceilDiv(n, tileRows);
+    s += "core " + std::to_string(p.core) + ": rows [" +
+         std::to_string(p.begin) + ", " + std::to_string(p.end) + "), " +
+         std::to_string(tiles) + (tiles == 1 ? " tile" : " tiles") + " of " +
+         std::to_string(tileRows) + "\n";
+  }
+  return s;
+}
+
+RowPlan emitUnary(ProgramBuilder &pb, std::string_view op, const TensorRef &x,
+                  const TensorRef &y, const KernelOptions &opt) {
+  SPYRE_ASSERT(isUnaryOp(op),
+               "'" + std::string(op) + "' is not an SFU unary op");
+  requireSameShape(x, y, op);
+  requireFloat(x, op);
+  SPYRE_ASSERT(x.dtype == y.dtype, std::string(op) + ": dtypes differ");
+  RowKernel k;
+  k.what = std::string(op);
+  k.inputs = {StickMatrix::of(x)};
+  k.output = StickMatrix::of(y);
+  const bool f32 = x.dtype == kF32;
+  const std::string mnemonic(op);
+  k.compute = [&, f32, mnemonic](const UnitCtx &u, const SubTile &st) {
+    elementwise(*u.sfu, k.inputs[0], st, [&](int64_t off, const Rows &r, bool) {
+      return sfuUnary(mnemonic, st.out + off, st.in[0] + off, r, f32);
+    });
+  };
+  return runRowKernel(pb, k, opt, op);
+}
+
+RowPlan emitScalar(ProgramBuilder &pb, std::string_view op, float imm,
+                   const TensorRef &x, const TensorRef &y,
+                   const KernelOptions &opt) {
+  SPYRE_ASSERT(isScalarOp(op),
+               "'" + std::string(op) + "' is not an SFU scalar op");
+  requireSameShape(x, y, op);
+  requireFloat(x, op);
+  SPYRE_ASSERT(x.dtype == y.dtype, std::string(op) + ": dtypes differ");
+  RowKernel k;
+  k.what = std::string(op);
+  k.inputs = {StickMatrix::of(x)};
+  k.output = StickMatrix::of(y);
+  const bool f32 = x.dtype == kF32;
+  const std::string mnemonic(op);
+  k.compute = [&, f32, imm, mnemonic](const UnitCtx &u, const SubTile &st) {
+    elementwise(*u.sfu, k.inputs[0], st, [&](int64_t off, const Rows &r, bool) {
+      return sfuScalar(mnemonic, st.out + off, st.in[0] + off, imm, r, f32);
+    });
+  };
+  return runRowKernel(pb, k, opt, op);
+}
+
+RowPlan emitBinary(ProgramBuilder &pb, std::string_view op, const TensorRef &a,
+                   const TensorRef &b, const TensorRef &y,
+                   const KernelOptions &opt) {
+  SPYRE_ASSERT(isBinaryOp(op),
+               "'" + std::string(op) + "' is not an SFU binary op");
+  requireSameShape(a, y, op);
+  requireFloat(a, op);
+  SPYRE_ASSERT(a.dtype == b.dtype && a.dtype == y.dtype,
+               std::string(op) + ": dtypes differ");
+  enum class Mode { Full, Row, Scalar };
+  const uint64_t bElems = isa::elementCount(b.shape);
+  Mode mode = Mode::Full;
+  if (b.shape != a.shape) {
+    if (bElems == 1)
+      mode = Mode::Scalar;
+    else if (b.cols() == a.cols() && bElems == static_cast<uint64_t>(a.cols()))
+      mode = Mode::Row;
+    else
+      SPYRE_UNREACHABLE(std::string(op) + ": '" + b.name +
+                        "' is neither a's shape, one row nor one element");
+  }
+  RowKernel k;
+  k.what = std::string(op);
+  k.inputs = {StickMatrix::of(a)};
+  k.output = StickMatrix::of(y);
+  if (mode == Mode::Full)
+    k.inputs.push_back(StickMatrix::of(b));
+  else
+    k.consts.push_back({StickMatrix::of(b), 0});
+  const bool f32 = a.dtype == kF32;
+  const std::string mnemonic(op);
+  if (mode == Mode::Scalar) {
+    // Each unit broadcasts lane 0 of the scalar's stick over one stick.
+    k.scratch = [](int64_t) { return 1; };
+    k.prologue = [f32](const UnitCtx &u) {
+      InstrBuilder bc = instr("bcast")
+                            .set("dst", at(u.scratch))
+                            .set("src", at(u.consts[0]))
+                            .set("lane", 0);
+      if (f32)
+        bc.setEnum("fmt", "f32");
+      u.sfu->append(bc);
+    };
+  }
+  const int64_t nb = k.inputs[0].blocks();
+  k.compute = [&k, f32, mode, nb, mnemonic](const UnitCtx &u,
+                                            const SubTile &st) {
+    elementwise(*u.sfu, k.inputs[0], st,
+                [&](int64_t off, const Rows &r, bool last) {
+                  Rows rr = r;
+                  switch (mode) {
+                  case Mode::Full:
+                    return sfuBinary(mnemonic, st.out + off, st.in[0] + off,
+                                     st.in[1] + off, rr, false, f32);
+                  case Mode::Row:
+                    // Full blocks: the rows are blocks, src2 one bias stick
+                    // per block. Last block: its bias stick for every row.
+                    rr.s2s = last ? 0 : 1;
+                    return sfuBinary(mnemonic, st.out + off, st.in[0] + off,
+                                     at(u.consts[0] + (last ? nb - 1 : 0)), rr,
+                                     true, f32);
+                  case Mode::Scalar:
+                    rr.s2s = 0;
+                    return sfuBinary(mnemonic, st.out + off, st.in[0] + off,
+                                     at(u.scratch), rr, true, f32);
+                  }
+                  SPYRE_UNREACHABLE("binary mode");
+                });
+  };
+  return runRowKernel(pb, k, opt, op);
+}
+
+RowPlan emitConvert(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
+                    const KernelOptions &opt) {
+  requireSameShape(x, y, "convert");
+  requireFloat(x, "convert");
+  requireFloat(y, "convert");
+  SPYRE_ASSERT(x.dtype != y.dtype, "convert: '" + x.name + "' and '" + y.name +
+                                       "' have the same dtype");
+  RowKernel k;
+  k.what = "convert";
+  k.inputs = {StickMatrix::of(x)};
+  k.output = StickMatrix::of(y);
+  const bool toF32 = y.dtype == kF32;
+  // DL16 block b holds FP32 blocks 2b and 2b+1; the staging area keeps a
+  // sub-tile as [dl16 block][row][2] FP32 sticks, the order cvt reads and
+  // writes.
+  const int64_t nb16 = toF32 ? k.inputs[0].blocks() : k.output.blocks();
+  const int64_t nb32 = toF32 ? k.output.blocks() : k.inputs[0].blocks();
+  k.scratch = [nb16](int64_t h) { return 2 * nb16 * h; };
+  k.compute = [toF32, nb16, nb32](const UnitCtx &u, const SubTile &st) {
+    StreamBuilder &s = *u.sfu;
+    const int64_t h = st.h;
+    const Addr stage = at(u.scratch);
+    if (toF32) {
+      s.append(sfuCvt(stage, st.in[0], true, {h, nb16, 2 * h, st.bs, 0, 0}));
+      for (int64_t j = 0; j < nb32; ++j)
+        s.append(sfuUnary("copy", st.out + j * st.bs,
+                          stage + (j / 2) * 2 * h + j % 2, {1, h, 1, 2, 0, 0},
+                          true));
+      return;
+    }
+    // An odd FP32 block count leaves the last DL16 block half full: it is
+    // converted straight from its one FP32 block (lanes 32..63 become 0).
+    const int64_t pairs = nb32 / 2;
+    for (int64_t j = 0; j < 2 * pairs; ++j)
+      s.append(sfuUnary("copy", stage + (j / 2) * 2 * h + j % 2,
+                        st.in[0] + j * st.bs, {1, h, 2, 1, 0, 0}, true));
+    if (pairs > 0)
+      s.append(
+          sfuCvt(st.out, stage, false, {2 * h, pairs, st.bs, 2 * h, 0, 0}));
+    if (nb32 % 2 != 0)
+      s.append(sfuCvt(st.out + (nb16 - 1) * st.bs,
+                      st.in[0] + (nb32 - 1) * st.bs, false,
+                      {1, h, 1, 1, 0, 0}));
+  };
+  return runRowKernel(pb, k, opt, "convert");
+}
+
+RowPlan emitSoftmax(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
+                    const KernelOptions &opt) {
+  requireSameShape(x, y, "softmax");
+  requireFloat(x, "softmax");
+  SPYRE_ASSERT(x.dtype == y.dtype, "softmax: dtypes differ");
+  RowKernel k;
+  k.what = "softmax";
+  k.inputs = {StickMatrix::of(x)};
+  k.output = StickMatrix::of(y);
+  const StickMatrix xm = k.inputs[0];
+  k.scratch = [xm](int64_t h) { return f32Scratch(0, xm, h, false, 0).end; };
+  k.compute = [xm](const UnitCtx &u, const SubTile &st) {
+    F32Scratch sc = f32Scratch(u.scratch, xm, u.hmax, false, 0);
+    F32Rows r(*u.sfu, xm, st.h);
+    Addr xf = at(sc.xf), stat = at(sc.stat), stat2 = at(sc.stat2);
+    r.load(xf, st.in[0], st.bs);
+    r.reduce("rmax", stat, xf, at(sc.partial));
+    r.rowStat("sub", xf, xf, stat, r.spread(at(sc.spread), stat));
+    r.map("exp", xf, xf);
+    r.reduce("rsum", stat, xf, at(sc.partial));
+    r.statUnary("recip", stat2, stat);
+    r.rowStat("mul", xf, xf, stat2, r.spread(at(sc.spread), stat2));
+    r.store(st.out, xf, st.bs);
+  };
+  return runRowKernel(pb, k, opt, "softmax");
+}
+
+namespace {
+
+/// Weights and bias of the norms: loaded once, brought to FP32 sticks in
+/// element order by each unit's prologue.
+struct NormVectors {
+  std::optional<StickMatrix> weight, bias;
+  int wIndex = -1, bIndex = -1;
+  int64_t vecSticks = 0; ///< FP32 sticks of a converted vector
+};
+
+NormVectors normVectors(RowKernel &k, const StickMatrix &x,
+                        const std::optional<TensorRef> &weight,
+                        const std::optional<TensorRef> &bias,
+                        std::string_view what) {
+  NormVectors v;
+  const int64_t f = x.dtype == kF32 ? 1 : 2;
+  // The FP32 form needs x.blocks() * F sticks; a DL16 vector converts to
+  // twice its sticks, an FP32 one is used in place, padded with zero
+  // sticks up to that size.
+  v.vecSticks = x.blocks() * f;
+  auto add = [&](const std::optional<TensorRef> &t, int &index) {
+    if (!t)
+      return std::optional<StickMatrix>();
+    requireFloat(*t, what);
+    SPYRE_ASSERT(isa::elementCount(t->shape) == static_cast<uint64_t>(x.cols) &&
+                     t->cols() == x.cols,
+                 std::string(what) + ": '" + t->name +
+                     "' is not a vector of the last dim");
+    StickMatrix m = StickMatrix::of(*t);
+    index = static_cast<int>(k.consts.size());
+    k.consts.push_back({m, t->dtype == kF32 ? v.vecSticks : 0});
+    if (t->dtype != kF32)
+      v.vecSticks = std::max(v.vecSticks, 2 * m.blocks());
+    return std::optional<StickMatrix>(m);
+  };
+  v.weight = add(weight, v.wIndex);
+  v.bias = add(bias, v.bIndex);
+  return v;
+}
+
+/// The FP32 form of vector `index`: converted into `scratch` (DL16) or the
+/// loaded constant itself (FP32).
+Addr vectorF32(const UnitCtx &u, const std::optional<StickMatrix> &m, int index,
+               int64_t scratch) {
+  if (m->dtype == kF32)
+    return at(u.consts[static_cast<size_t>(index)]);
+  return at(scratch);
+}
+
+void convertVector(const UnitCtx &u, const std::optional<StickMatrix> &m,
+                   int index, int64_t scratch) {
+  if (!m || m->dtype == kF32)
+    return;
+  u.sfu->append(sfuCvt(at(scratch), at(u.consts[static_cast<size_t>(index)]),
+                       true, {m->blocks(), 1, 0, 0, 0, 0}));
+}
+
+} // namespace
+
+RowPlan emitLayerNorm(ProgramBuilder &pb, const TensorRef &x,
+                      const std::optional<TensorRef> &weight,
+                      const std::optional<TensorRef> &bias, const TensorRef &y,
+                      float eps, const KernelOptions &opt) {
+  requireSameShape(x, y, "layernorm");
+  requireFloat(x, "layernorm");
+  SPYRE_ASSERT(x.dtype == y.dtype, "layernorm: dtypes differ");
+  RowKernel k;
+  k.what = "layernorm";
+  k.inputs = {StickMatrix::of(x)};
+  k.output = StickMatrix::of(y);
+  const StickMatrix xm = k.inputs[0];
+  const NormVectors v = normVectors(k, xm, weight, bias, "layernorm");
+  const float invN = 1.0f / static_cast<float>(xm.cols);
+  k.scratch = [xm, v](int64_t h) {
+    return f32Scratch(0, xm, h, true, v.vecSticks).end;
+  };
+  k.prologue = [xm, v](const UnitCtx &u) {
+    F32Scratch sc = f32Scratch(u.scratch, xm, u.hmax, true, v.vecSticks);
+    convertVector(u, v.weight, v.wIndex, sc.wf);
+    convertVector(u, v.bias, v.bIndex, sc.bf);
+  };
+  k.compute = [xm, v, invN, eps](const UnitCtx &u, const SubTile &st) {
+    F32Scratch sc = f32Scratch(u.scratch, xm, u.hmax, true, v.vecSticks);
+    F32Rows r(*u.sfu, xm, st.h);
+    Addr xf = at(sc.xf), sq = at(sc.sq), stat = at(sc.stat),
+         stat2 = at(sc.stat2);
+    r.load(xf, st.in[0], st.bs);
+    r.reduce("rsum", stat, xf, at(sc.partial));
+    r.statScalar("muls", stat, stat, invN);
+    r.rowStat("sub", xf, xf, stat, r.spread(at(sc.spread), stat));
+    r.square(sq, xf);
+    r.reduce("rsum", stat, sq, at(sc.partial));
+    r.statScalar("muls", stat, stat, invN);
+    r.statScalar("adds", stat, stat, eps);
+    r.statUnary("rsqrt", stat2, stat);
+    r.rowStat("mul", xf, xf, stat2, r.spread(at(sc.spread), stat2));
+    if (v.weight)
+      r.colVec("mul", xf, xf, vectorF32(u, v.weight, v.wIndex, sc.wf));
+    if (v.bias)
+      r.colVec("add", xf, xf, vectorF32(u, v.bias, v.bIndex, sc.bf));
+    r.store(st.out, xf, st.bs);
+  };
+  return runRowKernel(pb, k, opt, "layernorm");
+}
+
+RowPlan emitRmsNorm(ProgramBuilder &pb, const TensorRef &x,
+                    const std::optional<TensorRef> &weight, const TensorRef &y,
+                    float eps, const KernelOptions &opt) {
+  requireSameShape(x, y, "rmsnorm");
+  requireFloat(x, "rmsnorm");
+  SPYRE_ASSERT(x.dtype == y.dtype, "rmsnorm: dtypes differ");
+  RowKernel k;
+  k.what = "rmsnorm";
+  k.inputs = {StickMatrix::of(x)};
+  k.output = StickMatrix::of(y);
+  const StickMatrix xm = k.inputs[0];
+  const NormVectors v = normVectors(k, xm, weight, std::nullopt, "rmsnorm");
+  const float invN = 1.0f / static_cast<float>(xm.cols);
+  k.scratch = [xm, v](int64_t h) {
+    return f32Scratch(0, xm, h, true, v.vecSticks).end;
+  };
+  k.prologue = [xm, v](const UnitCtx &u) {
+    F32Scratch sc = f32Scratch(u.scratch, xm, u.hmax, true, v.vecSticks);
+    convertVector(u, v.weight, v.wIndex, sc.wf);
+  };
+  k.compute = [xm, v, invN, eps](const UnitCtx &u, const SubTile &st) {
+    F32Scratch sc = f32Scratch(u.scratch, xm, u.hmax, true, v.vecSticks);
+    F32Rows r(*u.sfu, xm, st.h);
+    Addr xf = at(sc.xf), sq = at(sc.sq), stat = at(sc.stat),
+         stat2 = at(sc.stat2);
+    r.load(xf, st.in[0], st.bs);
+    r.square(sq, xf);
+    r.reduce("rsum", stat, sq, at(sc.partial));
+    r.statScalar("muls", stat, stat, invN);
+    r.statScalar("adds", stat, stat, eps);
+    r.statUnary("rsqrt", stat2, stat);
+    r.rowStat("mul", xf, xf, stat2, r.spread(at(sc.spread), stat2));
+    if (v.weight)
+      r.colVec("mul", xf, xf, vectorF32(u, v.weight, v.wIndex, sc.wf));
+    r.store(st.out, xf, st.bs);
+  };
+  return runRowKernel(pb, k, opt, "rmsnorm");
+}
+
+RowPlan emitReduce(ProgramBuilder &pb, ReduceKind kind, const TensorRef &x,
+                   const TensorRef &y, const KernelOptions &opt) {
+  requireFloat(x, "reduce");
+  requireFloat(y, "reduce");
+  std::vector<int64_t> keep = x.shape;
+  keep.back() = 1;
+  SPYRE_ASSERT(y.shape == keep,
+               "reduce: '" + y.name + "' must have x's shape with last dim 1");
+  RowKernel k;
+  k.what = "reduce";
+  k.inputs = {StickMatrix::of(x)};
+  k.output = StickMatrix::of(y);
+  const StickMatrix xm = k.inputs[0];
+  const bool outF32 = y.dtype == kF32;
+  const float invN = 1.0f / static_cast<float>(xm.cols);
+  k.scratch = [xm](int64_t h) { return f32Scratch(0, xm, h, false, 0).end; };
+  k.compute = [xm, kind, outF32, invN](const UnitCtx &u, const SubTile &st) {
+    F32Scratch sc = f32Scratch(u.scratch, xm, u.hmax, false, 0);
+    F32Rows r(*u.sfu, xm, st.h);
+    Addr xf = at(sc.xf), stat = at(sc.stat);
+    r.load(xf, st.in[0], st.bs);
+    r.reduce(kind == ReduceKind::Max ? "rmax" : "rsum", stat, xf,
+             at(sc.partial));
+    if (kind == ReduceKind::Mean)
+      r.statScalar("muls", stat, stat, invN);
+    // One stick per row, the value in lane 0, the other lanes zero.
+    Rows one{1, st.h, 1, 1, 0, 1};
+    if (outF32)
+      u.sfu->append(sfuUnary("copy", st.out, stat, one, true));
+    else
+      u.sfu->append(sfuCvt(st.out, stat, false, one));
+  };
+  const char *name = kind == ReduceKind::Sum    ? "reduce_sum"
+                     : kind == ReduceKind::Mean ? "reduce_mean"
+                                                : "reduce_max";
+  return runRowKernel(pb, k, opt, name);
+}
+
+} // namespace spyre::codegen

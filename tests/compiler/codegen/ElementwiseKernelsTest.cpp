@@ -1,0 +1,284 @@
+// Elementwise kernels (every SFU unary op, the scalar-immediate ops, binary
+// ops with equal shapes, a broadcast row and a broadcast scalar, and DL16 <->
+// FP32 conversion) on the simulator against double-precision references of
+// the DL16-rounded inputs, with zero findings required.
+//
+// Tolerance. Each element is one SFU operation computed in FP32 (the
+// transcendentals of sim/numerics/SfuMath within about one FP32 ulp, +-*/
+// correctly rounded) and rounded once to the output format. DL16 output:
+// 2^-10 |ref| for the rounding plus 2^-16 |ref| for the FP32 step (far more
+// than one ulp), plus 2^-31 where a result falls below DL16's smallest
+// value. FP32 output: 2^-16 |ref|. Conversions are exact: DL16 -> FP32
+// gives the same value, FP32 -> DL16 the codec's rounding of it.
+#include "KernelHarness.h"
+
+#include "compiler/codegen/Kernels.h"
+#include "hw/HwConfig.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <numbers>
+#include <string>
+
+namespace spyre::codegen {
+namespace {
+
+using isa::DType;
+using isa::TensorKind;
+using test::allClose;
+using test::randomValues;
+using test::simulate;
+
+constexpr double kDl16Rel = 1.0 / 1024;
+constexpr double kFp32Rel = 1.0 / 65536;
+const double kDl16Tiny = std::ldexp(1.0, -31);
+
+struct Shape {
+  int64_t rows, cols;
+};
+
+const std::vector<Shape> &shapes() {
+  static const std::vector<Shape> s = {
+      {1, 1}, {7, 7}, {77, 100}, {100, 77}, {129, 129}, {5, 64}, {1, 129}};
+  return s;
+}
+
+std::vector<double> tolerances(const std::vector<double> &ref, DType out) {
+  std::vector<double> tol;
+  for (double v : ref) {
+    double a = std::fabs(v);
+    tol.push_back(out == DType::Dl16 ? kDl16Rel * a + kFp32Rel * a + kDl16Tiny
+                                     : kFp32Rel * a + 1e-30);
+  }
+  return tol;
+}
+
+using Fn1 = std::function<double(double)>;
+
+struct UnaryCase {
+  const char *op;
+  Fn1 ref;
+  float lo, hi;
+};
+
+const std::vector<UnaryCase> &unaryCases() {
+  const double s2 = std::numbers::sqrt2;
+  static const std::vector<UnaryCase> c = {
+      {"copy", [](double x) { return x; }, -4, 4},
+      {"neg", [](double x) { return -x; }, -4, 4},
+      {"abs", [](double x) { return std::fabs(x); }, -4, 4},
+      {"relu", [](double x) { return std::max(x, 0.0); }, -4, 4},
+      {"exp", [](double x) { return std::exp(x); }, -6, 6},
+      {"recip", [](double x) { return 1 / x; }, 0.125f, 8},
+      {"rsqrt", [](double x) { return 1 / std::sqrt(x); }, 0.125f, 8},
+      {"sqrt", [](double x) { return std::sqrt(x); }, 0, 8},
+      {"tanh", [](double x) { return std::tanh(x); }, -4, 4},
+      {"sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -6, 6},
+      {"gelu", [s2](double x) { return 0.5 * x * (1 + std::erf(x / s2)); }, -4,
+       4},
+      {"gelut",
+       [](double x) {
+         const double k = std::sqrt(2 / std::numbers::pi);
+         return 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
+       },
+       -4, 4},
+      {"silu", [](double x) { return x / (1 + std::exp(-x)); }, -6, 6},
+      {"erf", [](double x) { return std::erf(x); }, -3, 3},
+  };
+  return c;
+}
+
+/// Builds y = f(x) with `emit`, runs it, compares with `ref` elementwise.
+void checkMap(
+    const std::string &what, const Shape &s, DType dtype, int cores, float lo,
+    float hi, const Fn1 &ref,
+    const std::function<void(ProgramBuilder &, const TensorRef &,
+                             const TensorRef &, const KernelOptions &)> &emit) {
+  SCOPED_TRACE(what + " " + std::to_string(s.rows) + "x" +
+               std::to_string(s.cols) + " " +
+               std::string(isa::dtypeName(dtype)) + " on " +
+               std::to_string(cores) + " cores");
+  ProgramBuilder pb(hw::builtinConfig(), what);
+  const auto &x = pb.addTensor("x", TensorKind::Input, dtype, {s.rows, s.cols});
+  const auto &y =
+      pb.addTensor("y", TensorKind::Output, dtype, {s.rows, s.cols});
+  KernelOptions opt;
+  opt.cores = cores;
+  emit(pb, TensorRef::of(x), TensorRef::of(y), opt);
+  isa::Program p = pb.finish();
+  ASSERT_EQ(test::programFileProblem(p), "");
+  std::vector<float> xv =
+      randomValues(static_cast<size_t>(s.rows * s.cols), 3, lo, hi, dtype);
+  test::SimResult r = simulate(p, {{{"x", xv}}});
+  ASSERT_TRUE(r.findings.empty()) << r.findings[0];
+  std::vector<double> expect;
+  for (float v : xv)
+    expect.push_back(ref(v));
+  EXPECT_TRUE(allClose(r.outputs["y"], expect, tolerances(expect, dtype)));
+}
+
+TEST(UnaryKernel, EveryOpOnEveryShape) {
+  int i = 0;
+  for (const UnaryCase &c : unaryCases())
+    for (const Shape &s : shapes()) {
+      ++i;
+      DType t = i % 3 == 0 ? DType::Fp32 : DType::Dl16;
+      checkMap(
+          c.op, s, t, 1 + i % 4, c.lo, c.hi, c.ref,
+          [&](ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
+              const KernelOptions &opt) { emitUnary(pb, c.op, x, y, opt); });
+    }
+}
+
+TEST(ScalarKernel, EveryOpWithItsImmediate) {
+  struct Case {
+    const char *op;
+    float imm;
+    Fn1 ref;
+    float lo, hi;
+  };
+  const std::vector<Case> cases = {
+      {"adds", 1.5f, [](double x) { return x + 1.5; }, -4, 4},
+      {"muls", -0.75f, [](double x) { return x * -0.75; }, -4, 4},
+      {"maxs", 0.25f, [](double x) { return std::max(x, 0.25); }, -4, 4},
+      {"pows", 2.0f, [](double x) { return x * x; }, -4, 4},
+      {"pows", 3.0f, [](double x) { return x * x * x; }, -3, 3},
+      {"pows", 0.5f, [](double x) { return std::sqrt(x); }, 0.01f, 9},
+  };
+  int i = 0;
+  for (const Case &c : cases)
+    for (const Shape &s : shapes()) {
+      ++i;
+      DType t = i % 2 == 0 ? DType::Fp32 : DType::Dl16;
+      checkMap(c.op, s, t, 1 + i % 5, c.lo, c.hi, c.ref,
+               [&](ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
+                   const KernelOptions &opt) {
+                 emitScalar(pb, c.op, c.imm, x, y, opt);
+               });
+    }
+}
+
+// ------------------------------------------------------------------ binary
+
+enum class Bcast { Full, Row, Row2d, Scalar };
+
+void checkBinary(const char *op, const Shape &s, Bcast mode, DType dtype,
+                 int cores) {
+  SCOPED_TRACE(std::string(op) + " " + std::to_string(s.rows) + "x" +
+               std::to_string(s.cols) + " mode " +
+               std::to_string(static_cast<int>(mode)) + " " +
+               std::string(isa::dtypeName(dtype)) + " on " +
+               std::to_string(cores) + " cores");
+  std::vector<int64_t> bShape;
+  switch (mode) {
+  case Bcast::Full:
+    bShape = {s.rows, s.cols};
+    break;
+  case Bcast::Row:
+    bShape = {s.cols};
+    break;
+  case Bcast::Row2d:
+    bShape = {1, s.cols};
+    break;
+  case Bcast::Scalar:
+    bShape = {1};
+    break;
+  }
+  ProgramBuilder pb(hw::builtinConfig(), op);
+  const auto &a = pb.addTensor("a", TensorKind::Input, dtype, {s.rows, s.cols});
+  const auto &b = pb.addTensor("b", TensorKind::Input, dtype, bShape);
+  const auto &y =
+      pb.addTensor("y", TensorKind::Output, dtype, {s.rows, s.cols});
+  KernelOptions opt;
+  opt.cores = cores;
+  emitBinary(pb, op, TensorRef::of(a), TensorRef::of(b), TensorRef::of(y), opt);
+  isa::Program p = pb.finish();
+  ASSERT_EQ(test::programFileProblem(p), "");
+  const bool div = std::string(op) == "div";
+  std::vector<float> av =
+      randomValues(static_cast<size_t>(s.rows * s.cols), 8, -4, 4, dtype);
+  std::vector<float> bv =
+      randomValues(isa::elementCount(bShape), 9, div ? 0.5f : -4, 4, dtype);
+  test::SimResult r = simulate(p, {{{"a", av}, {"b", bv}}});
+  ASSERT_TRUE(r.findings.empty()) << r.findings[0];
+  std::vector<double> expect;
+  for (int64_t i = 0; i < s.rows; ++i)
+    for (int64_t j = 0; j < s.cols; ++j) {
+      double x = av[static_cast<size_t>(i * s.cols + j)];
+      size_t bi = mode == Bcast::Full     ? static_cast<size_t>(i * s.cols + j)
+                  : mode == Bcast::Scalar ? 0
+                                          : static_cast<size_t>(j);
+      double w = bv[bi];
+      std::string o = op;
+      expect.push_back(o == "add"   ? x + w
+                       : o == "sub" ? x - w
+                       : o == "mul" ? x * w
+                       : o == "div" ? x / w
+                       : o == "max" ? std::max(x, w)
+                                    : std::min(x, w));
+    }
+  // Differences of close operands are exact in FP32 (Sterbenz), so every
+  // result is within the rounding of its own magnitude.
+  EXPECT_TRUE(allClose(r.outputs["y"], expect, tolerances(expect, dtype)));
+}
+
+TEST(BinaryKernel, EveryOpEqualShapes) {
+  int i = 0;
+  for (const char *op : {"add", "sub", "mul", "div", "max", "min"})
+    for (const Shape &s : shapes()) {
+      ++i;
+      checkBinary(op, s, Bcast::Full, i % 2 ? DType::Dl16 : DType::Fp32,
+                  1 + i % 6);
+    }
+}
+
+TEST(BinaryKernel, BroadcastRowAndScalar) {
+  int i = 0;
+  for (const char *op : {"add", "sub", "mul", "div", "max", "min"})
+    for (const Shape &s : shapes()) {
+      ++i;
+      DType t = i % 3 == 0 ? DType::Fp32 : DType::Dl16;
+      checkBinary(op, s, i % 2 ? Bcast::Row : Bcast::Row2d, t, 1 + i % 4);
+      checkBinary(op, s, Bcast::Scalar, t, 1 + i % 3);
+    }
+}
+
+// --------------------------------------------------------------- convert
+
+void checkConvert(const Shape &s, DType from, int cores) {
+  SCOPED_TRACE(std::to_string(s.rows) + "x" + std::to_string(s.cols) +
+               " from " + std::string(isa::dtypeName(from)));
+  DType to = from == DType::Dl16 ? DType::Fp32 : DType::Dl16;
+  ProgramBuilder pb(hw::builtinConfig(), "convert");
+  const auto &x = pb.addTensor("x", TensorKind::Input, from, {s.rows, s.cols});
+  const auto &y = pb.addTensor("y", TensorKind::Output, to, {s.rows, s.cols});
+  KernelOptions opt;
+  opt.cores = cores;
+  emitConvert(pb, TensorRef::of(x), TensorRef::of(y), opt);
+  isa::Program p = pb.finish();
+  ASSERT_EQ(test::programFileProblem(p), "");
+  // FP32 inputs with bits below DL16's precision, so rounding shows.
+  std::vector<float> xv =
+      randomValues(static_cast<size_t>(s.rows * s.cols), 4, -100, 100, from);
+  test::SimResult r = simulate(p, {{{"x", xv}}});
+  ASSERT_TRUE(r.findings.empty()) << r.findings[0];
+  std::vector<double> expect;
+  for (float v : xv)
+    expect.push_back(to == DType::Dl16 ? test::roundDl16(v) : v);
+  EXPECT_TRUE(allClose(r.outputs["y"], expect,
+                       std::vector<double>(expect.size(), 0.0)));
+}
+
+TEST(ConvertKernel, BothDirectionsExactly) {
+  int i = 0;
+  for (const Shape &s : shapes())
+    for (DType from : {DType::Dl16, DType::Fp32})
+      checkConvert(s, from, 1 + i++ % 4);
+  checkConvert({3, 20}, DType::Fp32, 1); // one FP32 block: odd block count
+  checkConvert({9, 96}, DType::Fp32, 2); // three FP32 blocks
+}
+
+} // namespace
+} // namespace spyre::codegen
