@@ -443,7 +443,10 @@ const ParamInfo kSchema[] = {
      .description = "Nested hardware loops in one engine stream.",
      .confidence = "L",
      .source = "DESIGN.md section 3 (a few levels)",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 16,
+     .maxReason = "the loop frames the simulator keeps per stream "
+                  "(sim/core/Machine.h)"},
     {.path = "limits.sync_counters_per_core",
      .field = field<&C::limits, &LimitsConfig::syncCountersPerCore>(),
      .unit = "counters",

@@ -6,6 +6,9 @@
 // allocation. The byte layout is documented in docs/program-file.md.
 #include "isa/Program.h"
 
+#include "hw/HwConfig.h"
+#include "isa/InstrTable.h"
+
 #include "support/Diagnostic.h"
 #include "support/Hash.h"
 
@@ -302,6 +305,60 @@ std::string checkLoops(const Stream &stream) {
       return "instruction " + std::to_string(i) +
              ": loop body ends after the end of its enclosing loop";
     open.push_back(end);
+  }
+  return "";
+}
+
+std::string checkProgramFits(const Program &program,
+                             const hw::HwConfig &config) {
+  if (config.chip.stickBytes != kStickBytes)
+    return "the ISA addresses 128-byte sticks; the config has "
+           "chip.stick_bytes = " + std::to_string(config.chip.stickBytes);
+  const auto memSticks = static_cast<uint64_t>(config.memory.sizeBytes) / kStickBytes;
+  for (const TensorDecl &t : program.tensors)
+    if (t.address > memSticks || t.sizeSticks > memSticks - t.address)
+      return "tensor '" + t.name + "' at stick " + std::to_string(t.address) +
+             " (" + std::to_string(t.sizeSticks) +
+             " sticks) lies beyond device memory (memory.size_bytes = " +
+             std::to_string(config.memory.sizeBytes) + ")";
+  for (const Stream &s : program.streams) {
+    if (s.core >= config.chip.cores)
+      return "stream " + s.name() + ": the config has " +
+             std::to_string(config.chip.cores) + " cores (chip.cores)";
+    if (engineHasUnits(s.engine) && s.unit >= config.chip.coreletsPerCore)
+      return "stream " + s.name() + ": the config has " +
+             std::to_string(config.chip.coreletsPerCore) +
+             " corelets per core (chip.corelets_per_core)";
+    std::vector<size_t> open; // ends of the enclosing loops
+    for (size_t i = 0; i < s.code.size(); ++i) {
+      const Instr &in = s.code[i];
+      const InstrDesc &d = in.desc();
+      std::string where = "stream " + s.name() + ", instruction " +
+                          std::to_string(i) + " (" + formatInstr(in) + "): ";
+      for (size_t f = 0; f < d.fields.size(); ++f) {
+        const FieldDesc &fd = d.fields[f];
+        if (fd.limit == Limit::None)
+          continue;
+        int64_t v = in.value[f];
+        int64_t bound = limitBound(fd.limit, config);
+        bool fits = fd.limit == Limit::LxSticks || fd.limit == Limit::MemSticks
+                        ? v > -bound && v < bound
+                        : v < bound || (fd.limit == Limit::Cores && v == kCoreSelf);
+        if (!fits)
+          return where + "operand '" + std::string(fd.name) + "' = " +
+                 std::to_string(v) + " does not fit the config (needs " +
+                 std::string(limitDescription(fd.limit)) + ")";
+      }
+      while (!open.empty() && open.back() <= i)
+        open.pop_back();
+      if (in.opcode != Opcode::Loop)
+        continue;
+      open.push_back(i + 1 + static_cast<size_t>(in.value[1]));
+      if (static_cast<int>(open.size()) > config.limits.maxLoopDepth)
+        return where + "loops nested " + std::to_string(open.size()) +
+               " deep (limits.max_loop_depth = " +
+               std::to_string(config.limits.maxLoopDepth) + ")";
+    }
   }
   return "";
 }

@@ -11,6 +11,10 @@
 #include <string_view>
 #include <vector>
 
+namespace spyre::hw {
+struct HwConfig;
+}
+
 namespace spyre::isa {
 
 /// ISA version of this build, stored in every program file.
@@ -108,6 +112,16 @@ struct Program {
 /// problem (naming the instruction index) or an empty string. Counts and
 /// depths against a config are the assembler's job.
 std::string checkLoops(const Stream &stream);
+
+/// Checks what a program file cannot check alone, against the config it is
+/// to run on: 128-byte sticks, every tensor inside device memory, every
+/// stream on a core and corelet the config has, every field bounded by the
+/// config (the instruction table's `Limit`) within its bound, loops nested
+/// at most limits.max_loop_depth deep. Returns the first problem
+/// (naming the stream and instruction) or an empty string. The assembler
+/// guarantees all of it; a program read from a file must be checked before
+/// it runs.
+std::string checkProgramFits(const Program &program, const hw::HwConfig &config);
 
 /// The program file bytes. Streams are written in (core, engine, unit) order
 /// and the string table is rebuilt canonically, so equal programs give equal

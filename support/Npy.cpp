@@ -232,13 +232,21 @@ NpyArray parseNpy(std::string_view bytes, const std::string &fileName) {
   arr.dtype = parseDescr(descr, fileName);
 
   // Check the declared size against the bytes present without overflowing.
-  uint64_t count = 1;
+  // The product of the nonzero dims must fit in int64 even when a zero dim
+  // makes the array empty: elementCount() multiplies the dims in order.
+  uint64_t nonzero = 1;
+  bool hasZero = false;
   for (int64_t d : arr.shape) {
-    if (d != 0 && count > std::numeric_limits<uint64_t>::max() /
-                              static_cast<uint64_t>(d))
+    if (d == 0) {
+      hasZero = true;
+      continue;
+    }
+    if (nonzero > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) /
+                      static_cast<uint64_t>(d))
       fail(fileName, "declared shape is too large");
-    count *= static_cast<uint64_t>(d);
+    nonzero *= static_cast<uint64_t>(d);
   }
+  uint64_t count = hasZero ? 0 : nonzero;
   size_t dataStart = headerStart + headerLen;
   uint64_t available = bytes.size() - dataStart;
   auto elemSize = static_cast<uint64_t>(npyDtypeSize(arr.dtype));
@@ -294,7 +302,9 @@ NpyArray makeNpyF32(const std::vector<float> &values,
   SPYRE_ASSERT(arr.elementCount() == static_cast<int64_t>(values.size()),
                "makeNpyF32: shape does not match the value count");
   arr.data.resize(values.size() * sizeof(float));
-  std::memcpy(arr.data.data(), values.data(), arr.data.size());
+  // memcpy with the null pointer of an empty vector is undefined even for 0 bytes.
+  if (!values.empty())
+    std::memcpy(arr.data.data(), values.data(), arr.data.size());
   return arr;
 }
 
@@ -304,7 +314,8 @@ std::vector<float> npyF32Values(const NpyArray &array,
     throw UserError(SourceLoc{fileName}, std::string("expected float32, got ") +
                                              npyDtypeName(array.dtype));
   std::vector<float> v(array.data.size() / sizeof(float));
-  std::memcpy(v.data(), array.data.data(), v.size() * sizeof(float));
+  if (!v.empty())
+    std::memcpy(v.data(), array.data.data(), v.size() * sizeof(float));
   return v;
 }
 

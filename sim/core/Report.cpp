@@ -107,7 +107,8 @@ std::string statsJson(const Machine &m) {
     cores.push_back(c);
   }
   j["cores"] = cores;
-  return j.dump(2) + "\n";
+  // Program and op names are bytes from the program file, not always UTF-8.
+  return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string traceJson(const Machine &m) {
@@ -132,7 +133,10 @@ std::string traceJson(const Machine &m) {
     first = false;
     out += event;
   };
-  auto str = [](const std::string &s) { return ordered_json(s).dump(); };
+  auto str = [](const std::string &s) {
+    return ordered_json(s).dump(-1, ' ', false,
+                                ordered_json::error_handler_t::replace);
+  };
   // Names: one process per core, one thread per stream.
   std::vector<bool> namedCore(static_cast<size_t>(m.config().chip.cores), false);
   for (int s = 0; s < m.numStreams(); ++s) {

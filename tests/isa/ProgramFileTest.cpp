@@ -290,5 +290,64 @@ TEST(ProgramFile, SurvivesRandomDamage) {
   EXPECT_GT(rejected, 1000);
 }
 
+// A program file does not know the config it will run on: checkProgramFits
+// names the first stream or operand that the config cannot hold (found by
+// the `program` fuzz target, where such a file aborted the simulator).
+TEST(ProgramFile, ChecksThatAProgramFitsTheConfig) {
+  hw::HwConfig big = hw::builtinConfig();
+  big.chip.cores = 64;
+  big.chip.coreletsPerCore = 4;
+  big.limits.syncCountersPerCore = 64;
+  big.limits.maxLoopDepth = 6;
+  auto assembleFor = [](const hw::HwConfig &c, const std::string &text) {
+    DiagnosticEngine diags;
+    Program p = assemble(text, "t.s", c, diags);
+    EXPECT_FALSE(diags.hasErrors()) << diags.str();
+    return p;
+  };
+  const hw::HwConfig &def = hw::builtinConfig();
+  EXPECT_EQ(checkProgramFits(
+                assembleFor(def, spyre::test::readSource("examples/asm/ring_exchange.s")), def),
+            "");
+  EXPECT_EQ(checkProgramFits(
+                assembleFor(big, ".core 40\n.engine sfu.0\n halt\n"), def),
+            "stream core 40 sfu.0: the config has 32 cores (chip.cores)");
+  EXPECT_EQ(checkProgramFits(
+                assembleFor(big, ".core 1\n.engine pt.3\n halt\n"), def),
+            "stream core 1 pt.3: the config has 2 corelets per core "
+            "(chip.corelets_per_core)");
+  EXPECT_EQ(checkProgramFits(
+                assembleFor(big, ".core 0\n.engine ring\n signal c40, 1\n"
+                                 " signal c1, 1, core=50\n halt\n"),
+                def),
+            "stream core 0 ring, instruction 0 (signal c40, 1): operand "
+            "'counter' = 40 does not fit the config (needs counter below "
+            "limits.sync_counters_per_core)");
+  EXPECT_EQ(checkProgramFits(
+                assembleFor(big, ".core 0\n.engine ring\n signal c1, 1, core=50\n"
+                                 " halt\n"),
+                def),
+            "stream core 0 ring, instruction 0 (signal c1, 1, core=50): operand "
+            "'core' = 50 does not fit the config (needs core id below "
+            "chip.cores)");
+  hw::HwConfig small = def;
+  small.memory.sizeBytes = 20 * 128;
+  EXPECT_EQ(checkProgramFits(
+                assembleFor(def, spyre::test::readSource("examples/asm/dma_copy.s")),
+                small),
+            "tensor 'y' at stick 16 (6 sticks) lies beyond device memory "
+            "(memory.size_bytes = 2560)");
+  std::string deep = ".core 0\n.engine sfu.0\n";
+  for (int i = 0; i < 5; ++i)
+    deep += " loop 2, e" + std::to_string(i) + "\n";
+  deep += " nop\n";
+  for (int i = 4; i >= 0; --i)
+    deep += "e" + std::to_string(i) + ":\n";
+  deep += " halt\n";
+  EXPECT_EQ(checkProgramFits(assembleFor(big, deep), def),
+            "stream core 0 sfu.0, instruction 4 (loop 2, +1): loops nested 5 "
+            "deep (limits.max_loop_depth = 4)");
+}
+
 } // namespace
 } // namespace spyre::isa

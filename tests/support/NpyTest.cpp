@@ -101,3 +101,26 @@ TEST(Npy, HugeDeclaredShapeIsRejectedWithoutAllocating) {
   EXPECT_NE(errorOf(bytes).find("declared shape is too large"), std::string::npos)
       << errorOf(bytes);
 }
+
+// A zero dim makes the array empty, but the other dims must still multiply
+// within int64 (found by the `npy` fuzz target: elementCount() overflowed).
+TEST(Npy, HugeShapeWithAZeroDimIsRejected) {
+  NpyArray huge;
+  huge.shape = {0, 4000000000, 4000000000};
+  EXPECT_EQ(errorOf(serializeNpy(huge)),
+            "t.npy: error: invalid .npy file: declared shape is too large");
+  NpyArray fits;
+  fits.shape = {0, 4000000000, 2};
+  EXPECT_EQ(errorOf(serializeNpy(fits)), "(no error)");
+}
+
+// An empty array has no element storage: its values are an empty list (the
+// sanitizer build checks that no null pointer reaches memcpy on the way).
+TEST(Npy, EmptyFloat32ArrayHasNoValues) {
+  NpyArray a = readNpy(fixture("f32_empty_0x4.npy"));
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{0, 4}));
+  EXPECT_TRUE(npyF32Values(a, "x").empty());
+  NpyArray made = makeNpyF32({}, {0, 4});
+  EXPECT_TRUE(made.data.empty());
+  EXPECT_EQ(serializeNpy(made), serializeNpy(a));
+}

@@ -42,6 +42,9 @@ int runSim(const SimCliOptions &o) {
                         (o.config.empty() ? std::string("(built-in)") : o.config) +
                         " is " + hw::fingerprintString(config.fingerprint()) +
                         "; recompile, or pass the config it was compiled for");
+  // A file with the right fingerprint may still have been made by hand.
+  if (std::string misfit = isa::checkProgramFits(program, config); !misfit.empty())
+    throw UserError(SourceLoc{o.program}, misfit);
   if (o.timingOnly && !o.outputs.empty())
     throw UserError(SourceLoc{"--outputs"},
                     "--timing-only computes no numbers, so there are no outputs "

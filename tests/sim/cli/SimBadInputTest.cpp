@@ -4,6 +4,7 @@
 // fixtures in tests/data/sim/.
 #include "SimRun.h"
 
+#include "support/Hash.h"
 #include "testlib/Golden.h"
 
 #include <gtest/gtest.h>
@@ -181,6 +182,44 @@ TEST(SimBadInput, TruncatedOrCorruptProgram) {
   expectError(
       {"sim", dir + "/none.spyre", "--timing-only"}, 1,
       dir + "/none.spyre: error: cannot open file: No such file or directory");
+}
+
+// A file with the built-in config's fingerprint that the config cannot hold
+// (made here by assembling for 64 cores and rewriting the fingerprint and
+// checksum) is refused before it runs (found by the `program` fuzz target,
+// where it aborted the simulator).
+TEST(SimBadInput, ProgramThatDoesNotFitTheConfig) {
+  std::string dir = makeTempDir();
+  std::string yaml = readSource("configs/spyre.yaml");
+  const std::string from = "cores: 32", to = "cores: 64";
+  size_t at = yaml.find(from);
+  ASSERT_NE(at, std::string::npos);
+  yaml.replace(at, from.size(), to);
+  std::string config = dir + "/64-cores.yaml";
+  writeText(config, yaml);
+  writeText(dir + "/far.s", ".core 40\n.engine sfu.0\n nop\n halt\n");
+  std::string program = dir + "/far.spyre";
+  ToolResult asmRun =
+      runSpyre({"asm", dir + "/far.s", "-o", program, "--config", config});
+  ASSERT_EQ(asmRun.exitCode, 0) << asmRun.err;
+
+  ToolResult def = runSpyre({"config", "fingerprint"});
+  ASSERT_EQ(def.exitCode, 0) << def.err;
+  uint64_t fingerprint = std::stoull(firstLine(def.out), nullptr, 16);
+  std::string bytes = readBytes(program);
+  for (int i = 0; i < 8; ++i) // header: fingerprint at 16, CRC-32 at 32
+    bytes[16 + static_cast<size_t>(i)] =
+        static_cast<char>((fingerprint >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 4; ++i)
+    bytes[32 + static_cast<size_t>(i)] = 0;
+  uint32_t crc = crc32(bytes.data(), bytes.size());
+  for (int i = 0; i < 4; ++i)
+    bytes[32 + static_cast<size_t>(i)] = static_cast<char>((crc >> (8 * i)) & 0xFF);
+  writeText(program, bytes);
+
+  expectError({"sim", program, "--timing-only"}, 1,
+              program + ": error: stream core 40 sfu.0: the config has 32 "
+                        "cores (chip.cores)");
 }
 
 TEST(SimBadInput, UnwritableOutputPaths) {

@@ -205,3 +205,35 @@ TEST(Machine, RunsAreDeterministic) {
   EXPECT_EQ(statsJson(a), statsJson(b));
   EXPECT_EQ(traceJson(a), traceJson(b));
 }
+
+// Names are bytes from the program, not always UTF-8: the reports stay valid
+// JSON, with U+FFFD for each invalid byte (found by the `sim` fuzz target).
+TEST(Machine, ReportsReplaceInvalidUtf8InNames) {
+  isa::Program p = assembleText(".program \"p\xff\"\n.core 0\n.engine sfu.0\n"
+                                ".op \"op\xfe\"\n nop\n halt\n");
+  SimOptions o;
+  o.trace = true;
+  Machine m(hw::builtinConfig(), p, o);
+  m.run();
+  EXPECT_NE(statsJson(m).find("\"p\xef\xbf\xbd\""), std::string::npos);
+  EXPECT_NE(traceJson(m).find("\"op\xef\xbf\xbd\""), std::string::npos);
+}
+
+// A receive that reaches past the end of LX is an out-of-bounds finding; the
+// transfer moves no data (found by the `program` fuzz target: the data and
+// the race check wrote past LX).
+TEST(Machine, RingTransferPastLxIsAFinding) {
+  isa::Program p = assembleText(".core 0\n.engine ring\n send 1, 0x0, n=4\n halt\n"
+                                ".core 1\n.engine ring\n recv 0, 0x3ffe, n=4\n"
+                                " halt\n");
+  for (bool numerics : {false, true}) {
+    SimOptions o;
+    o.numerics = numerics;
+    Machine m(hw::builtinConfig(), p, o);
+    m.run();
+    ASSERT_EQ(m.findings().size(), 2u) << numerics;
+    EXPECT_EQ(m.findings()[0].kind, FindingKind::LxUninitRead);
+    EXPECT_EQ(m.findings()[1].kind, FindingKind::OutOfBounds);
+    EXPECT_EQ(m.findings()[1].addressRange, "lx[0x3ffe, 0x4002) sticks");
+  }
+}
