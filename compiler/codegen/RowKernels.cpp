@@ -713,19 +713,25 @@ void convertVector(const UnitCtx &u, const std::optional<StickMatrix> &m,
 
 } // namespace
 
-RowPlan emitLayerNorm(ProgramBuilder &pb, const TensorRef &x,
-                      const std::optional<TensorRef> &weight,
-                      const std::optional<TensorRef> &bias, const TensorRef &y,
-                      float eps, const KernelOptions &opt) {
-  requireSameShape(x, y, "layernorm");
-  requireFloat(x, "layernorm");
-  SPYRE_ASSERT(x.dtype == y.dtype, "layernorm: dtypes differ");
+namespace {
+
+/// Layer norm (centred: subtract the mean, then scale by the inverse
+/// standard deviation, then weight and bias) and RMS norm (not centred, no
+/// bias) share one kernel: FP32 statistics per row, then the row scaled.
+RowPlan emitNorm(ProgramBuilder &pb, const TensorRef &x,
+                 const std::optional<TensorRef> &weight,
+                 const std::optional<TensorRef> &bias, const TensorRef &y,
+                 float eps, const KernelOptions &opt, bool centred,
+                 const char *what) {
+  requireSameShape(x, y, what);
+  requireFloat(x, what);
+  SPYRE_ASSERT(x.dtype == y.dtype, std::string(what) + ": dtypes differ");
   RowKernel k;
-  k.what = "layernorm";
+  k.what = what;
   k.inputs = {StickMatrix::of(x)};
   k.output = StickMatrix::of(y);
   const StickMatrix xm = k.inputs[0];
-  const NormVectors v = normVectors(k, xm, weight, bias, "layernorm");
+  const NormVectors v = normVectors(k, xm, weight, bias, what);
   const float invN = 1.0f / static_cast<float>(xm.cols);
   k.scratch = [xm, v](int64_t h) {
     return f32Scratch(0, xm, h, true, v.vecSticks).end;
@@ -735,15 +741,17 @@ RowPlan emitLayerNorm(ProgramBuilder &pb, const TensorRef &x,
     convertVector(u, v.weight, v.wIndex, sc.wf);
     convertVector(u, v.bias, v.bIndex, sc.bf);
   };
-  k.compute = [xm, v, invN, eps](const UnitCtx &u, const SubTile &st) {
+  k.compute = [xm, v, invN, eps, centred](const UnitCtx &u, const SubTile &st) {
     F32Scratch sc = f32Scratch(u.scratch, xm, u.hmax, true, v.vecSticks);
     F32Rows r(*u.sfu, xm, st.h);
     Addr xf = at(sc.xf), sq = at(sc.sq), stat = at(sc.stat),
          stat2 = at(sc.stat2);
     r.load(xf, st.in[0], st.bs);
-    r.reduce("rsum", stat, xf, at(sc.partial));
-    r.statScalar("muls", stat, stat, invN);
-    r.rowStat("sub", xf, xf, stat, r.spread(at(sc.spread), stat));
+    if (centred) {
+      r.reduce("rsum", stat, xf, at(sc.partial));
+      r.statScalar("muls", stat, stat, invN);
+      r.rowStat("sub", xf, xf, stat, r.spread(at(sc.spread), stat));
+    }
     r.square(sq, xf);
     r.reduce("rsum", stat, sq, at(sc.partial));
     r.statScalar("muls", stat, stat, invN);
@@ -756,46 +764,22 @@ RowPlan emitLayerNorm(ProgramBuilder &pb, const TensorRef &x,
       r.colVec("add", xf, xf, vectorF32(u, v.bias, v.bIndex, sc.bf));
     r.store(st.out, xf, st.bs);
   };
-  return runRowKernel(pb, k, opt, "layernorm");
+  return runRowKernel(pb, k, opt, what);
+}
+
+} // namespace
+
+RowPlan emitLayerNorm(ProgramBuilder &pb, const TensorRef &x,
+                      const std::optional<TensorRef> &weight,
+                      const std::optional<TensorRef> &bias, const TensorRef &y,
+                      float eps, const KernelOptions &opt) {
+  return emitNorm(pb, x, weight, bias, y, eps, opt, true, "layernorm");
 }
 
 RowPlan emitRmsNorm(ProgramBuilder &pb, const TensorRef &x,
                     const std::optional<TensorRef> &weight, const TensorRef &y,
                     float eps, const KernelOptions &opt) {
-  requireSameShape(x, y, "rmsnorm");
-  requireFloat(x, "rmsnorm");
-  SPYRE_ASSERT(x.dtype == y.dtype, "rmsnorm: dtypes differ");
-  RowKernel k;
-  k.what = "rmsnorm";
-  k.inputs = {StickMatrix::of(x)};
-  k.output = StickMatrix::of(y);
-  const StickMatrix xm = k.inputs[0];
-  const NormVectors v = normVectors(k, xm, weight, std::nullopt, "rmsnorm");
-  const float invN = 1.0f / static_cast<float>(xm.cols);
-  k.scratch = [xm, v](int64_t h) {
-    return f32Scratch(0, xm, h, true, v.vecSticks).end;
-  };
-  k.prologue = [xm, v](const UnitCtx &u) {
-    F32Scratch sc = f32Scratch(u.scratch, xm, u.hmax, true, v.vecSticks);
-    convertVector(u, v.weight, v.wIndex, sc.wf);
-  };
-  k.compute = [xm, v, invN, eps](const UnitCtx &u, const SubTile &st) {
-    F32Scratch sc = f32Scratch(u.scratch, xm, u.hmax, true, v.vecSticks);
-    F32Rows r(*u.sfu, xm, st.h);
-    Addr xf = at(sc.xf), sq = at(sc.sq), stat = at(sc.stat),
-         stat2 = at(sc.stat2);
-    r.load(xf, st.in[0], st.bs);
-    r.square(sq, xf);
-    r.reduce("rsum", stat, sq, at(sc.partial));
-    r.statScalar("muls", stat, stat, invN);
-    r.statScalar("adds", stat, stat, eps);
-    r.statUnary("rsqrt", stat2, stat);
-    r.rowStat("mul", xf, xf, stat2, r.spread(at(sc.spread), stat2));
-    if (v.weight)
-      r.colVec("mul", xf, xf, vectorF32(u, v.weight, v.wIndex, sc.wf));
-    r.store(st.out, xf, st.bs);
-  };
-  return runRowKernel(pb, k, opt, "rmsnorm");
+  return emitNorm(pb, x, weight, std::nullopt, y, eps, opt, false, "rmsnorm");
 }
 
 RowPlan emitReduce(ProgramBuilder &pb, ReduceKind kind, const TensorRef &x,
