@@ -11,6 +11,8 @@
 #include "support/Hash.h"
 #include "support/ParseNumber.h"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -549,13 +552,58 @@ std::optional<Pos> findIndentTab(std::string_view text, int lastLine) {
   return std::nullopt;
 }
 
+/// Finds where the second document of a YAML stream starts (its root node),
+/// reading no further. YAML::LoadAll of yaml-cpp 0.7 never returns on some
+/// malformed streams: after a lone ',' it adds null documents forever
+/// (jbeder/yaml-cpp#1040, fixed after 0.8).
+class SecondDocument : public YAML::EventHandler {
+public:
+  int documents() const { return documents_; }
+  std::optional<YAML::Mark> root() const { return root_; }
+
+  void OnDocumentStart(const YAML::Mark &) override { ++documents_; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark &m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark &m, YAML::anchor_t) override { node(m); }
+  void OnScalar(const YAML::Mark &m, const std::string &, YAML::anchor_t,
+                const std::string &) override {
+    node(m);
+  }
+  void OnSequenceStart(const YAML::Mark &m, const std::string &, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark &m, const std::string &, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnMapEnd() override {}
+
+private:
+  void node(const YAML::Mark &m) {
+    if (documents_ == 2 && !root_)
+      root_ = m;
+  }
+
+  int documents_ = 0;
+  std::optional<YAML::Mark> root_;
+};
+
 bool parseWithFallback(std::string_view text, const std::string &fileName,
                        const HwConfig *fallback, HwConfig &out,
                        DiagnosticEngine &diags) {
   Reporter rep(fileName);
-  std::vector<YAML::Node> docs;
+  YAML::Node root;
+  std::optional<YAML::Mark> secondRoot;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    root = YAML::Load(std::string(text));
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    SecondDocument second;
+    while (second.documents() < 2 && parser.HandleNextDocument(second)) {
+    }
+    secondRoot = second.root();
   } catch (const YAML::Exception &e) {
     Pos at = e.mark.is_null() ? Pos{} : Pos{e.mark.line + 1, e.mark.column + 1};
     if (std::optional<Pos> tab = findIndentTab(text, at.line))
@@ -566,7 +614,7 @@ bool parseWithFallback(std::string_view text, const std::string &fileName,
     rep.flushTo(diags);
     return false;
   }
-  if (docs.empty() || docs[0].IsNull()) {
+  if (root.IsNull()) {
     std::string keys;
     for (std::string_view key : keysOf(""))
       keys += (keys.empty() ? "" : ", ") + std::string(key);
@@ -575,7 +623,6 @@ bool parseWithFallback(std::string_view text, const std::string &fileName,
     rep.flushTo(diags);
     return false;
   }
-  const YAML::Node &root = docs[0];
   if (!root.IsMap()) {
     rep.error("", posOf(root),
               "expected a map of sections at the top level, got " +
@@ -583,8 +630,11 @@ bool parseWithFallback(std::string_view text, const std::string &fileName,
     rep.flushTo(diags);
     return false;
   }
-  if (docs.size() > 1)
-    rep.error("", posOf(docs[1]),
+  if (secondRoot)
+    rep.error("",
+              secondRoot->is_null()
+                  ? Pos{}
+                  : Pos{secondRoot->line + 1, secondRoot->column + 1},
               "a config file holds one YAML document; another one starts "
               "here");
 

@@ -14,6 +14,7 @@ PACKAGES=(
   libcli11-dev
   nlohmann-json3-dev
   libfmt-dev
+  clang libclang-rt-14-dev
 )
 
 missing=()

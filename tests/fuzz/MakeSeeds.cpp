@@ -1,0 +1,92 @@
+// Build-time helper of the fuzz targets.
+//
+//   make-seeds programs OUTDIR FILE.s...  assembles each file with the
+//       built-in config into OUTDIR/<stem>.spyre: the `program` target's
+//       seeds, always in the current file format.
+//   make-seeds asm-dict OUTFILE           writes a libFuzzer dictionary of
+//       the assembly's words (mnemonics, operand keywords, enum values,
+//       engines, dtypes, tensor kinds, directives) from the instruction
+//       table, so it never falls behind the ISA.
+#include "hw/HwConfig.h"
+#include "isa/Assembler.h"
+#include "isa/InstrTable.h"
+#include "isa/Program.h"
+#include "support/Diagnostic.h"
+#include "support/FileIO.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <string>
+
+using namespace spyre;
+
+namespace {
+
+int makePrograms(int argc, char **argv) {
+  std::filesystem::path out(argv[2]);
+  std::filesystem::create_directories(out);
+  for (int i = 3; i < argc; ++i) {
+    std::filesystem::path src(argv[i]);
+    DiagnosticEngine diags;
+    isa::Program p = isa::assemble(readFile(src.string()), src.string(),
+                                   hw::builtinConfig(), diags);
+    if (diags.hasErrors()) {
+      std::fputs(diags.str().c_str(), stderr);
+      return 1;
+    }
+    writeFileAtomic((out / src.stem()).string() + ".spyre", isa::writeProgram(p));
+  }
+  return 0;
+}
+
+int makeAsmDict(const std::string &path) {
+  std::set<std::string> words = {".program", ".core", ".engine", ".op",
+                                 ".tensor", "self", "@", "[", "]", ",",
+                                 ";", ":", "0x", "r1+", "c1", "=", "\""};
+  for (const isa::InstrDesc &d : isa::instructionTable()) {
+    words.insert(std::string(d.mnemonic));
+    for (const isa::FieldDesc &f : d.fields) {
+      if (f.form != isa::FieldForm::Positional)
+        words.insert(std::string(f.name) + "=");
+      for (std::string_view v : f.enumValues)
+        words.insert(std::string(v));
+    }
+  }
+  for (int e = 0; e < isa::kNumEngines; ++e)
+    words.insert(std::string(isa::engineName(static_cast<isa::Engine>(e))));
+  for (int t = 0; t < isa::kNumDTypes; ++t)
+    words.insert(std::string(isa::dtypeName(static_cast<isa::DType>(t))));
+  for (int k = 0; k < isa::kNumTensorKinds; ++k)
+    words.insert(std::string(isa::tensorKindName(static_cast<isa::TensorKind>(k))));
+  std::string text;
+  for (const std::string &w : words) {
+    text += "\"";
+    for (char c : w) {
+      if (c == '"' || c == '\\')
+        text += '\\';
+      text += c;
+    }
+    text += "\"\n";
+  }
+  writeFileAtomic(path, text);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "programs" && argc >= 3)
+      return makePrograms(argc, argv);
+    if (mode == "asm-dict" && argc == 3)
+      return makeAsmDict(argv[2]);
+    std::fputs("usage: make-seeds programs OUTDIR FILE.s... | asm-dict OUTFILE\n",
+               stderr);
+    return 2;
+  } catch (const UserError &e) {
+    std::fprintf(stderr, "%s\n", e.diagnostic().str().c_str());
+    return 1;
+  }
+}
