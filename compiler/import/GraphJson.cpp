@@ -173,6 +173,13 @@ private:
       throw UserError(jsonSyntaxError(e, text));
     } catch (const DuplicateKey &d) {
       fail(d.path, "key '" + d.key + "' is given twice");
+    } catch (const Json::out_of_range &e) {
+      // A number literal too large for any JSON number type (e.g. 1e405).
+      std::string what = e.what();
+      size_t at = what.find("] ");
+      throw UserError(SourceLoc{fileName_},
+                      "invalid JSON: " +
+                          (at == std::string::npos ? what : what.substr(at + 2)));
     }
   }
 

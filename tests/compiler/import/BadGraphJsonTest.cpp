@@ -161,5 +161,18 @@ TEST(BadGraphJson, AMissingModelFileIsAnError) {
   EXPECT_THROW(loadGraphJsonOrThrow("/no/such/model.json"), UserError);
 }
 
+// Found by the graph_json fuzz target: nlohmann throws out_of_range for a
+// number no JSON number type holds; it must be a user error, not a crash.
+TEST(BadGraphJson, NumberTooLargeIsAnError) {
+  DiagnosticEngine diags;
+  EXPECT_EQ(parseGraphJson(R"({"format": "spyre-graph", "version": 1e405})",
+                           "m.json", "", diags),
+            nullptr);
+  ASSERT_TRUE(diags.hasErrors());
+  std::string shown = diags.diagnostics().front().str();
+  EXPECT_EQ(shown.rfind("m.json: error: invalid JSON: number overflow", 0), 0u)
+      << shown;
+}
+
 } // namespace
 } // namespace spyre::compiler
