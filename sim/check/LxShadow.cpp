@@ -5,8 +5,7 @@
 namespace spyre::sim {
 
 LxShadow::LxShadow(int cores, int64_t sticksPerCore)
-    : cells_(static_cast<size_t>(cores),
-             std::vector<Cell>(static_cast<size_t>(sticksPerCore))) {}
+    : cells_(static_cast<size_t>(cores)), sticksPerCore_(sticksPerCore) {}
 
 namespace {
 
@@ -29,6 +28,10 @@ void LxShadow::access(int core, int64_t firstStick, int64_t count, bool isWrite,
                       const Epoch &e, const HappensBefore &hb,
                       std::vector<AccessConflict> &out) {
   std::vector<Cell> &cells = cells_[static_cast<size_t>(core)];
+  // A core's shadow is made on its first access: a chip of many cores costs
+  // host memory only for the cores a program uses.
+  if (cells.empty())
+    cells.resize(static_cast<size_t>(sticksPerCore_));
   std::optional<AccessConflict> race, uninit;
   for (int64_t s = firstStick; s < firstStick + count; ++s) {
     Cell &c = cells[static_cast<size_t>(s)];

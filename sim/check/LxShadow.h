@@ -39,7 +39,8 @@ private:
     bool written = false;
     std::vector<Epoch> reads; ///< one entry per stream since the last write
   };
-  std::vector<std::vector<Cell>> cells_;
+  std::vector<std::vector<Cell>> cells_; ///< per core, empty until used
+  int64_t sticksPerCore_;
 };
 
 } // namespace spyre::sim

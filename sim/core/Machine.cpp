@@ -133,16 +133,14 @@ Machine::Machine(const hw::HwConfig &config, const isa::Program &program,
       memory_(static_cast<uint64_t>(config.memory.sizeBytes)),
       hb_(static_cast<int>(program.streams.size())) {
   const int cores = config.chip.cores;
-  lx_.resize(static_cast<size_t>(options_.numerics ? cores : 0));
-  for (auto &l : lx_)
-    l.assign(static_cast<size_t>(config.lx.sizeBytes), 0);
+  // Host memory follows what the program uses: LX contents only for cores
+  // that run a stream, transfer channels only for pairs that talk.
+  lx_.resize(static_cast<size_t>(cores));
   lxHighWater_.assign(static_cast<size_t>(cores), 0);
   streamsOfCore_.resize(static_cast<size_t>(cores));
   counters_.resize(static_cast<size_t>(cores) *
                    static_cast<size_t>(config.limits.syncCountersPerCore));
   barriers_.resize(static_cast<size_t>(config.limits.barriers));
-  dataChannels_.resize(static_cast<size_t>(cores * cores));
-  reduceChannels_.resize(static_cast<size_t>(cores * cores));
   if (options_.checks)
     shadow_ = std::make_unique<LxShadow>(cores, config.lxSticks());
 
@@ -155,6 +153,9 @@ Machine::Machine(const hw::HwConfig &config, const isa::Program &program,
     SPYRE_ASSERT(st.core >= 0 && st.core < cores,
                  "program stream on a core the config does not have");
     streamsOfCore_[static_cast<size_t>(st.core)].push_back(st.index);
+    if (options_.numerics)
+      lx_[static_cast<size_t>(st.core)].assign(
+          static_cast<size_t>(config.lx.sizeBytes), 0);
     push(EventKind::Step, 0, st.core, st.index);
   }
 
@@ -802,8 +803,7 @@ bool Machine::doTransfer(StreamState &st, const Instr &r, bool inBounds) {
   if (sending && options_.checks)
     post.clock = hb_.release(st.index);
   int src = sending ? st.core : peer, dst = sending ? peer : st.core;
-  auto &channels = reduce ? reduceChannels_ : dataChannels_;
-  Channel &ch = channels[static_cast<size_t>(src * config_.chip.cores + dst)];
+  Channel &ch = channels_[{reduce, src, dst}];
   (sending ? ch.sends : ch.recvs).push_back(std::move(post));
   st.block = Block::Transfer;
   st.blockedSince = st.time;

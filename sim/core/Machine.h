@@ -28,10 +28,12 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <queue>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace spyre::sim {
@@ -332,8 +334,8 @@ private:
 
   std::vector<Counter> counters_;          ///< core * countersPerCore + c
   std::vector<BarrierState> barriers_;
-  std::vector<Channel> dataChannels_;      ///< src * cores + dst
-  std::vector<Channel> reduceChannels_;
+  /// (reduce ring?, source core, destination core) -> pending transfers.
+  std::map<std::tuple<bool, int, int>, Channel> channels_;
 
   HappensBefore hb_;
   std::vector<VectorClock> clockPool_;
