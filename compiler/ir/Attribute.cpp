@@ -41,6 +41,13 @@ auto lowerBound(const std::vector<NamedAttribute> &entries,
 
 // ---- AttrDict ----
 
+AttrDict::AttrDict() = default;
+AttrDict::AttrDict(const AttrDict &other) = default;
+AttrDict::AttrDict(AttrDict &&other) noexcept = default;
+AttrDict &AttrDict::operator=(const AttrDict &other) = default;
+AttrDict &AttrDict::operator=(AttrDict &&other) noexcept = default;
+AttrDict::~AttrDict() = default;
+
 AttrDict::AttrDict(std::initializer_list<NamedAttribute> entries) {
   for (const NamedAttribute &e : entries)
     set(e.name, e.value);

@@ -31,11 +31,19 @@ struct NamedAttribute;
 /// printing and comparison never depend on insertion order.
 class AttrDict {
 public:
-  AttrDict() = default;
+  // NamedAttribute is incomplete here (it holds an Attribute, which holds
+  // AttrDicts), so every member that needs its size is defined out of line:
+  // libstdc++ with clang rejects them inline.
+  AttrDict();
   AttrDict(std::initializer_list<NamedAttribute> entries);
+  AttrDict(const AttrDict &other);
+  AttrDict(AttrDict &&other) noexcept;
+  AttrDict &operator=(const AttrDict &other);
+  AttrDict &operator=(AttrDict &&other) noexcept;
+  ~AttrDict();
 
-  bool empty() const { return entries_.empty(); }
-  size_t size() const { return entries_.size(); }
+  bool empty() const;
+  size_t size() const;
   bool contains(std::string_view name) const { return find(name) != nullptr; }
   /// The attribute called `name`, or nullptr.
   const Attribute *find(std::string_view name) const;
@@ -125,6 +133,9 @@ struct NamedAttribute {
 
   bool operator==(const NamedAttribute &other) const = default;
 };
+
+inline bool AttrDict::empty() const { return entries_.empty(); }
+inline size_t AttrDict::size() const { return entries_.size(); }
 
 /// Shortest decimal text that reads back as exactly `value`, always with a
 /// `.` or an exponent so it reads as a float: `1.0`, `0.125`, `1e-05`,
