@@ -40,6 +40,25 @@ int64_t product(const std::vector<int64_t> &v, size_t from, size_t to) {
   return p;
 }
 
+/// The DMA walk between a rows x cols tile in LX (rows `ta` sticks apart,
+/// one stick per column) and device memory, where a column step is `aStride`
+/// sticks and a row step `bStride`: one contiguous run per row when columns
+/// are adjacent in memory, else one stick per column.
+void setTileWalk(InstrBuilder &dma, int64_t rows, int64_t cols, int64_t ta,
+                 int64_t aStride, int64_t bStride) {
+  if (aStride == 1) {
+    dma.set("run", cols);
+    if (rows > 1)
+      dma.set("n1", rows).set("lxs1", ta).set("ms1", bStride);
+    return;
+  }
+  dma.set("run", 1);
+  if (cols > 1)
+    dma.set("n1", cols).set("lxs1", 1).set("ms1", aStride);
+  if (rows > 1)
+    dma.set("n2", rows).set("lxs2", ta).set("ms2", bStride);
+}
+
 } // namespace
 
 std::string MovePlan::str() const {
@@ -361,17 +380,7 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
       ring.acquire(load);
       InstrBuilder ld =
           instr("ld").set("lx", ring.slot(load)).set("mem", Addr{xr, 0});
-      if (a.src == 1) {
-        ld.set("run", cols);
-        if (rows > 1)
-          ld.set("n1", rows).set("lxs1", ta).set("ms1", b.src);
-      } else {
-        ld.set("run", 1);
-        if (cols > 1)
-          ld.set("n1", cols).set("lxs1", 1).set("ms1", a.src);
-        if (rows > 1)
-          ld.set("n2", rows).set("lxs2", ta).set("ms2", b.src);
-      }
+      setTileWalk(ld, rows, cols, ta, a.src, b.src);
       load.append(ld);
       ring.release(load);
     };
@@ -389,17 +398,7 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
       ring.acquire(store);
       InstrBuilder st =
           instr("st").set("mem", Addr{yr, 0}).set("lx", ring.slot(store));
-      if (a.dst == 1) {
-        st.set("run", cols);
-        if (rows > 1)
-          st.set("n1", rows).set("lxs1", ta).set("ms1", b.dst);
-      } else {
-        st.set("run", 1);
-        if (cols > 1)
-          st.set("n1", cols).set("lxs1", 1).set("ms1", a.dst);
-        if (rows > 1)
-          st.set("n2", rows).set("lxs2", ta).set("ms2", b.dst);
-      }
+      setTileWalk(st, rows, cols, ta, a.dst, b.dst);
       store.append(st);
       ring.release(store);
     };
