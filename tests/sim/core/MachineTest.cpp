@@ -36,14 +36,19 @@ std::vector<FindingKind> kinds(const Machine &m) {
   return k;
 }
 
-/// Fills every input of the program with deterministic values.
+/// Fills every input of the program with deterministic values, different
+/// for each tensor so that mixing two up shows.
 void fillInputs(const isa::Program &p, Machine &m) {
+  int tensor = 0;
   for (const isa::TensorDecl &t : p.tensors) {
     if (t.kind != isa::TensorKind::Input)
       continue;
+    ++tensor;
     std::vector<float> v(isa::elementCount(t.hostShape));
     for (size_t i = 0; i < v.size(); ++i)
-      v[i] = static_cast<float>((static_cast<int>(i * 37 % 101) - 50)) / 8.0f;
+      v[i] = static_cast<float>(
+                 (static_cast<int>((i + 13 * tensor) * 37 % 101) - 50)) /
+             8.0f;
     writeTensor(t, makeNpyF32(v, t.hostShape), t.name, m.deviceMemory());
   }
 }
@@ -104,7 +109,18 @@ TEST(Machine, MatmulTileMatchesReference) {
   fillInputs(p, m);
   m.run();
   ASSERT_TRUE(m.findings().empty()) << m.findings()[0].str();
-  EXPECT_GT(m.macOps(), 0u);
+  EXPECT_EQ(m.macOps(), 16u * 128 * 64);
+  // The inputs read back are the DL16 values the PT multiplied; the sums of
+  // these multiples of 1/8 are exact in FP32, so the result must be exact.
+  std::vector<float> a = output(p, m, "A"), b = output(p, m, "B"),
+                     c = output(p, m, "C");
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 64; ++j) {
+      double ref = 0;
+      for (int k = 0; k < 128; ++k)
+        ref += static_cast<double>(a[i * 128 + k]) * b[k * 64 + j];
+      EXPECT_EQ(c[i * 64 + j], static_cast<float>(ref)) << i << "," << j;
+    }
 }
 
 TEST(Machine, RingExchangeSwapsTiles) {
@@ -113,6 +129,10 @@ TEST(Machine, RingExchangeSwapsTiles) {
   fillInputs(p, m);
   m.run();
   ASSERT_TRUE(m.findings().empty()) << m.findings()[0].str();
+  std::vector<float> a0 = output(p, m, "a0"), a1 = output(p, m, "a1");
+  ASSERT_NE(a0, a1);
+  EXPECT_EQ(output(p, m, "b0"), a1);
+  EXPECT_EQ(output(p, m, "b1"), a0);
 }
 
 TEST(Machine, FaultyExamplesTriggerExactlyTheirFinding) {
