@@ -6,6 +6,7 @@
 #include "support/Hash.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 
@@ -23,7 +24,10 @@ struct FieldPos {
   int liRd, liImm, addiRd, addiRs, addiImm, loopCount, loopBody;
   int sigCounter, sigValue, sigCore, waitCounter, waitValue, barId, barCount;
   int ringCore, mmM, mmK, mmN;
-  int sfuN, sfuM, xposeM, xposeK;
+  int xposeM, xposeK;
+  /// Per opcode: the position of its `n` (sticks per row) and `m` (rows)
+  /// fields, -1 where it has none; looked up once, not per instruction.
+  std::array<int8_t, 256> rowSticks{}, rows{};
 
   FieldPos() {
     auto at = [](Opcode op, std::string_view name) {
@@ -49,8 +53,13 @@ struct FieldPos {
     mmM = at(Opcode::Mm, "m");
     mmK = at(Opcode::Mm, "k");
     mmN = at(Opcode::Mm, "n");
-    sfuN = at(Opcode::Add, "n");
-    sfuM = at(Opcode::Add, "m");
+    rowSticks.fill(-1);
+    rows.fill(-1);
+    for (const isa::InstrDesc &d : isa::instructionTable()) {
+      rowSticks[static_cast<size_t>(d.opcode)] =
+          static_cast<int8_t>(d.fieldIndex("n"));
+      rows[static_cast<size_t>(d.opcode)] = static_cast<int8_t>(d.fieldIndex("m"));
+    }
     xposeM = at(Opcode::Xpose, "m");
     xposeK = at(Opcode::Xpose, "k");
   }
@@ -400,7 +409,8 @@ bool Machine::execute(StreamState &st) {
     macOps_ += m * k * n;
   } else {
     SPYRE_ASSERT(isSfu(op), "unhandled opcode in the simulator");
-    int nf = d.fieldIndex("n"), mf = d.fieldIndex("m");
+    int nf = fp.rowSticks[static_cast<size_t>(op)],
+        mf = fp.rows[static_cast<size_t>(op)];
     uint64_t sticks = static_cast<uint64_t>(nf >= 0 ? r[static_cast<size_t>(nf)] : 1) *
                       static_cast<uint64_t>(mf >= 0 ? r[static_cast<size_t>(mf)] : 1);
     // xpose has no rows of n sticks: it reads m sticks and writes k.
