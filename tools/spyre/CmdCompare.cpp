@@ -2,14 +2,13 @@
 // element, with a tolerance suited to DL16 results.
 #include "Commands.h"
 
-#include "numerics/Half.h"
+#include "compiler/ref/Evaluator.h"
 #include "support/Diagnostic.h"
 #include "support/Npy.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstring>
 #include <iostream>
 #include <memory>
 
@@ -27,34 +26,12 @@ struct CompareOptions {
   double atol = 1e-3;
 };
 
-std::vector<double> valuesOf(const NpyArray &a) {
-  std::vector<double> v(static_cast<size_t>(a.elementCount()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    switch (a.dtype) {
-    case NpyDtype::F32: {
-      float f;
-      std::memcpy(&f, a.data.data() + i * 4, 4);
-      v[i] = f;
-      break;
-    }
-    case NpyDtype::F16: {
-      uint16_t h;
-      std::memcpy(&h, a.data.data() + i * 2, 2);
-      v[i] = half::halfToFloat(h);
-      break;
-    }
-    case NpyDtype::I8:
-      v[i] = static_cast<int8_t>(a.data[i]);
-      break;
-    case NpyDtype::I32: {
-      int32_t x;
-      std::memcpy(&x, a.data.data() + i * 4, 4);
-      v[i] = x;
-      break;
-    }
-    }
-  }
-  return v;
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    s += (d ? ", " : "") + std::to_string(shape[d]);
+  return s + "]";
 }
 
 std::string indexText(const std::vector<int64_t> &shape, size_t flat) {
@@ -63,17 +40,18 @@ std::string indexText(const std::vector<int64_t> &shape, size_t flat) {
     idx[d] = static_cast<int64_t>(flat) % shape[d];
     flat /= static_cast<size_t>(shape[d]);
   }
-  std::string s = "[";
-  for (size_t d = 0; d < idx.size(); ++d)
-    s += (d ? ", " : "") + std::to_string(idx[d]);
-  return s + "]";
+  return shapeText(idx);
 }
 
 int runCompare(const CompareOptions &o) {
   NpyArray a = readNpy(o.actual), e = readNpy(o.expected);
   if (a.shape != e.shape)
-    throw UserError(SourceLoc{o.actual}, "shape differs from " + o.expected);
-  std::vector<double> av = valuesOf(a), ev = valuesOf(e);
+    throw UserError(SourceLoc{o.actual}, "shape " + shapeText(a.shape) +
+                                             " differs from " +
+                                             shapeText(e.shape) + " of " +
+                                             o.expected);
+  const std::vector<double> av = compiler::ref::tensorFromNpy(a).values,
+                            ev = compiler::ref::tensorFromNpy(e).values;
   size_t worst = 0, bad = 0;
   double worstExcess = -1, maxAbs = 0;
   for (size_t i = 0; i < av.size(); ++i) {
