@@ -192,6 +192,16 @@ int npyDtypeSize(NpyDtype dtype) {
   SPYRE_UNREACHABLE("bad NpyDtype");
 }
 
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0)
+      out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
 int64_t NpyArray::elementCount() const {
   int64_t n = 1;
   for (int64_t d : shape)

@@ -17,6 +17,9 @@ const char *npyDtypeName(NpyDtype dtype);
 /// Bytes per element.
 int npyDtypeSize(NpyDtype dtype);
 
+/// `[3, 100]`: how messages and printed IR show a shape.
+std::string shapeText(const std::vector<int64_t> &shape);
+
 struct NpyArray {
   NpyDtype dtype = NpyDtype::F32;
   std::vector<int64_t> shape; ///< empty for a scalar (0-d array)

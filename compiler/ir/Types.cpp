@@ -1,6 +1,7 @@
 #include "compiler/ir/Types.h"
 
 #include "support/Diagnostic.h"
+#include "support/Npy.h"
 
 #include <algorithm>
 
@@ -90,15 +91,7 @@ std::string elementTypeSetText(ElementTypeSet set) {
   return out;
 }
 
-std::string shapeStr(const Shape &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0)
-      out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  return out + "]";
-}
+std::string shapeStr(const Shape &shape) { return shapeText(shape); }
 
 int64_t shapeElementCount(const Shape &shape) {
   int64_t n = 1;

@@ -15,13 +15,6 @@ namespace spyre::sim {
 
 namespace {
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 /// Host element i as float, from an F32 or F16 array.
 float hostFloat(const NpyArray &a, uint64_t i) {
   if (a.dtype == NpyDtype::F32) {

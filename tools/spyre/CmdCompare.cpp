@@ -27,13 +27,6 @@ struct CompareOptions {
 };
 
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t d = 0; d < shape.size(); ++d)
-    s += (d ? ", " : "") + std::to_string(shape[d]);
-  return s + "]";
-}
-
 std::string indexText(const std::vector<int64_t> &shape, size_t flat) {
   std::vector<int64_t> idx(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {
