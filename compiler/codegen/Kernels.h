@@ -62,6 +62,9 @@ struct RowPlan {
   int units = 1;        ///< SFU units per core sharing each tile's rows
   int64_t lxSticks = 0; ///< LX working set per core
   std::vector<Part> parts;
+  /// Why nothing was emitted (a row or the tiles asked for do not fit the
+  /// LX region); empty when the kernel was emitted.
+  std::string error;
 
   /// One line per core: `core 3: rows [24, 32), 2 tiles of 4`.
   std::string str() const;
@@ -162,6 +165,22 @@ struct MatmulPlan {
 MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
                       const KernelOptions &opt = {}, int gridM = 0,
                       int gridN = 0);
+
+/// Why a plan with this grid and these tiles cannot run the product on the
+/// cores and LX region of `opt` (grid larger than the problem or the cores,
+/// tiles off the 64-element granularity, working set over the region);
+/// empty when it can. For plans that come from outside (a replayed mapping).
+std::string matmulPlanProblem(const hw::HwConfig &config,
+                              const MatmulArgs &args, const KernelOptions &opt,
+                              int gridM, int gridN, int64_t tileM,
+                              int64_t tileK, int64_t tileN, bool nOuter);
+
+/// The plan with this grid and these tiles (clamped to the blocks), which
+/// must pass matmulPlanProblem.
+MatmulPlan planMatmulWith(const hw::HwConfig &config, const MatmulArgs &args,
+                          const KernelOptions &opt, int gridM, int gridN,
+                          int64_t tileM, int64_t tileK, int64_t tileN,
+                          bool nOuter);
 
 /// C = A x B (+ bias), DL16 inputs, FP32 accumulation over K tiles, C in
 /// its dtype. With `plan`, that work division is used (e.g. a recorded one).

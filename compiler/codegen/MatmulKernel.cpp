@@ -331,6 +331,86 @@ MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
   return plan;
 }
 
+std::string matmulPlanProblem(const hw::HwConfig &config,
+                              const MatmulArgs &args, const KernelOptions &opt,
+                              int gridM, int gridN, int64_t tileM,
+                              int64_t tileK, int64_t tileN, bool nOuter) {
+  const Problem p = problemOf(args);
+  const Resources res = resources(config, opt);
+  const int64_t mAlign = mAlignOf(p);
+  const int64_t mUnits = ceilDiv(p.m, mAlign), nUnits = ceilDiv(p.n, kStick);
+  if (gridM < 1 || gridN < 1 || gridM > mUnits || gridN > nUnits)
+    return "grid " + std::to_string(gridM) + "x" + std::to_string(gridN) +
+           " does not fit a " + std::to_string(p.m) + "x" +
+           std::to_string(p.n) + " product (at most " +
+           std::to_string(mUnits) + " row parts of " + std::to_string(mAlign) +
+           " and " + std::to_string(nUnits) + " column parts of 64)";
+  if (gridM * gridN > res.cores)
+    return "grid " + std::to_string(gridM) + "x" + std::to_string(gridN) +
+           " needs " + std::to_string(gridM * gridN) + " cores, the op has " +
+           std::to_string(res.cores);
+  if (tileM < 1 || tileM % mAlign != 0 || tileK < 1 || tileK % kStick != 0 ||
+      tileN < 1 || tileN % kStick != 0)
+    return "tiles " + std::to_string(tileM) + "x" + std::to_string(tileK) +
+           "x" + std::to_string(tileN) + " are not multiples of " +
+           std::to_string(mAlign) + " x 64 x 64";
+  const int64_t blockM = std::min(p.m, ceilDiv(mUnits, gridM) * mAlign);
+  const int64_t blockN = std::min(p.n, ceilDiv(nUnits, gridN) * kStick);
+  const Shape s = shapeOf(p, std::min(tileM, ceilDiv(blockM, mAlign) * mAlign),
+                          std::min(tileK, ceilDiv(p.k, kStick) * kStick),
+                          std::min(tileN, ceilDiv(blockN, kStick) * kStick),
+                          blockM, blockN, nOuter);
+  const int64_t need = lxLayout(p, s).total();
+  if (need > res.lxSticks())
+    return "tiles " + std::to_string(tileM) + "x" + std::to_string(tileK) +
+           "x" + std::to_string(tileN) + " need " + std::to_string(need) +
+           " LX sticks per core, the op's LX region has " +
+           std::to_string(res.lxSticks());
+  return {};
+}
+
+MatmulPlan planMatmulWith(const hw::HwConfig &config, const MatmulArgs &args,
+                          const KernelOptions &opt, int gridM, int gridN,
+                          int64_t tileM, int64_t tileK, int64_t tileN,
+                          bool nOuter) {
+  SPYRE_ASSERT(matmulPlanProblem(config, args, opt, gridM, gridN, tileM, tileK,
+                                 tileN, nOuter)
+                   .empty(),
+               "matmul: " + matmulPlanProblem(config, args, opt, gridM, gridN,
+                                              tileM, tileK, tileN, nOuter));
+  const Problem p = problemOf(args);
+  const Resources res = resources(config, opt);
+  const int64_t mAlign = mAlignOf(p);
+  const int64_t mUnits = ceilDiv(p.m, mAlign), nUnits = ceilDiv(p.n, kStick);
+  const int64_t blockM = std::min(p.m, ceilDiv(mUnits, gridM) * mAlign);
+  const int64_t blockN = std::min(p.n, ceilDiv(nUnits, gridN) * kStick);
+  MatmulPlan plan;
+  plan.m = p.m;
+  plan.k = p.k;
+  plan.n = p.n;
+  plan.units = res.units;
+  plan.gridM = gridM;
+  plan.gridN = gridN;
+  plan.tileM = std::min(tileM, ceilDiv(blockM, mAlign) * mAlign);
+  plan.tileK = std::min(tileK, ceilDiv(p.k, kStick) * kStick);
+  plan.tileN = std::min(tileN, ceilDiv(blockN, kStick) * kStick);
+  plan.nOuter = nOuter;
+  const Shape s = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, blockM,
+                          blockN, nOuter);
+  plan.estimatedCycles = static_cast<int64_t>(
+      std::ceil(estimate(config, p, s, blockM, blockN, res.units,
+                         gridM * gridN)));
+  int core = res.firstCore;
+  for (int i = 0; i < plan.gridM; ++i)
+    for (int j = 0; j < plan.gridN; ++j) {
+      auto [m0, m1] = gridRange(p.m, mAlign, plan.gridM, i);
+      auto [n0, n1] = gridRange(p.n, kStick, plan.gridN, j);
+      if (m1 > m0 && n1 > n0)
+        plan.parts.push_back({core++, m0, m1, n0, n1});
+    }
+  return plan;
+}
+
 // ------------------------------------------------------------ emission
 
 namespace {

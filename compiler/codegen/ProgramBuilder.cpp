@@ -364,8 +364,19 @@ void ProgramBuilder::releaseCounter(int core, int counter) {
 }
 
 void ProgramBuilder::barrierAll() {
-  for (int c = 0; c < config_.chip.cores; ++c)
+  // Every stream the chip can have exists from the first barrier on: a
+  // stream created later would start at time zero, not behind the
+  // barriers, and could take tokens of an earlier kernel's counters or
+  // arrive at a barrier that is still pending for others.
+  for (int c = 0; c < config_.chip.cores; ++c) {
     stream(c, Engine::DmaLoad);
+    stream(c, Engine::DmaStore);
+    stream(c, Engine::Ring);
+    for (int u = 0; u < config_.chip.coreletsPerCore; ++u) {
+      stream(c, Engine::Pt, u);
+      stream(c, Engine::Sfu, u);
+    }
+  }
   auto count = static_cast<int64_t>(streams_.size());
   for (auto &[key, s] : streams_)
     s->barrier(0, count);

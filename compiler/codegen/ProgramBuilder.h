@@ -138,6 +138,8 @@ public:
   /// Device addresses are handed out from `next` upward, each tensor aligned
   /// to `alignSticks` (1: the stick alignment every address already has).
   void setAllocator(uint64_t next, uint64_t alignSticks = 1);
+  /// The first device address (in sticks) not yet handed out.
+  uint64_t nextAddress() const { return nextAddress_; }
   /// Reserves `sticks` of device memory; returns the address in sticks.
   uint64_t allocate(uint64_t sticks);
   /// Declares a tensor in the stick layout of its host shape (DESIGN.md
@@ -180,12 +182,11 @@ public:
   int allocCounter(int core);
   void releaseCounter(int core, int counter);
 
-  /// Every existing stream meets at a chip-wide barrier (id 0): what any
+  /// Every stream meets at a chip-wide barrier (id 0): what any
   /// stream did before it (device memory included) is done before any stream
-  /// goes on. The DMA load stream of every core is created first, so a
-  /// kernel emitted afterwards cannot read device memory early even on a
-  /// core that had no stream yet. Sequential kernels that exchange data
-  /// through device memory are separated by one.
+  /// goes on. Every stream of every core (each engine and unit) is created
+  /// at the first barrier, so no stream starts later without it. Sequential
+  /// kernels that exchange data through device memory are separated by one.
   void barrierAll();
 
   /// The highest LX stick (exclusive) a kernel reserved on `core`.

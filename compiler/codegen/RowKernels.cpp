@@ -250,14 +250,26 @@ RowPlan runRowKernel(ProgramBuilder &pb, const RowKernel &k,
       hi = mid - 1;
     }
   }
-  SPYRE_ASSERT(fit >= 1,
-               k.what + ": one row needs " + std::to_string(lxFor(1)) +
-                   " LX sticks, the kernel has " + std::to_string(avail));
+  if (fit < 1) {
+    RowPlan failed;
+    failed.rows = rows;
+    failed.error = "one row of " + std::to_string(k.output.cols) +
+                   " elements needs " + std::to_string(lxFor(1)) +
+                   " LX sticks, the region has " + std::to_string(avail);
+    return failed;
+  }
   int64_t t = 0;
   if (opt.tileRows > 0) {
     t = std::min(opt.tileRows, maxRows);
-    SPYRE_ASSERT(t <= fit, k.what + ": " + std::to_string(t) +
-                               " rows per tile do not fit LX");
+    if (t > fit) {
+      RowPlan failed;
+      failed.rows = rows;
+      failed.error = std::to_string(t) + " rows per tile need " +
+                     std::to_string(lxFor(t)) +
+                     " LX sticks, the region has " + std::to_string(avail) +
+                     " (at most " + std::to_string(fit) + " rows fit)";
+      return failed;
+    }
   } else {
     int64_t minRows = ceilDiv(kMinTileSticks, std::max<int64_t>(1, inSticks));
     t = std::min(

@@ -3,6 +3,7 @@
 
 #include "compiler/passes/Canonicalize.h"
 #include "compiler/passes/Layout.h"
+#include "compiler/passes/Planning.h"
 
 #include <algorithm>
 #include <vector>
@@ -51,8 +52,8 @@ void checkDeclaration(const PassInfo &pass) {
 std::span<const PassInfo *const> passRegistry() {
   static const std::vector<const PassInfo *> passes = [] {
     std::vector<const PassInfo *> all{
-        &canonicalizePass(),
-        &layoutPass(),
+        &canonicalizePass(), &layoutPass(), &applyMappingPass(), &dividePass(),
+        &schedulePass(),     &lxPlanPass(), &tilePass(),
     };
     for (size_t i = 0; i < all.size(); ++i) {
       checkDeclaration(*all[i]);
@@ -81,16 +82,24 @@ std::string registeredPassNames() {
 }
 
 Pipeline o0Pipeline() {
+  // The naive plan -O2 is measured against: every op on every core, alone
+  // in its phase, nothing folded.
+  PassInvocation divide = invocation(dividePass());
+  divide.options.set("strategy", Attribute("all-cores"));
+  divide.options.set("fuse-bias", Attribute(false));
+  PassInvocation schedule = invocation(schedulePass());
+  schedule.options.set("overlap", Attribute(false));
   return {
-      invocation(canonicalizePass()),
-      invocation(layoutPass()),
+      invocation(canonicalizePass()), invocation(layoutPass()), divide,
+      schedule, invocation(lxPlanPass()), invocation(tilePass()),
   };
 }
 
 Pipeline o2Pipeline() {
   return {
-      invocation(canonicalizePass()),
-      invocation(layoutPass()),
+      invocation(canonicalizePass()), invocation(layoutPass()),
+      invocation(dividePass()),       invocation(schedulePass()),
+      invocation(lxPlanPass()),       invocation(tilePass()),
   };
 }
 

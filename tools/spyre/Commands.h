@@ -23,5 +23,6 @@ void addAsmCommands(CLI::App &app, Dispatch &dispatch);
 void addSimCommand(CLI::App &app, Dispatch &dispatch);
 void addCompareCommand(CLI::App &app, Dispatch &dispatch);
 void addGraphCommand(CLI::App &app, Dispatch &dispatch);
+void addCompileCommand(CLI::App &app, Dispatch &dispatch);
 
 } // namespace spyre::cli

@@ -31,6 +31,7 @@ int runCli(int argc, char **argv) {
   cli::addSimCommand(app, dispatch);
   cli::addCompareCommand(app, dispatch);
   cli::addGraphCommand(app, dispatch);
+  cli::addCompileCommand(app, dispatch);
 
   // CLI11 reports an unknown command as "a subcommand is required"; name it.
   std::vector<std::string> commands;

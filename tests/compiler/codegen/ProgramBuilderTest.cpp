@@ -197,8 +197,11 @@ TEST(ProgramBuilder, ReleasedCountersReturnOnlyAfterABarrier) {
   EXPECT_EQ(pb.allocCounter(5), 0);
   EXPECT_DEATH(pb.releaseCounter(5, 9), "not held");
   isa::Program p = pb.finish();
-  // Every core's load stream takes part in the barrier, plus core 5 sfu.0.
-  EXPECT_EQ(p.streams.size(), static_cast<size_t>(cfg().chip.cores) + 1);
+  // Every stream of every core takes part in the barrier: DMA load and
+  // store, ring, and a PT and an SFU stream per unit.
+  EXPECT_EQ(p.streams.size(),
+            static_cast<size_t>(cfg().chip.cores *
+                                (3 + 2 * cfg().chip.coreletsPerCore)));
   EXPECT_EQ(test::programFileProblem(p), "");
 }
 

@@ -305,9 +305,9 @@ TEST(PassManager, NamesThatAreNotPassesOfThePipelineAreUsageErrors) {
   EXPECT_EQ(pm.run(*g, diags), PipelineStatus::Failure);
   EXPECT_EQ(diags.str(),
             "print-ir-after: error: 'layot' is not a pass of the pipeline "
-            "(canonicalize, layout)\n"
+            "(canonicalize, layout, divide, schedule, lx-plan, tile)\n"
             "stop-after: error: 'all' is not a pass of the pipeline "
-            "(canonicalize, layout)\n");
+            "(canonicalize, layout, divide, schedule, lx-plan, tile)\n");
   EXPECT_TRUE(pm.records().empty());
   EXPECT_EQ(ir.str(), "");
 }
@@ -402,12 +402,16 @@ TEST(PassOptions, BadValuesAndUnknownKeysAreLocatedErrors) {
 }
 
 TEST(PassRegistry, ListsEveryPassOnceAndBuildsTheDefaultPipelines) {
-  EXPECT_EQ(registeredPassNames(), "canonicalize, layout");
+  EXPECT_EQ(registeredPassNames(), "canonicalize, layout, apply-mapping, "
+                                   "divide, schedule, lx-plan, tile");
   for (const PassInfo *p : passRegistry())
     EXPECT_EQ(findPass(p->name), p);
   EXPECT_EQ(findPass("nope"), nullptr);
-  EXPECT_EQ(pipelineText(o0Pipeline()), "canonicalize,layout");
-  EXPECT_EQ(pipelineText(o2Pipeline()), "canonicalize,layout");
+  EXPECT_EQ(pipelineText(o0Pipeline()),
+            "canonicalize,layout,divide{strategy=all-cores fuse-bias=false},"
+            "schedule{overlap=false},lx-plan,tile");
+  EXPECT_EQ(pipelineText(o2Pipeline()),
+            "canonicalize,layout,divide,schedule,lx-plan,tile");
   EXPECT_TRUE(defaultPipeline(0).has_value());
   EXPECT_TRUE(defaultPipeline(2).has_value());
   EXPECT_FALSE(defaultPipeline(1).has_value());

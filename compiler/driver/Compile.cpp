@@ -1,0 +1,90 @@
+// The compiler driver (what it does: Compile.h).
+#include "compiler/driver/Compile.h"
+
+#include "compiler/passes/Emit.h"
+#include "compiler/passes/Mapping.h"
+#include "compiler/passes/PassManager.h"
+#include "compiler/passes/PassRegistry.h"
+#include "compiler/passes/Planning.h"
+#include "support/Hash.h"
+
+#include <fmt/format.h>
+
+namespace spyre::compiler {
+
+namespace {
+
+Pipeline pipelineOf(int optLevel, const std::string &mappingIn) {
+  Pipeline p = optLevel == 0 ? o0Pipeline() : o2Pipeline();
+  if (optLevel == 1)
+    for (PassInvocation &inv : p)
+      if (inv.pass == &schedulePass())
+        inv.options.set("overlap", Attribute(false));
+  if (!mappingIn.empty()) {
+    PassInvocation apply = invocation(applyMappingPass());
+    apply.options.set("file", Attribute(mappingIn));
+    for (size_t i = 0; i < p.size(); ++i)
+      if (p[i].pass == &dividePass()) {
+        p.insert(p.begin() + static_cast<std::ptrdiff_t>(i), apply);
+        break;
+      }
+  }
+  return p;
+}
+
+std::string programSummary(const isa::Program &program,
+                           const hw::HwConfig &config) {
+  uint64_t deviceBytes = 0, constBytes = 0;
+  for (const isa::TensorDecl &t : program.tensors) {
+    const uint64_t bytes = t.sizeSticks * isa::kStickBytes;
+    deviceBytes += bytes;
+    if (t.kind == isa::TensorKind::Const)
+      constBytes += bytes;
+  }
+  int cores = 0, lastCore = -1;
+  for (const isa::Stream &s : program.streams)
+    if (s.core != lastCore) {
+      ++cores;
+      lastCore = s.core;
+    }
+  return fmt::format(
+      "program:\n  tensors: {}\n  device bytes: {} ({} constant)\n"
+      "  streams: {} on {} of {} cores\n  instructions: {}\n"
+      "  program bytes: {}\n",
+      program.tensors.size(), deviceBytes, constBytes, program.streams.size(),
+      cores, config.chip.cores, program.instructionCount(),
+      isa::writeProgram(program).size());
+}
+
+} // namespace
+
+std::string pipelineForLevel(int optLevel, const std::string &mappingIn) {
+  return pipelineText(pipelineOf(optLevel, mappingIn));
+}
+
+std::optional<CompileResult> compileGraph(const Graph &graph,
+                                          const hw::HwConfig &config,
+                                          const CompileOptions &options,
+                                          DiagnosticEngine &diags) {
+  SPYRE_ASSERT(options.optLevel >= 0 && options.optLevel <= 2,
+               "optimisation level");
+  CompileResult r;
+  r.graph = graph.clone();
+  PassManagerOptions pmo;
+  pmo.printIrAfter = options.printIrAfter;
+  pmo.irStream = options.irStream;
+  PassManager pm(config, pmo);
+  pm.addPipeline(pipelineOf(options.optLevel, options.mappingIn));
+  if (pm.run(*r.graph, diags) != PipelineStatus::Success)
+    return std::nullopt;
+  std::optional<isa::Program> program = emitProgram(*r.graph, config, diags);
+  if (!program)
+    return std::nullopt;
+  r.program = std::move(*program);
+  r.mappingJson = mappingJson(
+      collectMapping(*r.graph, toHex(config.fingerprint(), 16)));
+  r.statistics = pm.statisticsReport() + programSummary(r.program, config);
+  return r;
+}
+
+} // namespace spyre::compiler

@@ -1,0 +1,1042 @@
+// Emission (what each op becomes: Emit.h).
+#include "compiler/passes/Emit.h"
+
+#include "compiler/codegen/Kernels.h"
+#include "compiler/passes/DeviceLayout.h"
+#include "compiler/passes/Mapping.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace spyre::compiler {
+
+using codegen::KernelOptions;
+using codegen::TensorRef;
+
+namespace {
+
+/// What a causal mask adds above the diagonal: far below any activation,
+/// yet finite in DL16 and FP32 so that softmax makes it exactly zero.
+constexpr double kMaskValue = -16777216.0; // -2^24
+
+DeviceLayout layoutOf(const Value &v) {
+  std::string error;
+  std::optional<DeviceLayout> l = valueLayout(v, error);
+  SPYRE_ASSERT(l, "value '" + v.name() + "' has no layout: " + error);
+  return *l;
+}
+
+isa::DType isaDType(DeviceDType d) {
+  switch (d) {
+  case DeviceDType::DL16:
+    return isa::DType::Dl16;
+  case DeviceDType::F32:
+    return isa::DType::Fp32;
+  case DeviceDType::I8:
+    return isa::DType::Int8;
+  case DeviceDType::I32:
+    return isa::DType::Int32;
+  }
+  SPYRE_UNREACHABLE("device dtype");
+}
+
+int64_t product(const std::vector<int64_t> &s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i)
+    p *= s[i];
+  return p;
+}
+
+int64_t numel(const std::vector<int64_t> &s) {
+  return product(s, 0, s.size());
+}
+
+/// Host dims in the order a kernel sees them: the stick dim last.
+std::vector<int64_t> refOrder(const Value &v) {
+  const int64_t rank = v.type().rank();
+  if (rank == 0)
+    return {};
+  const int64_t stick = layoutOf(v).stickDim;
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != stick)
+      order.push_back(i);
+  order.push_back(stick);
+  return order;
+}
+
+std::vector<int64_t> refShapeOf(const Value &v) {
+  const Shape &s = v.type().shape;
+  if (s.empty())
+    return {1};
+  std::vector<int64_t> r;
+  for (int64_t d : refOrder(v))
+    r.push_back(s[static_cast<size_t>(d)]);
+  return r;
+}
+
+bool stickLast(const Value &v) {
+  return v.type().rank() == 0 || layoutOf(v).stickDim == v.type().rank() - 1;
+}
+
+bool isIdentity(const std::vector<int> &p) {
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] != static_cast<int>(i))
+      return false;
+  return true;
+}
+
+std::vector<int64_t> permuted(const std::vector<int64_t> &s,
+                              const std::vector<int> &p) {
+  std::vector<int64_t> r;
+  for (int d : p)
+    r.push_back(s[static_cast<size_t>(d)]);
+  return r;
+}
+
+/// `x` read as a tensor of `shape` when the bytes are the same: a default
+/// layout keeps its bytes under any reshape of the leading dims (the last
+/// dim, and so the sticks, unchanged), and a single element is one stick.
+std::optional<TensorRef> viewAs(const TensorRef &x,
+                                const std::vector<int64_t> &shape) {
+  if (!x.isDefault() || numel(x.shape) != numel(shape) || shape.empty())
+    return std::nullopt;
+  if (shape.back() != x.shape.back() && numel(shape) != 1)
+    return std::nullopt;
+  TensorRef v = x;
+  v.shape = shape;
+  return v;
+}
+
+} // namespace
+
+bool isFreeView(const Op &op, int stickBytes) {
+  const Value *x = op.numOperands() > 0 ? op.operand(0) : nullptr;
+  if (!x || !stickLast(*x))
+    return false;
+  const DeviceLayout xl = layoutOf(*x);
+  for (const Value *r : op.results())
+    if (!stickLast(*r) || layoutOf(*r).dtype != xl.dtype)
+      return false;
+  const Shape &xs = x->type().shape;
+  switch (op.kind()) {
+  case OpKind::Reshape:
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze: {
+    const Shape &ys = op.result(0)->type().shape;
+    if (numel(xs) == 1)
+      return true;
+    return !xs.empty() && !ys.empty() && xs.back() == ys.back();
+  }
+  case OpKind::Split: {
+    const int64_t rank = x->type().rank();
+    const int64_t axis = *normalizeAxis(op.intAttr("axis"), rank);
+    const int64_t lanes = elementsPerStick(xl.dtype, stickBytes);
+    const std::vector<int64_t> sizes = op.intsAttr("sizes");
+    if (axis == rank - 1) {
+      for (size_t i = 0; i + 1 < sizes.size(); ++i)
+        if (sizes[i] % lanes != 0)
+          return false;
+      return true;
+    }
+    return xs.back() <= lanes &&
+           product(xs, 0, static_cast<size_t>(axis)) == 1;
+  }
+  default:
+    return false;
+  }
+}
+
+int64_t coresPerBatch(int64_t batches, int64_t cores) {
+  return cores / std::min(batches, cores);
+}
+
+MatmulWork matmulWork(const Graph &graph, const Op &op,
+                      const std::string &fuseBias) {
+  auto refOf = [](const Value *v) {
+    TensorRef t;
+    t.name = v->name();
+    t.dtype = isaDType(layoutOf(*v).dtype);
+    t.shape = refShapeOf(*v);
+    return t;
+  };
+  const TensorRef a = refOf(op.operand(0)), b = refOf(op.operand(1));
+  const Value *out = op.result();
+  MatmulWork w;
+  if (!fuseBias.empty()) {
+    const Op *add = graph.findOp(fuseBias);
+    SPYRE_ASSERT(add, "fused add '" + fuseBias + "' is gone");
+    const Value *bv =
+        add->operand(0) == op.result() ? add->operand(1) : add->operand(0);
+    out = add->result();
+    w.args.bias = refOf(bv);
+    w.args.bias->shape = {numel(w.args.bias->shape)};
+  }
+  const TensorRef c = refOf(out);
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  const int64_t m = a.shape[ra - 2], k = a.shape.back(), n = b.shape.back();
+  const int64_t batchA = product(a.shape, 0, ra - 2);
+  const int64_t batchB = product(b.shape, 0, rb - 2);
+  w.args.a = a;
+  w.args.b = b;
+  w.args.c = c;
+  w.args.b.shape = {k, n};
+  if (batchB == 1) {
+    w.args.a.shape = {batchA * m, k};
+    w.args.c.shape = {batchA * m, n};
+    return w;
+  }
+  w.batches = batchB;
+  w.args.a.shape = {m, k};
+  w.args.c.shape = {m, n};
+  return w;
+}
+
+namespace {
+
+/// Thrown inside the emitter when device memory runs out; run() reports it.
+struct DeviceMemoryFull {
+  std::string tensor;
+  uint64_t neededSticks;
+};
+
+class Emitter {
+public:
+  Emitter(Graph &graph, const hw::HwConfig &config, DiagnosticEngine &diags)
+      : g_(graph), cfg_(config), diags_(diags), pb_(config, graph.name()),
+        stickBytes_(config.chip.stickBytes) {}
+
+  std::optional<isa::Program> run();
+
+private:
+  // ---- storage ----
+  void reserve(const std::string &name, isa::DType dtype,
+               const std::vector<int64_t> &shape);
+  const TensorRef &ref(const Value *v);
+  TensorRef declare(const Value *v, isa::TensorKind kind);
+  TensorRef result(const Value *v) {
+    return declare(v, g_.isOutput(v) ? isa::TensorKind::Output
+                                     : isa::TensorKind::Scratch);
+  }
+  TensorRef scratch(isa::DType dtype, std::vector<int64_t> shape,
+                    int blockPos = 0);
+  TensorRef declareConstant(const Value *v);
+
+  // ---- kernels ----
+  KernelOptions options() const;
+  void beginKernel();
+  bool fail(const std::string &message);
+  bool rowDone(const codegen::RowPlan &plan);
+  TensorRef asDType(const TensorRef &x, isa::DType dtype);
+  void relayoutPerm(const TensorRef &x, const std::vector<int> &p,
+                    const TensorRef &y);
+  void permute(const TensorRef &x, const std::vector<int> &p,
+               const TensorRef &y);
+
+  // ---- ops ----
+  bool emitOp(Op &op);
+  bool emitFreeView(const Op &op);
+  bool emitMatmul(const Op &op);
+  bool emitBinary(const Op &op);
+  bool emitUnaryOp(const Op &op, std::string_view mnemonic);
+  bool emitSoftmax(const Op &op);
+  bool emitNorm(const Op &op);
+  bool emitReduce(const Op &op);
+  bool emitReshape(const Op &op);
+  bool emitSplit(const Op &op);
+  bool emitConcat(const Op &op);
+  bool emitCausalMask(const Op &op);
+  bool emitRelayoutOp(const Op &op);
+  bool emitOutputs();
+
+  Graph &g_;
+  const hw::HwConfig &cfg_;
+  DiagnosticEngine &diags_;
+  codegen::ProgramBuilder pb_;
+  int stickBytes_;
+  std::map<const Value *, TensorRef> refs_;
+
+  const Op *op_ = nullptr;
+  OpMapping m_;
+  int opKernels_ = 0;
+  bool emittedAny_ = false;
+  int64_t phase_ = -1;
+  int scratchCount_ = 0;
+};
+
+void Emitter::reserve(const std::string &name, isa::DType dtype,
+                      const std::vector<int64_t> &shape) {
+  TensorRef t;
+  t.dtype = dtype;
+  t.shape = shape.empty() ? std::vector<int64_t>{1} : shape;
+  const uint64_t end = pb_.nextAddress() + t.sizeSticks();
+  if (end * static_cast<uint64_t>(stickBytes_) >
+      static_cast<uint64_t>(cfg_.memory.sizeBytes))
+    throw DeviceMemoryFull{name, end};
+}
+
+TensorRef Emitter::declare(const Value *v, isa::TensorKind kind) {
+  auto it = refs_.find(v);
+  if (it != refs_.end())
+    return it->second;
+  reserve(v->name(), isaDType(layoutOf(*v).dtype), refShapeOf(*v));
+  const isa::TensorDecl &d = pb_.addTensor(
+      v->name(), kind, isaDType(layoutOf(*v).dtype), refShapeOf(*v));
+  TensorRef r = TensorRef::of(d);
+  refs_[v] = r;
+  return r;
+}
+
+TensorRef Emitter::declareConstant(const Value *v) {
+  // The data in the order of the constant's layout (its stick dim last).
+  const std::vector<double> host = v->constantData().toDoubles();
+  const std::vector<int64_t> shape = refShapeOf(*v);
+  std::vector<float> values(host.size());
+  const std::vector<int64_t> order = refOrder(*v);
+  if (order.empty()) {
+    values.assign(host.begin(), host.end());
+  } else {
+    const std::vector<int64_t> hostStrides = rowMajorStrides(v->type().shape);
+    std::vector<int64_t> idx(shape.size(), 0);
+    for (size_t n = 0; n < values.size(); ++n) {
+      int64_t at = 0;
+      for (size_t k = 0; k < shape.size(); ++k)
+        at += idx[k] * hostStrides[static_cast<size_t>(order[k])];
+      values[n] = static_cast<float>(host[static_cast<size_t>(at)]);
+      for (size_t k = shape.size(); k-- > 0;) {
+        if (++idx[k] < shape[k])
+          break;
+        idx[k] = 0;
+      }
+    }
+  }
+  reserve(v->name(), isaDType(layoutOf(*v).dtype), shape);
+  const isa::TensorDecl &d = pb_.addConst(
+      v->name(), isaDType(layoutOf(*v).dtype), shape, values);
+  TensorRef r = TensorRef::of(d);
+  refs_[v] = r;
+  return r;
+}
+
+const TensorRef &Emitter::ref(const Value *v) {
+  auto it = refs_.find(v);
+  if (it == refs_.end()) {
+    if (v->isConstant())
+      declareConstant(v);
+    else if (v->isInput())
+      declare(v, isa::TensorKind::Input);
+    it = refs_.find(v);
+  }
+  SPYRE_ASSERT(it != refs_.end(), "value '" + v->name() +
+                                      "' is used before it is computed");
+  return it->second;
+}
+
+TensorRef Emitter::scratch(isa::DType dtype, std::vector<int64_t> shape,
+                           int blockPos) {
+  reserve(op_->name() + ".tmp", dtype, shape);
+  const isa::TensorDecl &d =
+      pb_.addTensor(op_->name() + ".tmp" + std::to_string(scratchCount_++),
+                    isa::TensorKind::Scratch, dtype, std::move(shape));
+  TensorRef r = TensorRef::of(d);
+  r.blockPos = blockPos;
+  return r;
+}
+
+KernelOptions Emitter::options() const {
+  KernelOptions o;
+  o.cores = static_cast<int>(m_.cores);
+  o.firstCore = static_cast<int>(m_.firstCore);
+  o.op = op_->name();
+  o.lxBase = m_.lx[0];
+  o.lxSticks = m_.lx[1];
+  o.tileRows = std::max<int64_t>(0, m_.tileRows);
+  return o;
+}
+
+void Emitter::beginKernel() {
+  // Phases are separated by a barrier; so are the kernels of one op, each
+  // of which may read what the one before wrote.
+  if (opKernels_ > 0 || (emittedAny_ && m_.phase != phase_))
+    pb_.barrierAll();
+  phase_ = m_.phase;
+  emittedAny_ = true;
+  ++opKernels_;
+}
+
+bool Emitter::fail(const std::string &message) {
+  diags_.error(op_->loc(), "op '" + op_->name() + "' (" +
+                               std::string(op_->kindName()) +
+                               "): " + message);
+  return false;
+}
+
+bool Emitter::rowDone(const codegen::RowPlan &plan) {
+  if (!plan.error.empty())
+    return fail(plan.error);
+  if (m_.tileRows < 0)
+    m_.tileRows = plan.tileRows;
+  return true;
+}
+
+TensorRef Emitter::asDType(const TensorRef &x, isa::DType dtype) {
+  if (x.dtype == dtype)
+    return x;
+  TensorRef t = scratch(dtype, x.shape);
+  beginKernel();
+  codegen::emitConvert(pb_, x, t, options());
+  return t;
+}
+
+void Emitter::relayoutPerm(const TensorRef &x, const std::vector<int> &p,
+                           const TensorRef &y) {
+  // x's memory described in y's dims: x's leading dim i is y's dim pinv[i].
+  SPYRE_ASSERT(x.isDefault() && p.back() == x.rank() - 1,
+               "relayoutPerm: the last dim must stay");
+  std::vector<int> pinv(p.size());
+  for (size_t k = 0; k < p.size(); ++k)
+    pinv[static_cast<size_t>(p[k])] = static_cast<int>(k);
+  TensorRef xv = x;
+  xv.shape = y.shape;
+  xv.dimOrder.assign(pinv.begin(), pinv.end() - 1);
+  beginKernel();
+  codegen::emitRelayout(pb_, xv, y, options());
+}
+
+void Emitter::permute(const TensorRef &x, const std::vector<int> &p,
+                      const TensorRef &y) {
+  const int n = x.rank();
+  if (p[static_cast<size_t>(n - 1)] == n - 1) {
+    relayoutPerm(x, p, y);
+    return;
+  }
+  // The dim that becomes last goes next to the last (a relayout), the last
+  // two swap (a transpose), and the leading dims take y's order (a
+  // relayout). Steps that would not move anything are left out.
+  const int j = p.back();
+  std::vector<int> q;
+  for (int d = 0; d < n - 1; ++d)
+    if (d != j)
+      q.push_back(d);
+  q.push_back(j);
+  q.push_back(n - 1);
+  TensorRef u = x;
+  if (!isIdentity(q)) {
+    u = scratch(x.dtype, permuted(x.shape, q));
+    relayoutPerm(x, q, u);
+  }
+  std::vector<int> vdims = q;
+  std::swap(vdims[static_cast<size_t>(n - 1)], vdims[static_cast<size_t>(n - 2)]);
+  std::vector<int> r;
+  for (int d : p)
+    r.push_back(static_cast<int>(
+        std::find(vdims.begin(), vdims.end(), d) - vdims.begin()));
+  std::vector<int64_t> vShape = u.shape;
+  std::swap(vShape[static_cast<size_t>(n - 1)], vShape[static_cast<size_t>(n - 2)]);
+  const TensorRef v = isIdentity(r) ? y : scratch(x.dtype, vShape);
+  beginKernel();
+  codegen::emitTranspose(pb_, u, v, options());
+  if (!isIdentity(r))
+    relayoutPerm(v, r, y);
+}
+
+// ------------------------------------------------------------------- ops
+
+bool Emitter::emitFreeView(const Op &op) {
+  const TensorRef x = ref(op.operand(0));
+  if (op.kind() != OpKind::Split) {
+    std::optional<TensorRef> v = viewAs(x, refShapeOf(*op.result()));
+    SPYRE_ASSERT(v, "free view is not a view");
+    v->name = op.result()->name();
+    refs_[op.result()] = *v;
+    return true;
+  }
+  const int64_t rank = op.operand(0)->type().rank();
+  const int64_t axis = *normalizeAxis(op.intAttr("axis"), rank);
+  int64_t offset = 0;
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    const Value *r = op.result(i);
+    TensorRef v = x;
+    v.name = r->name();
+    v.shape = refShapeOf(*r);
+    if (axis == rank - 1)
+      v.address = x.address + static_cast<uint64_t>(
+                                  offset / x.lanes() * x.blockStride());
+    else
+      v.address = x.address + static_cast<uint64_t>(
+                                  offset * x.dimStride(static_cast<int>(axis)));
+    offset += r->type().shape[static_cast<size_t>(axis)];
+    refs_[r] = v;
+  }
+  return true;
+}
+
+bool Emitter::emitMatmul(const Op &op) {
+  const TensorRef a = ref(op.operand(0)), b = ref(op.operand(1));
+  const Value *out = op.result();
+  std::optional<TensorRef> bias;
+  if (!m_.fuseBias.empty()) {
+    const Op *add = g_.findOp(m_.fuseBias);
+    SPYRE_ASSERT(add, "fused add '" + m_.fuseBias + "' is gone");
+    const Value *bv =
+        add->operand(0) == op.result() ? add->operand(1) : add->operand(0);
+    out = add->result();
+    bias = ref(bv);
+    bias->shape = {numel(bias->shape)};
+  }
+  const TensorRef c = result(out);
+  if (a.dtype != isa::DType::Dl16 || b.dtype != isa::DType::Dl16)
+    return fail("matmul operands must be DL16 on the device");
+  const int ra = a.rank(), rb = b.rank(), rc = c.rank();
+  const int64_t m = a.shape[static_cast<size_t>(ra - 2)],
+                k = a.shape.back(), n = b.shape.back();
+  const int64_t batchA = product(a.shape, 0, static_cast<size_t>(ra - 2));
+  const int64_t batchB = product(b.shape, 0, static_cast<size_t>(rb - 2));
+  const int64_t batchC = product(c.shape, 0, static_cast<size_t>(rc - 2));
+  KernelOptions o = options();
+  auto plan = [&](const codegen::MatmulArgs &args, const KernelOptions &ko) {
+    if (m_.grid.size() == 2 && m_.tile.size() == 3)
+      return codegen::planMatmulWith(
+          cfg_, args, ko, static_cast<int>(m_.grid[0]),
+          static_cast<int>(m_.grid[1]), m_.tile[0], m_.tile[1], m_.tile[2],
+          m_.nOuter.value_or(true));
+    return codegen::planMatmul(cfg_, args, ko);
+  };
+  auto record = [&](const codegen::MatmulPlan &p) {
+    if (m_.grid.empty())
+      m_.grid = {p.gridM, p.gridN};
+    if (m_.tile.empty())
+      m_.tile = {p.tileM, p.tileK, p.tileN};
+    if (!m_.nOuter)
+      m_.nOuter = p.nOuter;
+  };
+  if (batchB == 1) {
+    codegen::MatmulArgs args;
+    args.a = a;
+    args.a.shape = {batchA * m, k};
+    args.b = b;
+    args.b.shape = {k, n};
+    args.c = c;
+    args.c.shape = {batchC * m, n};
+    args.bias = bias;
+    codegen::MatmulPlan p = plan(args, o);
+    beginKernel();
+    codegen::emitMatmul(pb_, args, o, &p);
+    record(p);
+    return true;
+  }
+  if (bias)
+    return fail("a bias can only be fused into a matmul without batched B");
+  if ((batchA != 1 && batchA != batchC) || batchB != batchC)
+    return fail("batch dims of " + shapeStr(a.shape) + " and " +
+                shapeStr(b.shape) +
+                " broadcast in a way the device kernels do not run (each "
+                "operand's batch dims must equal the result's, or A have "
+                "none)");
+  // Each batch's product on its own group of cores, from batch-outermost
+  // copies where a tensor has more than one stick block per row.
+  auto batchOuter = [&](const TensorRef &t) {
+    if (t.blocks() == 1)
+      return t;
+    TensorRef s = scratch(t.dtype, t.shape, t.rank() - 2);
+    beginKernel();
+    codegen::emitRelayout(pb_, t, s, options());
+    return s;
+  };
+  const TensorRef a2 = batchA > 1 ? batchOuter(a) : a;
+  const TensorRef b2 = batchOuter(b);
+  const TensorRef c2 =
+      c.blocks() == 1 ? c : scratch(c.dtype, c.shape, c.rank() - 2);
+  auto slice = [](const TensorRef &t, int64_t i, int64_t rows) {
+    TensorRef s = t;
+    s.shape = {rows, t.shape.back()};
+    s.blockPos = 0;
+    s.dimOrder.clear();
+    s.padded.clear();
+    s.address = t.address + static_cast<uint64_t>(i * t.blocks() * rows);
+    return s;
+  };
+  const int64_t groups = std::min<int64_t>(batchC, m_.cores);
+  const int64_t perGroup = m_.cores / groups;
+  for (int64_t i = 0; i < batchC; ++i) {
+    const int64_t g = i % groups;
+    if (g == 0)
+      beginKernel();
+    codegen::MatmulArgs args;
+    args.a = slice(a2, batchA > 1 ? i : 0, m);
+    args.b = slice(b2, i, k);
+    args.c = slice(c2, i, m);
+    KernelOptions ko = o;
+    ko.firstCore = static_cast<int>(m_.firstCore + g * perGroup);
+    ko.cores = static_cast<int>(perGroup);
+    codegen::MatmulPlan p = plan(args, ko);
+    codegen::emitMatmul(pb_, args, ko, &p);
+    record(p);
+  }
+  if (c2.address != c.address) {
+    beginKernel();
+    codegen::emitRelayout(pb_, c2, c, options());
+  }
+  return true;
+}
+
+bool Emitter::emitBinary(const Op &op) {
+  TensorRef a = ref(op.operand(0)), b = ref(op.operand(1));
+  const Value *bv = op.operand(1);
+  const TensorRef y = result(op.result());
+  const std::string_view name = op.kindName();
+  auto smallOk = [&](const TensorRef &t) {
+    return numel(t.shape) == 1 || (t.shape.back() == y.shape.back() &&
+                                   numel(t.shape) == t.shape.back());
+  };
+  bool commutative = op.kind() == OpKind::Add || op.kind() == OpKind::Mul;
+  if (a.shape != y.shape && b.shape == y.shape && commutative) {
+    std::swap(a, b);
+    bv = op.operand(0);
+  }
+  if (a.shape != y.shape || (b.shape != y.shape && !smallOk(b)))
+    return fail("broadcasting " + shapeStr(op.operand(0)->type().shape) +
+                " with " + shapeStr(op.operand(1)->type().shape) +
+                " is not run on the device (operands must have the result's "
+                "shape, or the second one be a scalar or a row of the last "
+                "dim)");
+  a = asDType(a, y.dtype);
+  if (bv->isConstant() && numel(b.shape) == 1 &&
+      op.kind() != OpKind::Div) {
+    // A constant scalar is an immediate: no load, no broadcast.
+    const double c = bv->constantData().element(0);
+    const bool add = op.kind() == OpKind::Add || op.kind() == OpKind::Sub;
+    const double imm = op.kind() == OpKind::Sub ? -c : c;
+    beginKernel();
+    return rowDone(codegen::emitScalar(pb_, add ? "adds" : "muls",
+                                       static_cast<float>(imm), a, y,
+                                       options()));
+  }
+  b = asDType(b, y.dtype);
+  beginKernel();
+  return rowDone(codegen::emitBinary(pb_, name, a, b, y, options()));
+}
+
+bool Emitter::emitUnaryOp(const Op &op, std::string_view mnemonic) {
+  const TensorRef y = result(op.result());
+  const TensorRef x = asDType(ref(op.operand(0)), y.dtype);
+  beginKernel();
+  if (op.kind() == OpKind::Pow)
+    return rowDone(codegen::emitScalar(
+        pb_, "pows", static_cast<float>(op.floatAttr("exponent")), x, y,
+        options()));
+  return rowDone(codegen::emitUnary(pb_, mnemonic, x, y, options()));
+}
+
+bool Emitter::emitSoftmax(const Op &op) {
+  const TensorRef y = result(op.result());
+  const TensorRef x = asDType(ref(op.operand(0)), y.dtype);
+  const int n = x.rank();
+  const int axis = static_cast<int>(*normalizeAxis(op.intAttr("axis"), n));
+  if (axis == n - 1) {
+    beginKernel();
+    return rowDone(codegen::emitSoftmax(pb_, x, y, options()));
+  }
+  std::vector<int> p(static_cast<size_t>(n));
+  std::iota(p.begin(), p.end(), 0);
+  std::swap(p[static_cast<size_t>(axis)], p.back());
+  const TensorRef t1 = scratch(y.dtype, permuted(x.shape, p));
+  const TensorRef t2 = scratch(y.dtype, t1.shape);
+  permute(x, p, t1);
+  beginKernel();
+  if (!rowDone(codegen::emitSoftmax(pb_, t1, t2, options())))
+    return false;
+  permute(t2, p, y);
+  return true;
+}
+
+bool Emitter::emitNorm(const Op &op) {
+  const TensorRef y = result(op.result());
+  const TensorRef x = asDType(ref(op.operand(0)), y.dtype);
+  const int64_t rank = op.operand(0)->type().rank();
+  if (*normalizeAxis(op.intAttr("axis"), rank) != rank - 1)
+    return fail("normalising over more than the last dim is not run on the "
+                "device");
+  auto vec = [&](size_t i) -> std::optional<TensorRef> {
+    if (op.numOperands() <= i || !op.operand(i))
+      return std::nullopt;
+    TensorRef t = ref(op.operand(i));
+    t.shape = {numel(t.shape)};
+    return t;
+  };
+  const float eps = static_cast<float>(op.floatAttr("epsilon"));
+  beginKernel();
+  if (op.kind() == OpKind::LayerNorm)
+    return rowDone(
+        codegen::emitLayerNorm(pb_, x, vec(1), vec(2), y, eps, options()));
+  return rowDone(codegen::emitRmsNorm(pb_, x, vec(1), y, eps, options()));
+}
+
+bool Emitter::emitReduce(const Op &op) {
+  const TensorRef y = result(op.result());
+  TensorRef cur = asDType(ref(op.operand(0)), y.dtype);
+  const int n = cur.rank();
+  const codegen::ReduceKind kind =
+      op.kind() == OpKind::ReduceSum    ? codegen::ReduceKind::Sum
+      : op.kind() == OpKind::ReduceMean ? codegen::ReduceKind::Mean
+                                        : codegen::ReduceKind::Max;
+  std::vector<int64_t> axes;
+  for (int64_t a : op.intsAttr("axes"))
+    axes.push_back(*normalizeAxis(a, n));
+  std::sort(axes.begin(), axes.end());
+  // One axis at a time, keeping reduced dims as 1 (a mean of equal-sized
+  // means is the mean).
+  for (int64_t axis : axes) {
+    std::vector<int64_t> outShape = cur.shape;
+    outShape[static_cast<size_t>(axis)] = 1;
+    if (axis == n - 1) {
+      TensorRef t = scratch(y.dtype, outShape);
+      beginKernel();
+      if (!rowDone(codegen::emitReduce(pb_, kind, cur, t, options())))
+        return false;
+      cur = t;
+      continue;
+    }
+    std::vector<int> p(static_cast<size_t>(n));
+    std::iota(p.begin(), p.end(), 0);
+    std::swap(p[static_cast<size_t>(axis)], p.back());
+    const TensorRef t1 = scratch(y.dtype, permuted(cur.shape, p));
+    permute(cur, p, t1);
+    std::vector<int64_t> rShape = t1.shape;
+    rShape.back() = 1;
+    const TensorRef t2 = scratch(y.dtype, rShape);
+    beginKernel();
+    if (!rowDone(codegen::emitReduce(pb_, kind, t1, t2, options())))
+      return false;
+    const TensorRef t3 = scratch(y.dtype, outShape);
+    permute(t2, p, t3);
+    cur = t3;
+  }
+  // cur has the keepdims shape; y drops the reduced dims or keeps them.
+  if (std::optional<TensorRef> yv = viewAs(y, cur.shape)) {
+    beginKernel();
+    codegen::emitRelayout(pb_, cur, *yv, options());
+    return true;
+  }
+  // The last dim was reduced and dropped: [..., M, 1] -> [..., M] is a
+  // transpose of the last two dims of [P, M, 1].
+  const int64_t mDim = y.shape.back();
+  std::optional<TensorRef> cv =
+      viewAs(cur, {numel(cur.shape) / mDim, mDim, 1});
+  std::optional<TensorRef> yv = viewAs(y, {numel(y.shape) / mDim, 1, mDim});
+  SPYRE_ASSERT(cv && yv, "reduce: result views");
+  beginKernel();
+  codegen::emitTranspose(pb_, *cv, *yv, options());
+  return true;
+}
+
+bool Emitter::emitReshape(const Op &op) {
+  const TensorRef y = result(op.result());
+  const TensorRef x = asDType(ref(op.operand(0)), y.dtype);
+  const int64_t cx = x.shape.back(), cy = y.shape.back();
+  const int64_t total = numel(x.shape), lanes = x.lanes();
+  // [.., M, 1] <-> [.., M]: a transpose of [P, M, 1] and [P, 1, M].
+  if (cx == 1 || cy == 1) {
+    const int64_t mDim = cx == 1 ? cy : cx;
+    std::optional<TensorRef> xv =
+        viewAs(x, cx == 1 ? std::vector<int64_t>{total / mDim, mDim, 1}
+                          : std::vector<int64_t>{total / mDim, 1, mDim});
+    std::optional<TensorRef> yv =
+        viewAs(y, cx == 1 ? std::vector<int64_t>{total / mDim, 1, mDim}
+                          : std::vector<int64_t>{total / mDim, mDim, 1});
+    if (xv && yv) {
+      beginKernel();
+      codegen::emitTranspose(pb_, *xv, *yv, options());
+      return true;
+    }
+  }
+  // [.., H*D] <-> [.., H, D] with D whole sticks: stick blocks h*D/64+j of
+  // x are block j of head h in y.
+  const bool split = cx > cy && cx % cy == 0 && cy % lanes == 0 &&
+                     y.rank() >= 2 &&
+                     y.shape[static_cast<size_t>(y.rank() - 2)] == cx / cy;
+  const bool merge = cy > cx && cy % cx == 0 && cx % lanes == 0 &&
+                     x.rank() >= 2 &&
+                     x.shape[static_cast<size_t>(x.rank() - 2)] == cy / cx;
+  if (split || merge) {
+    const int64_t d = std::min(cx, cy), h = std::max(cx, cy) / d;
+    const std::vector<int64_t> s3 = {total / (h * d), h, d};
+    const TensorRef &flat = split ? x : y, &heads = split ? y : x;
+    TensorRef fv = flat; // [P, H*D] memory as [P, H, D]: h, block, p
+    fv.shape = s3;
+    fv.dimOrder = {1, 0};
+    fv.blockPos = 1;
+    std::optional<TensorRef> hv = viewAs(heads, s3);
+    SPYRE_ASSERT(hv, "reshape: head view");
+    beginKernel();
+    codegen::emitRelayout(pb_, split ? fv : *hv, split ? *hv : fv, options());
+    return true;
+  }
+  return fail("reshaping " + shapeStr(op.operand(0)->type().shape) + " to " +
+              shapeStr(op.result()->type().shape) +
+              " regroups the last dim within sticks of " +
+              std::to_string(lanes) +
+              " elements, which the device's data movers cannot do");
+}
+
+bool Emitter::emitSplit(const Op &op) {
+  const TensorRef x = ref(op.operand(0));
+  const int64_t rank = x.rank();
+  const int64_t axis = *normalizeAxis(op.intAttr("axis"), rank);
+  if (axis == rank - 1)
+    return fail("splitting the last dim at offsets that are not whole sticks "
+                "of " + std::to_string(x.lanes()) +
+                " elements is not run on the device");
+  int64_t offset = 0;
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    const Value *r = op.result(i);
+    const TensorRef y = result(r);
+    TensorRef xv = asDType(x, y.dtype);
+    xv.padded.assign(xv.shape.begin(), xv.shape.end() - 1);
+    xv.address +=
+        static_cast<uint64_t>(offset * xv.dimStride(static_cast<int>(axis)));
+    xv.shape = y.shape;
+    offset += y.shape[static_cast<size_t>(axis)];
+    beginKernel();
+    codegen::emitRelayout(pb_, xv, y, options());
+  }
+  return true;
+}
+
+bool Emitter::emitConcat(const Op &op) {
+  const TensorRef y = result(op.result());
+  const int64_t rank = y.rank();
+  const int64_t axis = *normalizeAxis(op.intAttr("axis"), rank);
+  const int64_t lanes = y.lanes();
+  std::vector<TensorRef> xs;
+  for (const Value *v : op.operands())
+    xs.push_back(asDType(ref(v), y.dtype));
+  if (axis == rank - 1) {
+    for (size_t i = 0; i + 1 < xs.size(); ++i)
+      if (xs[i].shape.back() % lanes != 0)
+        return fail("concatenating along the last dim at offsets that are "
+                    "not whole sticks of " + std::to_string(lanes) +
+                    " elements is not run on the device");
+    int64_t offset = 0;
+    for (const TensorRef &x : xs) {
+      TensorRef dst = y;
+      dst.shape = x.shape;
+      dst.address = y.address + static_cast<uint64_t>(offset / lanes *
+                                                      y.blockStride());
+      offset += x.shape.back();
+      beginKernel();
+      codegen::emitRelayout(pb_, x, dst, options());
+    }
+    return true;
+  }
+  // Pieces go into a copy with the concat dim outermost, where each piece
+  // is contiguous, then into y.
+  std::vector<int> order = {static_cast<int>(axis)};
+  for (int d = 0; d < rank - 1; ++d)
+    if (d != axis)
+      order.push_back(d);
+  TensorRef whole = scratch(y.dtype, y.shape, 1);
+  whole.dimOrder = order;
+  const int64_t perIndex = whole.dimStride(static_cast<int>(axis));
+  int64_t offset = 0;
+  for (const TensorRef &x : xs) {
+    TensorRef dst = whole;
+    dst.shape = x.shape;
+    dst.address = whole.address + static_cast<uint64_t>(offset * perIndex);
+    offset += x.shape[static_cast<size_t>(axis)];
+    beginKernel();
+    codegen::emitRelayout(pb_, x, dst, options());
+  }
+  beginKernel();
+  codegen::emitRelayout(pb_, whole, y, options());
+  return true;
+}
+
+bool Emitter::emitCausalMask(const Op &op) {
+  const TensorRef y = result(op.result());
+  const TensorRef x = asDType(ref(op.operand(0)), y.dtype);
+  const Shape &s = op.operand(0)->type().shape;
+  const int64_t q = s[s.size() - 2], k = s.back();
+  std::vector<float> mask(static_cast<size_t>(numel(s)), 0.0f);
+  for (size_t at = 0; at < mask.size(); ++at) {
+    const int64_t j = static_cast<int64_t>(at) % k;
+    const int64_t i = static_cast<int64_t>(at) / k % q;
+    if (j > i + (k - q))
+      mask[at] = static_cast<float>(kMaskValue);
+  }
+  reserve(op.name() + ".mask", y.dtype, s);
+  const isa::TensorDecl &d =
+      pb_.addConst(op.name() + ".mask", y.dtype, s, mask);
+  beginKernel();
+  return rowDone(
+      codegen::emitBinary(pb_, "add", x, TensorRef::of(d), y, options()));
+}
+
+bool Emitter::emitRelayoutOp(const Op &op) {
+  const Value *xv = op.operand(0), *yv = op.result();
+  const TensorRef y = result(yv);
+  const TensorRef x = ref(xv);
+  const std::vector<int64_t> xo = refOrder(*xv), yo = refOrder(*yv);
+  std::vector<int> p;
+  for (int64_t d : yo)
+    p.push_back(static_cast<int>(std::find(xo.begin(), xo.end(), d) -
+                                 xo.begin()));
+  if (isIdentity(p)) {
+    beginKernel();
+    if (x.dtype != y.dtype)
+      return rowDone(codegen::emitConvert(pb_, x, y, options()));
+    codegen::emitRelayout(pb_, x, y, options());
+    return true;
+  }
+  permute(asDType(x, y.dtype), p, y);
+  return true;
+}
+
+bool Emitter::emitOp(Op &op) {
+  op_ = &op;
+  m_ = opMapping(op);
+  opKernels_ = 0;
+  scratchCount_ = 0;
+  if (!m_.fusedInto.empty())
+    return true; // the matmul did it
+  if (isFreeView(op, stickBytes_))
+    return emitFreeView(op);
+  SPYRE_ASSERT(m_.cores >= 1 && m_.firstCore >= 0 && m_.lx.size() == 2 &&
+                   m_.phase >= 0,
+               "op '" + op.name() + "' has no complete mapping");
+  bool ok = true;
+  switch (op.kind()) {
+  case OpKind::Matmul:
+    ok = emitMatmul(op);
+    break;
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div:
+    ok = emitBinary(op);
+    break;
+  case OpKind::Relu:
+  case OpKind::Silu:
+  case OpKind::Sigmoid:
+  case OpKind::Tanh:
+  case OpKind::Exp:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Neg:
+  case OpKind::Abs:
+  case OpKind::Pow:
+    ok = emitUnaryOp(op, op.kindName());
+    break;
+  case OpKind::Reciprocal:
+    ok = emitUnaryOp(op, "recip");
+    break;
+  case OpKind::Gelu:
+    ok = emitUnaryOp(op, op.stringAttr("approximate") == "tanh" ? "gelut"
+                                                                : "gelu");
+    break;
+  case OpKind::Softmax:
+    ok = emitSoftmax(op);
+    break;
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+    ok = emitNorm(op);
+    break;
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+    ok = emitReduce(op);
+    break;
+  case OpKind::Transpose: {
+    std::vector<int> p;
+    for (int64_t d : op.intsAttr("perm"))
+      p.push_back(static_cast<int>(d));
+    const TensorRef y = result(op.result());
+    permute(asDType(ref(op.operand(0)), y.dtype), p, y);
+    break;
+  }
+  case OpKind::Reshape:
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze:
+    ok = emitReshape(op);
+    break;
+  case OpKind::Split:
+    ok = emitSplit(op);
+    break;
+  case OpKind::Concat:
+    ok = emitConcat(op);
+    break;
+  case OpKind::CausalMaskAdd:
+    ok = emitCausalMask(op);
+    break;
+  case OpKind::Relayout:
+    ok = emitRelayoutOp(op);
+    break;
+  default:
+    if (op.kindName() == "erf") {
+      ok = emitUnaryOp(op, "erf");
+      break;
+    }
+    return fail("no device kernel for this op");
+  }
+  if (ok)
+    setOpMapping(op, m_);
+  return ok;
+}
+
+bool Emitter::emitOutputs() {
+  // Outputs that are views, inputs or constants are copied into output
+  // tensors of their own once everything else is done.
+  bool barrier = emittedAny_;
+  std::vector<const Value *> done;
+  for (const Value *v : g_.outputs()) {
+    if (std::find(done.begin(), done.end(), v) != done.end())
+      continue;
+    done.push_back(v);
+    const TensorRef src = ref(v);
+    const isa::TensorDecl *d = pb_.findTensor(v->name());
+    if (d && d->kind == isa::TensorKind::Output && d->address == src.address)
+      continue;
+    if (barrier)
+      pb_.barrierAll();
+    barrier = false;
+    const std::string name = d ? v->name() + ".out" : v->name();
+    reserve(name, src.dtype, refShapeOf(*v));
+    const isa::TensorDecl &out = pb_.addTensor(
+        name, isa::TensorKind::Output, src.dtype, refShapeOf(*v));
+    KernelOptions o;
+    o.op = "output " + v->name();
+    codegen::emitRelayout(pb_, src, TensorRef::of(out), o);
+  }
+  return true;
+}
+
+std::optional<isa::Program> Emitter::run() {
+  try {
+    for (Op *op : g_.ops())
+      if (!emitOp(*op))
+        return std::nullopt;
+    emitOutputs();
+  } catch (const DeviceMemoryFull &full) {
+    SourceLoc loc;
+    loc.file = "<graph " + g_.name() + ">";
+    diags_.error(loc, "the model does not fit device memory: with tensor '" +
+                          full.tensor + "' it needs " +
+                          std::to_string(full.neededSticks * stickBytes_) +
+                          " bytes, the card has " +
+                          std::to_string(cfg_.memory.sizeBytes));
+    return std::nullopt;
+  }
+  return pb_.finish();
+}
+
+} // namespace
+
+std::optional<isa::Program> emitProgram(Graph &graph,
+                                        const hw::HwConfig &config,
+                                        DiagnosticEngine &diags) {
+  Emitter e(graph, config, diags);
+  return e.run();
+}
+
+} // namespace spyre::compiler

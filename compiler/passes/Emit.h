@@ -1,0 +1,67 @@
+// Emission: the last step of the pipeline. Turns a graph that the layout
+// and planning passes have annotated (every value a `layout`, every op a
+// `mapping`) into a program: one device tensor per stored value, and the
+// kernels of compiler/codegen for every op, on the cores, LX region, tiles
+// and phase its mapping gives.
+//
+// What each op becomes:
+//  - matmul: the matmul kernel; batch dims of A collapse into M when B has
+//    none, otherwise each batch's product runs on its own group of cores
+//    (rounds of as many batches as there are groups). An add of a bias
+//    vector that the planner folded into the matmul (`fuse_bias`) is done
+//    by the kernel.
+//  - elementwise ops, softmax, layernorm, rmsnorm, reductions: the row
+//    kernels, on the last dimension; a softmax or reduction on another axis
+//    runs between two permutations.
+//  - reshape, squeeze, unsqueeze and split are views of their operand's
+//    memory where the bytes are the same (isFreeView); otherwise, as
+//    transpose, concat and relayout, they move sticks with the transpose and
+//    relayout kernels.
+//  - causal_mask_add: an add of a constant mask (0 or -2^24).
+// Kernels one op runs one after another (a conversion, then the op) are
+// separated by a chip-wide barrier, as are phases. Values that are graph
+// outputs are written to output tensors in the default layout.
+//
+// What the device cannot do is a located error naming the op: an element
+// that would have to move within a stick (a reshape that regroups the last
+// dimension other than by whole sticks), broadcasts other than a row or a
+// scalar, a row too wide for LX.
+#pragma once
+
+#include "compiler/codegen/Kernels.h"
+#include "compiler/ir/Graph.h"
+#include "hw/HwConfig.h"
+#include "isa/Program.h"
+#include "support/Diagnostic.h"
+
+#include <optional>
+
+namespace spyre::compiler {
+
+/// Whether `op` makes its results as views of its operand's device memory
+/// (same bytes, no data moved): reshapes that keep the last dimension, and
+/// splits at whole sticks of the last dimension or of an outermost
+/// dimension. Reads the layout annotations.
+bool isFreeView(const Op &op, int stickBytes);
+
+/// The product each core group of a matmul runs, as emission splits it
+/// (addresses zero; dtypes and shapes as on the device, the fused bias
+/// included): the batch dims of A folded into M when B has none
+/// (batches = 1), else one product per batch.
+struct MatmulWork {
+  codegen::MatmulArgs args;
+  int64_t batches = 1;
+};
+MatmulWork matmulWork(const Graph &graph, const Op &op, const std::string &fuseBias);
+
+/// Cores of each batch's group when `batches` products share `cores`.
+int64_t coresPerBatch(int64_t batches, int64_t cores);
+
+/// The program of an annotated graph. Records the tiles the kernels chose
+/// into each op's mapping (so that a saved mapping replays exactly).
+/// nullopt after reporting errors.
+std::optional<isa::Program> emitProgram(Graph &graph,
+                                        const hw::HwConfig &config,
+                                        DiagnosticEngine &diags);
+
+} // namespace spyre::compiler

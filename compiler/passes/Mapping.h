@@ -1,0 +1,84 @@
+// Mapping decisions as data: how each op of a laid-out graph runs on the
+// chip. The planning passes (Planning.h) record them on every op as the
+// annotation
+//   #{mapping = {cores = 8, first_core = 0, grid = [4, 2],
+//                tile = [64, 128, 64], n_outer = true, tile_rows = 0,
+//                phase = 3, lx = [0, 16384], fuse_bias = "b"}}
+// and emission (Emit.h) follows them. A mapping file (JSON, one object per
+// op) saves them after a compile and gives them back to another: the
+// planning passes keep every decision a file gives and make only the ones
+// it leaves out, so a replayed mapping produces the same program.
+#pragma once
+
+#include "compiler/ir/Graph.h"
+#include "support/Diagnostic.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spyre::compiler {
+
+inline constexpr const char *kMappingAnnotation = "mapping";
+
+/// One op's decisions. A field left at its "unset" value (-1, empty) is for
+/// the planning passes to decide.
+struct OpMapping {
+  /// Work division: cores [firstCore, firstCore + cores).
+  int64_t cores = -1;
+  int64_t firstCore = -1;
+  /// Matmul: the core grid over (M, N) of each batch's product.
+  std::vector<int64_t> grid;
+  /// Matmul: tile sizes M, K, N and the loop order.
+  std::vector<int64_t> tile;
+  std::optional<bool> nOuter;
+  /// Row kernels: rows per tile (0: the kernel chooses).
+  int64_t tileRows = -1;
+  /// Scheduling: ops of one phase run together; a chip-wide barrier
+  /// separates phases.
+  int64_t phase = -1;
+  /// LX region on each of the op's cores: first stick and sticks.
+  std::vector<int64_t> lx;
+  /// Matmul: the add op whose bias the matmul adds itself (its result is
+  /// the add's); on that add, the matmul it was folded into.
+  std::string fuseBias;
+  std::string fusedInto;
+
+  bool operator==(const OpMapping &) const = default;
+
+  Attribute toAttribute() const;
+  /// nullopt with `error` set when the attribute is not a mapping.
+  static std::optional<OpMapping> fromAttribute(const Attribute &attr,
+                                                std::string &error);
+};
+
+/// The mapping annotated on `op` (an empty one when there is none; a
+/// malformed annotation is a bug of whoever wrote it and asserts).
+OpMapping opMapping(const Op &op);
+void setOpMapping(Op &op, const OpMapping &mapping);
+
+/// A whole graph's mapping: op name -> decisions, plus the config it was
+/// made for (a replay under another config is allowed but noted).
+struct MappingFile {
+  std::string graph;
+  std::string configFingerprint;
+  std::map<std::string, OpMapping> ops;
+};
+
+/// The mapping of every op that has one.
+MappingFile collectMapping(const Graph &graph, std::string configFingerprint);
+/// JSON text, ops in the graph's order of names (sorted), deterministic.
+std::string mappingJson(const MappingFile &file);
+/// Reads a mapping file; errors are reported at `path` with the JSON path
+/// of the offending entry.
+std::optional<MappingFile> parseMappingJson(const std::string &text,
+                                            const std::string &path,
+                                            DiagnosticEngine &diags);
+/// Puts a file's mappings on the graph's ops before planning. An op name the
+/// graph does not have is an error naming it.
+bool applyMapping(Graph &graph, const MappingFile &file,
+                  const std::string &path, DiagnosticEngine &diags);
+
+} // namespace spyre::compiler

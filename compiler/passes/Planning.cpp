@@ -1,0 +1,510 @@
+// The planning passes (what each decides: Planning.h).
+#include "compiler/passes/Planning.h"
+
+#include "compiler/codegen/Kernels.h"
+#include "compiler/passes/DeviceLayout.h"
+#include "compiler/passes/Emit.h"
+#include "compiler/passes/Mapping.h"
+
+#include "support/FileIO.h"
+
+#include <algorithm>
+#include <map>
+
+namespace spyre::compiler {
+
+namespace {
+
+int64_t elementsOf(const Value &v) { return v.type().elementCount(); }
+
+/// The bias vector of `add` when it adds one to `mm`'s result: the other
+/// operand has the result's last dim and no other elements.
+const Value *biasOperand(const Op &add, const Op &mm) {
+  if (add.kind() != OpKind::Add || add.numOperands() != 2)
+    return nullptr;
+  const Value *r = mm.result();
+  const Value *other = add.operand(0) == r   ? add.operand(1)
+                       : add.operand(1) == r ? add.operand(0)
+                                             : nullptr;
+  if (!other || other == r)
+    return nullptr;
+  const Shape &rs = r->type().shape, &os = other->type().shape;
+  if (os.empty() || rs.empty() || os.back() != rs.back() ||
+      elementsOf(*other) != os.back() ||
+      add.result()->type().shape != rs)
+    return nullptr;
+  return other;
+}
+
+bool opFail(const PassContext &ctx, const Graph &graph, const Op &op,
+            const std::string &message) {
+  (void)ctx.opError(graph, op, message);
+  return false;
+}
+
+SourceLoc graphLoc(const Graph &graph) {
+  SourceLoc loc;
+  loc.file = "<graph " + graph.name() + ">";
+  return loc;
+}
+
+bool divideRun(Graph &graph, PassContext &ctx) {
+  const hw::HwConfig &cfg = ctx.hw();
+  const int stickBytes = cfg.chip.stickBytes;
+  const bool cost = ctx.options().getString("strategy") == "cost";
+  const bool fuse = ctx.options().getBool("fuse-bias");
+  // Fusion first: it decides which ops run at all.
+  if (fuse)
+    for (Op *op : graph.ops()) {
+      if (op->kind() != OpKind::Matmul ||
+          op->annotations().contains(kMappingAnnotation) ||
+          graph.isOutput(op->result()))
+        continue;
+      std::vector<OpUse> uses = graph.usesOf(op->result());
+      if (uses.size() != 1 || !biasOperand(*uses[0].op, *op) ||
+          uses[0].op->annotations().contains(kMappingAnnotation))
+        continue;
+      Op *add = uses[0].op;
+      if (matmulWork(graph, *op, "").batches != 1)
+        continue;
+      OpMapping mm, am;
+      mm.fuseBias = add->name();
+      am.fusedInto = op->name();
+      setOpMapping(*op, mm);
+      setOpMapping(*add, am);
+      ctx.addStatistic("biases-fused");
+    }
+  for (Op *op : graph.ops()) {
+    OpMapping m = opMapping(*op);
+    // A replayed fusion must still be one.
+    if (!m.fuseBias.empty()) {
+      const Op *add = graph.findOp(m.fuseBias);
+      if (!add || op->kind() != OpKind::Matmul || !biasOperand(*add, *op) ||
+          graph.usesOf(op->result()).size() != 1 ||
+          opMapping(*add).fusedInto != op->name() ||
+          matmulWork(graph, *op, "").batches != 1)
+        return opFail(ctx, graph, *op,
+                           "cannot fold '" + m.fuseBias +
+                               "' into this op: it must be the only use of "
+                               "a matmul without batched B, adding a vector "
+                               "of the last dim, and name the matmul in "
+                               "'fused_into'");
+    }
+    if (!m.fusedInto.empty()) {
+      const Op *mm = graph.findOp(m.fusedInto);
+      if (!mm || opMapping(*mm).fuseBias != op->name())
+        return opFail(ctx, graph, *op,
+                           "'fused_into' names '" + m.fusedInto +
+                               "', whose mapping does not fuse this op");
+    }
+    if (!opRunsKernels(*op, stickBytes))
+      continue;
+    if (m.cores >= 0 || m.firstCore >= 0) {
+      if (m.cores < 1 || m.firstCore < 0 ||
+          m.firstCore + m.cores > cfg.chip.cores)
+        return opFail(ctx, graph, *op,
+                           "mapping puts the op on cores [" +
+                               std::to_string(m.firstCore) + ", " +
+                               std::to_string(m.firstCore + m.cores) +
+                               "), the chip has cores [0, " +
+                               std::to_string(cfg.chip.cores) + ")");
+      ctx.addStatistic("ops-given");
+      continue;
+    }
+    m.firstCore = 0;
+    m.cores = cfg.chip.cores;
+    if (cost) {
+      if (op->kind() == OpKind::Matmul) {
+        MatmulWork w = matmulWork(graph, *op, m.fuseBias);
+        if (w.batches == 1) {
+          codegen::KernelOptions o;
+          o.cores = cfg.chip.cores;
+          codegen::MatmulPlan p = codegen::planMatmul(cfg, w.args, o);
+          m.cores = p.gridM * p.gridN;
+        }
+      } else if (op->numResults() == 1 && op->kind() != OpKind::Concat &&
+                 op->kind() != OpKind::Transpose &&
+                 op->kind() != OpKind::Relayout) {
+        // Row kernels use at most one core per row.
+        const Shape &s = op->result()->type().shape;
+        const int64_t rows =
+            s.empty() ? 1 : op->result()->type().elementCount() / s.back();
+        m.cores = std::clamp<int64_t>(rows, 1, cfg.chip.cores);
+      }
+    }
+    ctx.addStatistic("ops-divided");
+    ctx.addStatistic("cores-assigned", m.cores);
+    setOpMapping(*op, m);
+  }
+  return true;
+}
+
+/// The op whose kernels make `v` (through views and fused adds), or nullptr
+/// for inputs and constants.
+const Op *producer(const Graph &graph, const Value *v, int stickBytes) {
+  while (v && v->isOpResult()) {
+    const Op *op = v->definingOp();
+    const OpMapping m = opMapping(*op);
+    if (!m.fusedInto.empty())
+      return graph.findOp(m.fusedInto);
+    if (!isFreeView(*op, stickBytes))
+      return op;
+    v = op->operand(0);
+  }
+  return nullptr;
+}
+
+bool scheduleRun(Graph &graph, PassContext &ctx) {
+  const int stickBytes = ctx.hw().chip.stickBytes;
+  const bool overlap = ctx.options().getBool("overlap");
+  const int64_t maxOps = ctx.options().getInt("max-ops-per-phase");
+  std::map<const Op *, int64_t> phaseOf;
+  int64_t phase = -1, inPhase = 0;
+  for (Op *op : graph.ops()) {
+    if (!opRunsKernels(*op, stickBytes))
+      continue;
+    OpMapping m = opMapping(*op);
+    // The latest phase this op reads from.
+    int64_t after = -1;
+    std::string from;
+    auto reads = [&](const Value *v) {
+      if (const Op *p = producer(graph, v, stickBytes)) {
+        auto it = phaseOf.find(p);
+        SPYRE_ASSERT(it != phaseOf.end(), "producer scheduled after its use");
+        if (it->second > after) {
+          after = it->second;
+          from = p->name();
+        }
+      }
+    };
+    for (const Value *v : op->operands())
+      reads(v);
+    if (!m.fuseBias.empty())
+      for (const Value *v : graph.findOp(m.fuseBias)->operands())
+        if (v != op->result())
+          reads(v);
+    if (m.phase >= 0) {
+      if (m.phase < phase || m.phase <= after)
+        return opFail(ctx, graph, *op,
+                           "mapping puts the op in phase " +
+                               std::to_string(m.phase) + ", but " +
+                               (m.phase <= after
+                                    ? "it reads what '" + from +
+                                          "' makes in phase " +
+                                          std::to_string(after)
+                                    : "an earlier op is in phase " +
+                                          std::to_string(phase)) +
+                               " (phases follow op order; an op reads only "
+                               "from earlier phases)");
+    } else if (phase >= 0 && overlap && after < phase && inPhase < maxOps) {
+      m.phase = phase;
+    } else {
+      m.phase = phase + 1;
+    }
+    if (m.phase != phase) {
+      phase = m.phase;
+      inPhase = 0;
+      ctx.addStatistic("phases");
+    }
+    ++inPhase;
+    phaseOf[op] = m.phase;
+    setOpMapping(*op, m);
+  }
+  return true;
+}
+
+bool overlaps(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
+  return a0 < b1 && b0 < a1;
+}
+
+bool lxPlanRun(Graph &graph, PassContext &ctx) {
+  const hw::HwConfig &cfg = ctx.hw();
+  const int stickBytes = cfg.chip.stickBytes;
+  const int64_t lxSticks = cfg.lxSticks();
+  // Ops grouped by phase, in op order.
+  std::map<int64_t, std::vector<Op *>> phases;
+  for (Op *op : graph.ops())
+    if (opRunsKernels(*op, stickBytes))
+      phases[opMapping(*op).phase].push_back(op);
+  for (auto &[phase, ops] : phases) {
+    // Ops sharing a core with another op of the phase split LX evenly.
+    std::vector<OpMapping> ms;
+    for (Op *op : ops)
+      ms.push_back(opMapping(*op));
+    int64_t sharing = 0;
+    std::vector<bool> shares(ops.size(), false);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      for (size_t j = 0; j < ops.size(); ++j)
+        if (i != j &&
+            overlaps(ms[i].firstCore, ms[i].firstCore + ms[i].cores,
+                     ms[j].firstCore, ms[j].firstCore + ms[j].cores))
+          shares[i] = true;
+      sharing += shares[i] ? 1 : 0;
+    }
+    const int64_t share = sharing > 0 ? lxSticks / sharing : lxSticks;
+    int64_t slot = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      OpMapping &m = ms[i];
+      if (m.lx.empty()) {
+        m.lx = shares[i] ? std::vector<int64_t>{slot++ * share, share}
+                         : std::vector<int64_t>{0, lxSticks};
+        ctx.addStatistic("regions-planned");
+      } else if (m.lx[1] < 1 || m.lx[0] + m.lx[1] > lxSticks) {
+        return opFail(ctx, graph, *ops[i],
+                           "mapping gives the LX region [" +
+                               std::to_string(m.lx[0]) + ", " +
+                               std::to_string(m.lx[0] + m.lx[1]) +
+                               ") sticks, LX has " + std::to_string(lxSticks));
+      }
+      setOpMapping(*ops[i], m);
+    }
+    // Regions of ops of one phase on a common core must not overlap.
+    int64_t used = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      used += ms[i].lx[1];
+      for (size_t j = 0; j < i; ++j)
+        if (overlaps(ms[i].firstCore, ms[i].firstCore + ms[i].cores,
+                     ms[j].firstCore, ms[j].firstCore + ms[j].cores) &&
+            overlaps(ms[i].lx[0], ms[i].lx[0] + ms[i].lx[1], ms[j].lx[0],
+                     ms[j].lx[0] + ms[j].lx[1]))
+          return opFail(ctx, graph, *ops[i],
+                             "its LX region overlaps that of '" +
+                                 ops[j]->name() + "', which runs in the same "
+                                 "phase on a common core");
+    }
+    const int64_t peak = std::min(used, lxSticks) * stickBytes;
+    if (peak > ctx.statistic("peak-lx-bytes"))
+      ctx.addStatistic("peak-lx-bytes", peak - ctx.statistic("peak-lx-bytes"));
+  }
+  return true;
+}
+
+bool tileRun(Graph &graph, PassContext &ctx) {
+  const hw::HwConfig &cfg = ctx.hw();
+  for (Op *op : graph.ops()) {
+    if (op->kind() != OpKind::Matmul ||
+        !opRunsKernels(*op, cfg.chip.stickBytes))
+      continue;
+    OpMapping m = opMapping(*op);
+    MatmulWork w = matmulWork(graph, *op, m.fuseBias);
+    codegen::KernelOptions o;
+    o.firstCore = static_cast<int>(m.firstCore);
+    o.cores = static_cast<int>(coresPerBatch(w.batches, m.cores));
+    o.lxBase = m.lx[0];
+    o.lxSticks = m.lx[1];
+    if (m.grid.empty() != m.tile.empty())
+      return opFail(ctx, graph, *op,
+                         "mapping gives 'grid' or 'tile' without the other");
+    if (!m.grid.empty()) {
+      std::string why = codegen::matmulPlanProblem(
+          cfg, w.args, o, static_cast<int>(m.grid[0]),
+          static_cast<int>(m.grid[1]), m.tile[0], m.tile[1], m.tile[2],
+          m.nOuter.value_or(true));
+      if (!why.empty())
+        return opFail(ctx, graph, *op, "mapping cannot be used: " + why);
+      if (!m.nOuter)
+        m.nOuter = true;
+      setOpMapping(*op, m);
+      continue;
+    }
+    codegen::MatmulPlan p = codegen::planMatmul(cfg, w.args, o);
+    m.grid = {p.gridM, p.gridN};
+    m.tile = {p.tileM, p.tileK, p.tileN};
+    m.nOuter = p.nOuter;
+    ctx.addStatistic("matmuls-tiled");
+    ctx.addStatistic("estimated-cycles", p.estimatedCycles * w.batches);
+    setOpMapping(*op, m);
+  }
+  return true;
+}
+
+PassResult result(bool ok) {
+  return ok ? PassResult::Success : PassResult::Failure;
+}
+
+/// Every op that runs kernels has the fields `fields` lists.
+bool checkMappings(const Graph &graph, const PassContext &ctx,
+                   DiagnosticEngine &diags, bool phase, bool lx, bool tile) {
+  bool ok = true;
+  for (const Op *op : graph.ops()) {
+    if (!opRunsKernels(*op, ctx.hw().chip.stickBytes))
+      continue;
+    const OpMapping m = opMapping(*op);
+    std::string missing;
+    if (m.cores < 1 || m.firstCore < 0)
+      missing += " cores";
+    if (phase && m.phase < 0)
+      missing += " phase";
+    if (lx && m.lx.size() != 2)
+      missing += " lx";
+    if (tile && op->kind() == OpKind::Matmul && m.tile.size() != 3)
+      missing += " tile";
+    if (!missing.empty()) {
+      diags.error(graphLoc(graph),
+                  "op '" + op->name() + "' has no mapping for:" + missing);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+} // namespace
+
+bool opRunsKernels(const Op &op, int stickBytes) {
+  return opMapping(op).fusedInto.empty() && !isFreeView(op, stickBytes);
+}
+
+const PassInfo &applyMappingPass() {
+  static const PassInfo info{
+      "apply-mapping",
+      "Puts the decisions of a mapping file (--mapping-in) on the ops",
+      "every op the file names carries the file's mapping.",
+      {
+          {"file",
+           OptionType::String,
+           "",
+           "the mapping file (JSON, as --mapping-out writes it)",
+           {},
+           nullptr},
+      },
+      {
+          {"ops-mapped", "ops given a mapping by the file"},
+      },
+      [](Graph &graph, PassContext &ctx) {
+        const std::string path = ctx.options().getString("file");
+        std::string text;
+        try {
+          text = readFile(path);
+        } catch (const UserError &e) {
+          ctx.diags().report(e.diagnostic());
+          return PassResult::Failure;
+        }
+        std::optional<MappingFile> file =
+            parseMappingJson(text, path, ctx.diags());
+        if (!file || !applyMapping(graph, *file, path, ctx.diags()))
+          return PassResult::Failure;
+        ctx.addStatistic("ops-mapped", static_cast<int64_t>(file->ops.size()));
+        return PassResult::Success;
+      },
+      [](const Graph &, const PassContext &, DiagnosticEngine &) {
+        return true;
+      },
+  };
+  return info;
+}
+
+const PassInfo &dividePass() {
+  static const PassInfo info{
+      "divide",
+      "Work division: the cores of every op (and bias adds folded into "
+      "matmuls)",
+      "every op that runs kernels has `cores` and `first_core` in its "
+      "mapping, inside the chip.",
+      {
+          {"strategy",
+           OptionType::Enum,
+           "cost",
+           "`cost`: the grid the matmul planner estimates fastest, one core "
+           "per row at most for row ops; `all-cores`: every op on every core",
+           {"cost", "all-cores"},
+           nullptr},
+          {"fuse-bias",
+           OptionType::Bool,
+           "true",
+           "fold an add of a bias vector into the matmul it follows",
+           {},
+           nullptr},
+      },
+      {
+          {"ops-divided", "ops given cores"},
+          {"ops-given", "ops whose cores a mapping gave"},
+          {"cores-assigned", "cores summed over the ops"},
+          {"biases-fused", "bias adds folded into matmuls"},
+      },
+      [](Graph &graph, PassContext &ctx) {
+        return result(divideRun(graph, ctx));
+      },
+      [](const Graph &graph, const PassContext &ctx, DiagnosticEngine &diags) {
+        return checkMappings(graph, ctx, diags, false, false, false);
+      },
+  };
+  return info;
+}
+
+const PassInfo &schedulePass() {
+  static const PassInfo info{
+      "schedule",
+      "Phases: which ops run together between chip-wide barriers",
+      "every op that runs kernels has a `phase`; phases do not decrease in "
+      "op order and an op reads only values made in earlier phases.",
+      {
+          {"overlap",
+           OptionType::Bool,
+           "true",
+           "let independent ops share a phase (false: one op per phase)",
+           {},
+           nullptr},
+          {"max-ops-per-phase",
+           OptionType::Int,
+           "4",
+           "ops one phase may hold (their LX regions and sync counters share "
+           "the cores)",
+           {},
+           nullptr},
+      },
+      {
+          {"phases", "phases"},
+      },
+      [](Graph &graph, PassContext &ctx) {
+        return result(scheduleRun(graph, ctx));
+      },
+      [](const Graph &graph, const PassContext &ctx, DiagnosticEngine &diags) {
+        return checkMappings(graph, ctx, diags, true, false, false);
+      },
+  };
+  return info;
+}
+
+const PassInfo &lxPlanPass() {
+  static const PassInfo info{
+      "lx-plan",
+      "LX planning: each op's scratchpad region on its cores",
+      "every op that runs kernels has an `lx` region inside LX; ops of one "
+      "phase on a common core have disjoint regions.",
+      {},
+      {
+          {"regions-planned", "LX regions given to ops"},
+          {"peak-lx-bytes", "largest LX in use on a core in one phase"},
+      },
+      [](Graph &graph, PassContext &ctx) {
+        return result(lxPlanRun(graph, ctx));
+      },
+      [](const Graph &graph, const PassContext &ctx, DiagnosticEngine &diags) {
+        return checkMappings(graph, ctx, diags, true, true, false);
+      },
+  };
+  return info;
+}
+
+const PassInfo &tilePass() {
+  static const PassInfo info{
+      "tile",
+      "Tiling: matmul grids and tiles that fit each op's LX region",
+      "every matmul that runs kernels has `grid`, `tile` and `n_outer`, "
+      "and its working set fits its LX region.",
+      {},
+      {
+          {"matmuls-tiled", "matmuls planned"},
+          {"estimated-cycles", "the planner's time estimate of all matmuls"},
+      },
+      [](Graph &graph, PassContext &ctx) {
+        return result(tileRun(graph, ctx));
+      },
+      [](const Graph &graph, const PassContext &ctx, DiagnosticEngine &diags) {
+        return checkMappings(graph, ctx, diags, true, true, true);
+      },
+  };
+  return info;
+}
+
+} // namespace spyre::compiler

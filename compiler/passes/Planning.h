@@ -1,0 +1,45 @@
+// The planning passes: how a laid-out graph runs on the chip, recorded as
+// each op's `mapping` annotation (Mapping.h) for emission (Emit.h). Each
+// keeps a decision the op's mapping already has (a replayed mapping file)
+// after checking it, and makes the ones it lacks.
+//
+//  - `divide` (work division): the cores of each op. `strategy=cost` asks
+//    the matmul planner for the grid that minimises its time estimate (PT
+//    rate with the pass-efficiency law, memory bandwidth shared by the
+//    active cores, DMA latency), which may use fewer cores than the chip
+//    has when more would only add memory traffic; row ops take up to one
+//    core per row. `strategy=all-cores` puts every op on every core. With
+//    `fuse-bias`, an add of a bias vector to a matmul's only use is folded
+//    into the matmul.
+//  - `schedule`: phases. Ops of one phase run together (their streams are
+//    not separated by a barrier); an op starts a new phase when it reads a
+//    value made in the current one (through views), when the phase is full,
+//    or always with `overlap=false`.
+//  - `lx-plan`: each op's LX region on its cores. Ops of one phase whose
+//    cores overlap get disjoint regions (LX split evenly among them); an op
+//    alone has the whole LX.
+//  - `tile`: matmul grid and tiles for the cores and region the op has
+//    (row kernels choose their tile rows inside the region at emission,
+//    which records them).
+//
+// `apply-mapping{file=PATH}` goes before them to replay a mapping file:
+// it puts the file's decisions on the ops they name.
+//
+// Views (Emit.h isFreeView) and adds folded into a matmul get no cores.
+#pragma once
+
+#include "compiler/passes/Pass.h"
+
+namespace spyre::compiler {
+
+const PassInfo &applyMappingPass();
+const PassInfo &dividePass();
+const PassInfo &schedulePass();
+const PassInfo &lxPlanPass();
+const PassInfo &tilePass();
+
+/// Whether emission runs kernels for `op` (not a free view, not an add
+/// folded into a matmul).
+bool opRunsKernels(const Op &op, int stickBytes);
+
+} // namespace spyre::compiler

@@ -1,0 +1,368 @@
+// The compiler end to end: every op kind over odd shapes, and whole models,
+// compiled at -O0 and -O2, simulated with numerics and the schedule checks,
+// and compared with the host reference in double precision fed the same
+// DL16-rounded inputs. The tolerance is documented in docs/compiler.md: each
+// value the device stores in DL16 is rounded to 9 fraction bits (relative
+// error at most 2^-10), so an element may differ from the reference by
+// depth * 2^-8 * (|reference| + the mean |reference| of the output), depth
+// being the number of DL16 roundings on the longest path to it.
+#include "compiler/driver/Compile.h"
+#include "compiler/import/GraphJson.h"
+#include "compiler/ir/Parser.h"
+#include "compiler/ref/Evaluator.h"
+#include "compiler/codegen/KernelHarness.h"
+#include "testlib/Golden.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+namespace spyre::compiler {
+namespace {
+
+using codegen::test::randomValues;
+using codegen::test::simulate;
+
+struct Range {
+  float lo = -2, hi = 2;
+};
+
+std::unique_ptr<Graph> parse(const std::string &text) {
+  DiagnosticEngine diags;
+  std::unique_ptr<Graph> g = parseGraph(text, "test.ir", diags);
+  EXPECT_TRUE(g) << diags.str();
+  return g;
+}
+
+/// Compiles `graph` at `level`, runs it on random inputs in `range`, checks
+/// every output against the reference within `depth` DL16 roundings, and
+/// that the simulator found nothing. Returns the simulated cycles.
+uint64_t checkCompiled(const Graph &graph, int level, int depth,
+                       Range range = {}) {
+  DiagnosticEngine diags;
+  CompileOptions co;
+  co.optLevel = level;
+  std::optional<CompileResult> r =
+      compileGraph(graph, hw::builtinConfig(), co, diags);
+  EXPECT_TRUE(r) << diags.str();
+  if (!r)
+    return 0;
+  EXPECT_EQ(codegen::test::programFileProblem(r->program), "");
+  codegen::test::SimRequest req;
+  ref::TensorMap inputs;
+  uint32_t seed = 7;
+  for (const Value *in : graph.inputs()) {
+    std::vector<float> v =
+        randomValues(static_cast<size_t>(in->type().elementCount()), seed++,
+                     range.lo, range.hi, isa::DType::Dl16);
+    req.inputs[in->name()] = v;
+    inputs[in->name()] = {in->type().shape,
+                          std::vector<double>(v.begin(), v.end())};
+  }
+  codegen::test::SimResult sim = simulate(r->program, req);
+  EXPECT_TRUE(sim.findings.empty()) << sim.findings.front();
+  std::vector<ref::RefTensor> expected = ref::evaluateGraph(graph, inputs);
+  for (size_t i = 0; i < graph.outputs().size(); ++i) {
+    const std::string &name = graph.outputs()[i]->name();
+    auto it = sim.outputs.find(name);
+    if (it == sim.outputs.end())
+      it = sim.outputs.find(name + ".out");
+    EXPECT_TRUE(it != sim.outputs.end()) << "no output " << name;
+    if (it == sim.outputs.end())
+      continue;
+    const std::vector<double> &want = expected[i].values;
+    double mean = 0;
+    for (double w : want)
+      mean += std::abs(w) / static_cast<double>(want.size());
+    std::vector<double> tol;
+    for (double w : want)
+      tol.push_back(depth * std::ldexp(1.0, -8) * (std::abs(w) + mean));
+    EXPECT_TRUE(codegen::test::allClose(it->second, want, tol))
+        << "output " << name << " at -O" << level;
+  }
+  return sim.cycles;
+}
+
+void checkBothLevels(const std::string &text, int depth, Range range = {}) {
+  std::unique_ptr<Graph> g = parse(text);
+  ASSERT_TRUE(g);
+  checkCompiled(*g, 0, depth, range);
+  checkCompiled(*g, 2, depth, range);
+}
+
+/// A constant of exactly representable DL16 values (multiples of 1/32).
+std::string dense(int64_t n, int seed) {
+  std::ostringstream s;
+  s << "dense<[";
+  for (int64_t i = 0; i < n; ++i)
+    s << (i ? ", " : "") << ((i * 7 + seed * 13) % 33 - 16) / 32.0;
+  s << "]>";
+  return s.str();
+}
+
+// ------------------------------------------------------------- matmuls
+
+TEST(CompileOps, MatmulOddShapes) {
+  checkBothLevels(R"(graph @t {
+  input %a : f32[7, 100]
+  input %b : f32[100, 129]
+  %y = matmul @mm(%a, %b) {transpose_a = false, transpose_b = false} : f32[7, 129]
+  return %y
+})",
+                  4);
+}
+
+TEST(CompileOps, LinearWithConstantWeightAndBias) {
+  checkBothLevels("graph @t {\n  input %x : f32[77, 100]\n"
+                  "  const %w : f32[70, 100] = " +
+                      dense(7000, 1) + "\n  const %b : f32[70] = " +
+                      dense(70, 2) +
+                      "\n  %y = linear @fc(%x, %w, %b) : f32[77, 70]\n"
+                      "  return %y\n}",
+                  4);
+}
+
+TEST(CompileOps, BatchedMatmulPerBatchAndBroadcastB) {
+  checkBothLevels(R"(graph @t {
+  input %a : f32[3, 7, 64]
+  input %b : f32[3, 64, 129]
+  %y = matmul @mm(%a, %b) {transpose_a = false, transpose_b = false} : f32[3, 7, 129]
+  return %y
+})",
+                  4);
+  checkBothLevels(R"(graph @t {
+  input %a : f32[2, 5, 100]
+  input %b : f32[100, 70]
+  %y = matmul @mm(%a, %b) {transpose_a = false, transpose_b = false} : f32[2, 5, 70]
+  return %y
+})",
+                  4);
+}
+
+TEST(CompileOps, MatmulWithTransposedActivation) {
+  checkBothLevels(R"(graph @t {
+  input %q : f32[2, 7, 64]
+  input %k : f32[2, 9, 64]
+  %s = matmul @mm(%q, %k) {transpose_a = false, transpose_b = true} : f32[2, 7, 9]
+  return %s
+})",
+                  4);
+}
+
+// -------------------------------------------------------- elementwise
+
+TEST(CompileOps, BinaryWithBroadcasts) {
+  for (const char *op : {"add", "sub", "mul", "div"}) {
+    SCOPED_TRACE(op);
+    checkBothLevels(std::string("graph @t {\n  input %a : f32[7, 129]\n"
+                                "  input %b : f32[7, 129]\n  %y = ") +
+                        op + " @o(%a, %b) : f32[7, 129]\n  return %y\n}",
+                    3, {0.5f, 3.0f});
+    checkBothLevels(std::string("graph @t {\n  input %a : f32[3, 5, 100]\n"
+                                "  input %b : f32[100]\n  %y = ") +
+                        op + " @o(%a, %b) : f32[3, 5, 100]\n  return %y\n}",
+                    3, {0.5f, 3.0f});
+  }
+  checkBothLevels(R"(graph @t {
+  input %a : f32[1, 77]
+  const %c : f32[] = dense<[0.375]>
+  %y = mul @o(%a, %c) : f32[1, 77]
+  return %y
+})",
+                  3);
+}
+
+TEST(CompileOps, UnaryOps) {
+  struct Case {
+    std::string op, attrs;
+    Range range;
+  };
+  const std::vector<Case> cases = {
+      {"relu", "", {}},
+      {"gelu", " {approximate = \"none\"}", {}},
+      {"gelu", " {approximate = \"tanh\"}", {}},
+      {"silu", "", {}},
+      {"sigmoid", "", {}},
+      {"tanh", "", {}},
+      {"exp", "", {-2, 2}},
+      {"sqrt", "", {0.25f, 4}},
+      {"rsqrt", "", {0.25f, 4}},
+      {"reciprocal", "", {0.5f, 4}},
+      {"neg", "", {}},
+      {"abs", "", {}},
+      {"pow", " {exponent = 3.0}", {-2, 2}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.op + c.attrs);
+    checkBothLevels("graph @t {\n  input %x : f32[7, 100]\n  %y = " + c.op +
+                        " @u(%x)" + c.attrs +
+                        " : f32[7, 100]\n  return %y\n}",
+                    4, c.range);
+  }
+}
+
+// ----------------------------------------------- rows, norms, reductions
+
+TEST(CompileOps, SoftmaxOnLastAndFirstAxis) {
+  checkBothLevels(R"(graph @t {
+  input %x : f32[7, 100]
+  %y = softmax @s(%x) {axis = -1} : f32[7, 100]
+  return %y
+})",
+                  4);
+  checkBothLevels(R"(graph @t {
+  input %x : f32[5, 77]
+  %y = softmax @s(%x) {axis = 0} : f32[5, 77]
+  return %y
+})",
+                  4);
+}
+
+TEST(CompileOps, LayerNormAndRmsNorm) {
+  checkBothLevels("graph @t {\n  input %x : f32[7, 129]\n"
+                  "  const %w : f32[129] = " +
+                      dense(129, 3) + "\n  const %b : f32[129] = " +
+                      dense(129, 4) +
+                      "\n  %y = layernorm @ln(%x, %w, %b) {axis = -1, "
+                      "epsilon = 1e-05} : f32[7, 129]\n  return %y\n}",
+                  6);
+  checkBothLevels("graph @t {\n  input %x : f32[3, 100]\n"
+                  "  const %w : f32[100] = " +
+                      dense(100, 5) +
+                      "\n  %y = rmsnorm @rn(%x, %w) {axis = -1, "
+                      "epsilon = 1e-05} : f32[3, 100]\n  return %y\n}",
+                  6);
+}
+
+TEST(CompileOps, ReductionsOnAnyAxis) {
+  checkBothLevels(R"(graph @t {
+  input %x : f32[7, 100]
+  %y = reduce_sum @r(%x) {axes = [-1], keepdims = false} : f32[7]
+  return %y
+})",
+                  4, {0.5f, 2});
+  checkBothLevels(R"(graph @t {
+  input %x : f32[5, 77]
+  %y = reduce_mean @r(%x) {axes = [0], keepdims = true} : f32[1, 77]
+  return %y
+})",
+                  4);
+  checkBothLevels(R"(graph @t {
+  input %x : f32[3, 6, 70]
+  %y = reduce_max @r(%x) {axes = [1], keepdims = false} : f32[3, 70]
+  return %y
+})",
+                  2);
+}
+
+// ------------------------------------------------------- data movement
+
+TEST(CompileOps, Transposes) {
+  checkBothLevels(R"(graph @t {
+  input %x : f32[7, 129]
+  %y = transpose @p(%x) {perm = [1, 0]} : f32[129, 7]
+  return %y
+})",
+                  1);
+  checkBothLevels(R"(graph @t {
+  input %x : f32[3, 5, 70]
+  %y = transpose @p(%x) {perm = [1, 0, 2]} : f32[5, 3, 70]
+  return %y
+})",
+                  1);
+  checkBothLevels(R"(graph @t {
+  input %x : f32[7, 2, 64]
+  %y = transpose @p(%x) {perm = [1, 0, 2]} : f32[2, 7, 64]
+  return %y
+})",
+                  1);
+  checkBothLevels(R"(graph @t {
+  input %x : f32[2, 3, 70]
+  %y = transpose @p(%x) {perm = [2, 0, 1]} : f32[70, 2, 3]
+  return %y
+})",
+                  1);
+}
+
+TEST(CompileOps, ReshapesSplitsAndConcats) {
+  checkBothLevels(R"(graph @t {
+  input %x : f32[7, 128]
+  %h = reshape @split_heads(%x) {shape = [7, 2, 64]} : f32[7, 2, 64]
+  %p = transpose @perm(%h) {perm = [1, 0, 2]} : f32[2, 7, 64]
+  %e = exp @e(%p) : f32[2, 7, 64]
+  %b = transpose @back(%e) {perm = [1, 0, 2]} : f32[7, 2, 64]
+  %y = reshape @merge(%b) {shape = [7, 128]} : f32[7, 128]
+  return %y
+})",
+                  2);
+  checkBothLevels(R"(graph @t {
+  input %x : f32[6, 100]
+  %a, %b = split @s(%x) {axis = 0, sizes = [2, 4]} : f32[2, 100], f32[4, 100]
+  %c, %d = split @t(%x) {axis = 1, sizes = [64, 36]} : f32[6, 64], f32[6, 36]
+  %e = concat @j(%c, %d) {axis = 1} : f32[6, 100]
+  %f = concat @k(%b, %a) {axis = 0} : f32[6, 100]
+  %y = add @sum(%e, %f) : f32[6, 100]
+  return %y
+})",
+                  3);
+}
+
+TEST(CompileOps, CausalMaskThenSoftmax) {
+  checkBothLevels(R"(graph @t {
+  input %x : f32[2, 7, 9]
+  %m = causal_mask_add @mask(%x) : f32[2, 7, 9]
+  %y = softmax @s(%m) {axis = -1} : f32[2, 7, 9]
+  return %y
+})",
+                  4);
+}
+
+// ------------------------------------------------------------- models
+
+TEST(CompileModels, ExampleModelsMatchTheReference) {
+  for (const char *m : {"mlp_block", "norm_softmax"}) {
+    SCOPED_TRACE(m);
+    std::unique_ptr<Graph> g = loadGraphJsonOrThrow(
+        test::srcPath(std::string("examples/models/") + m + "/model.json"));
+    uint64_t o0 = checkCompiled(*g, 0, 8);
+    uint64_t o2 = checkCompiled(*g, 2, 8);
+    EXPECT_LE(o2, o0) << "-O2 is slower than the naive plan";
+  }
+}
+
+// ------------------------------------------------------ errors, mapping
+
+TEST(CompileErrors, LaneMovingReshapeIsNamed) {
+  std::unique_ptr<Graph> g = parse(R"(graph @t {
+  input %x : f32[16, 64]
+  %y = reshape @heads(%x) {shape = [16, 4, 16]} : f32[16, 4, 16]
+  return %y
+})");
+  ASSERT_TRUE(g);
+  DiagnosticEngine diags;
+  EXPECT_FALSE(compileGraph(*g, hw::builtinConfig(), {}, diags));
+  EXPECT_NE(diags.str().find("op 'heads' (reshape): reshaping [16, 64] to "
+                             "[16, 4, 16] regroups the last dim"),
+            std::string::npos)
+      << diags.str();
+}
+
+TEST(CompileErrors, ModelLargerThanDeviceMemory) {
+  std::unique_ptr<Graph> g = parse(R"(graph @t {
+  input %x : f32[4096, 4096]
+  %y = relu @r(%x) : f32[4096, 4096]
+  return %y
+})");
+  ASSERT_TRUE(g);
+  hw::HwConfig small = hw::builtinConfig();
+  small.memory.sizeBytes = 16 << 20;
+  DiagnosticEngine diags;
+  EXPECT_FALSE(compileGraph(*g, small, {}, diags));
+  EXPECT_NE(diags.str().find("the model does not fit device memory"),
+            std::string::npos)
+      << diags.str();
+}
+
+} // namespace
+} // namespace spyre::compiler
