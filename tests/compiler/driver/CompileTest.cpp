@@ -11,6 +11,7 @@
 #include "compiler/ir/Parser.h"
 #include "compiler/ref/Evaluator.h"
 #include "compiler/codegen/KernelHarness.h"
+#include "support/FileIO.h"
 #include "testlib/Golden.h"
 
 #include <gtest/gtest.h>
@@ -362,6 +363,84 @@ TEST(CompileErrors, ModelLargerThanDeviceMemory) {
   EXPECT_NE(diags.str().find("the model does not fit device memory"),
             std::string::npos)
       << diags.str();
+}
+
+} // namespace
+} // namespace spyre::compiler
+
+namespace spyre::compiler {
+namespace {
+
+std::optional<CompileResult> compileWith(const Graph &g, int level,
+                                         const std::string &mappingIn,
+                                         DiagnosticEngine &diags) {
+  CompileOptions co;
+  co.optLevel = level;
+  co.mappingIn = mappingIn;
+  return compileGraph(g, hw::builtinConfig(), co, diags);
+}
+
+TEST(CompileMapping, ASavedMappingReplaysTheSameProgram) {
+  std::unique_ptr<Graph> g =
+      loadGraphJsonOrThrow(test::srcPath("examples/models/mlp_block/model.json"));
+  DiagnosticEngine diags;
+  std::optional<CompileResult> first = compileWith(*g, 2, "", diags);
+  ASSERT_TRUE(first) << diags.str();
+  const std::string dir = test::makeTempDir();
+  const std::string path = dir + "/mapping.json";
+  writeFileAtomic(path, first->mappingJson);
+  // Replayed at -O0, the file's decisions win over the level's.
+  std::optional<CompileResult> again = compileWith(*g, 0, path, diags);
+  ASSERT_TRUE(again) << diags.str();
+  EXPECT_EQ(isa::writeProgram(again->program),
+            isa::writeProgram(first->program));
+  EXPECT_EQ(again->mappingJson, first->mappingJson);
+}
+
+TEST(CompileMapping, AHandEditedSplitIsFollowed) {
+  std::unique_ptr<Graph> g =
+      loadGraphJsonOrThrow(test::srcPath("examples/models/mlp_block/model.json"));
+  const std::string dir = test::makeTempDir();
+  const std::string path = dir + "/mapping.json";
+  writeFileAtomic(path, R"({"ops": {"fc1": {"cores": 1, "first_core": 3}}})");
+  DiagnosticEngine diags;
+  std::optional<CompileResult> r = compileWith(*g, 2, path, diags);
+  ASSERT_TRUE(r) << diags.str();
+  EXPECT_NE(r->mappingJson.find("\"fc1\": {\"cores\":1,\"first_core\":3,"
+                                "\"grid\":[1,1]"),
+            std::string::npos)
+      << r->mappingJson;
+}
+
+TEST(CompileMapping, ImpossibleMappingsAreNamedErrors) {
+  std::unique_ptr<Graph> g =
+      loadGraphJsonOrThrow(test::srcPath("examples/models/mlp_block/model.json"));
+  const std::string dir = test::makeTempDir();
+  struct Case {
+    std::string json, error;
+  };
+  const std::vector<Case> cases = {
+      {R"({"ops": {"fc1": {"cores": 4, "first_core": 30}}})",
+       "op 'fc1' (matmul): mapping puts the op on cores [30, 34), the chip "
+       "has cores [0, 32)"},
+      {R"({"ops": {"fc1": {"cores": 2, "first_core": 0, "grid": [4, 1], "tile": [8, 64, 64]}}})",
+       "op 'fc1' (matmul): mapping cannot be used: grid 4x1 does not fit a "
+       "7x128 product"},
+      {R"({"ops": {"fc1": {"cores": 1, "first_core": 0, "grid": [1, 1], "tile": [8, 60, 64]}}})",
+       "tiles 8x60x64 are not multiples of 8 x 64 x 64"},
+      {R"({"ops": {"nope": {"cores": 1}}})", "the graph has no op 'nope'"},
+      {R"({"ops": {"fc1": {"cores": 0}}})", "'cores' must be an integer >= 1"},
+      {R"({"ops": {"fc1": {"tiles": [1]}}})", "unknown mapping field 'tiles'"},
+      {R"({"ops": [}})", "not valid JSON"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.json);
+    const std::string path = dir + "/m.json";
+    writeFileAtomic(path, c.json);
+    DiagnosticEngine diags;
+    EXPECT_FALSE(compileWith(*g, 2, path, diags));
+    EXPECT_NE(diags.str().find(c.error), std::string::npos) << diags.str();
+  }
 }
 
 } // namespace
