@@ -108,20 +108,6 @@ bool isLocal(Opcode op) {
 
 } // namespace
 
-std::string_view stallReasonName(StallReason r) {
-  switch (r) {
-  case StallReason::Sync:
-    return "sync";
-  case StallReason::Memory:
-    return "memory";
-  case StallReason::Ring:
-    return "ring";
-  case StallReason::DmaSlots:
-    return "dma_slots";
-  }
-  return "unknown";
-}
-
 // ---------------------------------------------------------------- ChipTiming
 
 ChipTiming::ChipTiming(const hw::HwConfig &config)
@@ -165,6 +151,11 @@ Machine::Machine(const hw::HwConfig &config, const isa::Program &program,
     if (options_.numerics)
       lx_[static_cast<size_t>(st.core)].assign(
           static_cast<size_t>(config.lx.sizeBytes), 0);
+    if (options_.trace) {
+      activity_.lxFirstWrite.resize(static_cast<size_t>(cores));
+      activity_.lxFirstWrite[static_cast<size_t>(st.core)].assign(
+          static_cast<size_t>(config.lxSticks()), ActivityCounters::kNever);
+    }
     push(EventKind::Step, 0, st.core, st.index);
   }
 
@@ -294,9 +285,73 @@ void Machine::advancePc(StreamState &st) {
   }
 }
 
+void Machine::recordSlice(StreamState &st, Cycle start, Cycle end) {
+  TraceSlice &n = st.note;
+  n.stream = static_cast<uint32_t>(st.index);
+  n.instr = st.pc;
+  n.start = start;
+  n.end = end;
+  n.ready = n.edge == ReleaseEdge::None ? start : std::clamp(n.ready, start, end);
+  n.busy = st.stats.busyCycles - st.busyAtStart;
+  n.stallCount = 0;
+  for (size_t r = 0; r < st.stallAtStart.size(); ++r)
+    if (Cycle c = st.stats.stallCycles[r] - st.stallAtStart[r]; c > 0) {
+      SPYRE_ASSERT(n.stallCount < TraceSlice::kMaxStalls,
+                   "an instruction stalled for more reasons than a slice keeps");
+      n.stallReason[n.stallCount] = static_cast<StallReason>(r);
+      n.stallCycles[n.stallCount] = c;
+      ++n.stallCount;
+    }
+  trace_.push_back(n);
+}
+
+void Machine::noteFootprint(StreamState &st) {
+  TraceSlice &n = st.note;
+  std::vector<Cycle> &firstWrite =
+      activity_.lxFirstWrite[static_cast<size_t>(st.core)];
+  const auto lxSticks = static_cast<int64_t>(firstWrite.size());
+  auto narrow = [](int64_t v) {
+    return static_cast<int32_t>(std::clamp<int64_t>(v, 0, std::numeric_limits<int32_t>::max()));
+  };
+  auto widen = [&](int32_t &lo, int32_t &hi, const Region &r) {
+    lo = lo < 0 ? narrow(r.lowest()) : std::min(lo, narrow(r.lowest()));
+    hi = std::max(hi, narrow(r.highest()));
+  };
+  for (const Footprint &f : footprintScratch_) {
+    if (f.deviceMemory) {
+      widen(n.memLo, n.memHi, f.region);
+      continue;
+    }
+    if (!f.write) {
+      widen(n.lxReadLo, n.lxReadHi, f.region);
+      continue;
+    }
+    widen(n.lxWriteLo, n.lxWriteHi, f.region);
+    if (f.region.lowest() < 0 || f.region.highest() >= lxSticks)
+      continue; // out of bounds: reported, not performed
+    f.region.forEachRun([&](int64_t first, int64_t len) {
+      for (int64_t k = first; k < first + len; ++k) {
+        Cycle &w = firstWrite[static_cast<size_t>(k)];
+        w = std::min(w, st.time);
+      }
+    });
+  }
+}
+
+void Machine::noteRing(bool reduce, const RingTransferResult &tr, uint64_t bytes) {
+  if (tr.hops == 0 || bytes == 0)
+    return;
+  const Ring &ring = reduce ? timing_.reduceRing() : timing_.dataRing();
+  std::array<WindowCounter, 2> &counters =
+      reduce ? activity_.reduceRing : activity_.dataRing;
+  const Cycle duration = ring.durationCycles(bytes);
+  counters[tr.direction == RingDirection::Increasing ? 0 : 1].add(
+      tr.start, tr.start + duration, static_cast<uint64_t>(tr.hops) * duration);
+}
+
 void Machine::complete(StreamState &st, Cycle end) {
   if (options_.trace)
-    trace_.push_back({static_cast<uint32_t>(st.index), st.pc, st.instrStart, end});
+    recordSlice(st, st.instrStart, end);
   st.time = end;
   totalCycles_ = std::max(totalCycles_, end);
   advancePc(st);
@@ -323,6 +378,11 @@ bool Machine::execute(StreamState &st) {
   ++instructions_;
   ++st.stats.instructions;
   st.instrStart = st.time;
+  if (options_.trace) {
+    st.note = TraceSlice{};
+    st.busyAtStart = st.stats.busyCycles;
+    st.stallAtStart = st.stats.stallCycles;
+  }
   const Opcode op = in.opcode;
   switch (op) {
   case Opcode::Nop:
@@ -354,8 +414,7 @@ bool Machine::execute(StreamState &st) {
                             static_cast<uint32_t>(in[fp.loopCount])};
     st.stats.busyCycles += ctrlCycles(op);
     if (options_.trace)
-      trace_.push_back({static_cast<uint32_t>(st.index), st.pc, st.time,
-                        st.time + ctrlCycles(op)});
+      recordSlice(st, st.time, st.time + ctrlCycles(op));
     st.time += ctrlCycles(op);
     st.pc = first;
     return true;
@@ -364,7 +423,7 @@ bool Machine::execute(StreamState &st) {
     st.halted = true;
     st.stats.finishedAt = st.time;
     if (options_.trace)
-      trace_.push_back({static_cast<uint32_t>(st.index), st.pc, st.time, st.time});
+      recordSlice(st, st.time, st.time);
     totalCycles_ = std::max(totalCycles_, st.time);
     return false;
   case Opcode::Signal:
@@ -386,6 +445,8 @@ bool Machine::execute(StreamState &st) {
   }
   bool inBounds =
       checkAccesses(st, r, op == Opcode::Recv || op == Opcode::Racc);
+  if (options_.trace)
+    noteFootprint(st);
   if (op == Opcode::Ld || op == Opcode::St) {
     // checkAccesses left the footprint in footprintScratch_.
     startDma(st, r, inBounds);
@@ -407,6 +468,7 @@ bool Machine::execute(StreamState &st) {
     cost = timing_.costs().ptCycles(
         m, k, n, op == Opcode::Mmi8 ? PtPrecision::Int8 : PtPrecision::Dl16);
     macOps_ += m * k * n;
+    st.note.work = m * k * n;
   } else {
     SPYRE_ASSERT(isSfu(op), "unhandled opcode in the simulator");
     int nf = fp.rowSticks[static_cast<size_t>(op)],
@@ -417,6 +479,7 @@ bool Machine::execute(StreamState &st) {
     if (op == Opcode::Xpose)
       sticks = static_cast<uint64_t>(r[fp.xposeM] + r[fp.xposeK]);
     cost = timing_.costs().sfuCycles(sfuClassOf(d.timing), sticks);
+    st.note.work = sticks;
   }
   if (inBounds && options_.numerics)
     executeCompute(r, lx_[static_cast<size_t>(st.core)].data());
@@ -545,6 +608,7 @@ void Machine::startDma(StreamState &st, const Instr &resolved, bool inBounds) {
                : 0;
   (d.isLoad ? dramRead_ : dramWrite_) += bytes;
   d.bytes = bytes;
+  st.note.bytes = bytes;
   d.issueAt = st.time;
   d.nextBurstAt = st.time + timing_.costs().dmaIssueLatencyCycles();
   d.done = d.nextBurstAt;
@@ -588,6 +652,16 @@ bool Machine::issueBursts(StreamState &st, Cycle now) {
     }
     d.done = std::max(d.done, timing.done);
     d.inFlight.push_back(timing.done);
+    if (options_.trace) {
+      const uint64_t burstBytes = static_cast<uint64_t>(len) * isa::kStickBytes;
+      const MemoryChannel &mem = timing_.memory();
+      const Cycle moved = timing.memory.dataDone > timing.memory.start + mem.latencyCycles()
+                              ? timing.memory.dataDone - mem.latencyCycles()
+                              : timing.memory.start + 1;
+      (d.isLoad ? activity_.memoryRead : activity_.memoryWrite)
+          .add(timing.memory.start, moved, burstBytes);
+      noteRing(false, timing.ring, burstBytes);
+    }
     d.runOffset += len;
     if (d.runOffset >= r.run) {
       d.runOffset = 0;
@@ -670,17 +744,18 @@ Machine::Counter &Machine::counterOf(int core, int counter) {
                    static_cast<size_t>(counter)];
 }
 
-Cycle Machine::takeTokens(Counter &c, int64_t need, int stream) {
+Machine::Release Machine::takeTokens(Counter &c, int64_t need, int stream) {
   // Tokens are ordered by the cycle they become visible, so taking from the
   // front takes the earliest; the wait completes when the last one it takes
-  // has arrived.
+  // has arrived, and that token's signal is what released it.
   c.available -= need;
-  Cycle visible = 0;
+  Release last;
   while (need > 0) {
     Token &tok = c.tokens.front();
     if (options_.checks)
       hb_.acquire(stream, tok.clock);
-    visible = std::max(visible, tok.visibleAt);
+    if (tok.visibleAt >= last.visible)
+      last = {tok.visibleAt, tok.core, tok.slice};
     int64_t take = std::min(need, tok.amount);
     tok.amount -= take;
     need -= take;
@@ -690,7 +765,7 @@ Cycle Machine::takeTokens(Counter &c, int64_t need, int stream) {
       c.tokens.pop_front();
     }
   }
-  return visible;
+  return last;
 }
 
 void Machine::doSignal(StreamState &st, const Instr &in) {
@@ -702,7 +777,9 @@ void Machine::doSignal(StreamState &st, const Instr &in) {
   // The token is recorded now, stamped with the cycle it reaches the
   // counter; nothing can observe it earlier, because a wait completes no
   // sooner than the tokens it takes are visible.
-  Token tok{in[fp.sigValue], {}, st.time + signalLatency(st.core, target)};
+  // The signal's own slice is the next one recorded (by complete below).
+  Token tok{in[fp.sigValue], {}, st.time + signalLatency(st.core, target), st.core,
+            options_.trace ? static_cast<int64_t>(trace_.size()) : -1};
   if (options_.checks)
     tok.clock = takeClock(st.index);
   c.tokens.insertSorted(std::move(tok), [](const Token &a, const Token &b) {
@@ -718,7 +795,7 @@ void Machine::doSignal(StreamState &st, const Instr &in) {
     if (c.available < w.waitValue)
       return;
     c.waiters.pop_front();
-    wake(w, takeTokens(c, w.waitValue, w.index), StallReason::Sync);
+    wake(w, takeTokens(c, w.waitValue, w.index));
   }
 }
 
@@ -728,12 +805,15 @@ bool Machine::doWait(StreamState &st, const Instr &in) {
   int64_t value = in[fp.waitValue];
   Counter &c = counterOf(st.core, counter);
   if (c.waiters.empty() && c.available >= value) {
-    Cycle visible = takeTokens(c, value, st.index);
+    Release rel = takeTokens(c, value, st.index);
     st.blockedSince = st.time;
-    if (visible > st.time) {
-      st.stats.stallCycles[static_cast<size_t>(StallReason::Sync)] +=
-          visible - st.time;
-      st.time = visible;
+    if (rel.visible > st.time) {
+      st.stats.stallCycles[static_cast<size_t>(waitReason(st, rel))] +=
+          rel.visible - st.time;
+      st.time = rel.visible;
+      st.note.ready = rel.visible;
+      st.note.releasedBy = rel.slice;
+      st.note.edge = ReleaseEdge::Signal;
     }
     Cycle cost = static_cast<Cycle>(config_.sequencer.syncCycles);
     st.stats.busyCycles += cost;
@@ -748,9 +828,15 @@ bool Machine::doWait(StreamState &st, const Instr &in) {
   return false;
 }
 
-void Machine::wake(StreamState &st, Cycle time, StallReason reason) {
-  Cycle at = std::max(time, st.time);
-  st.stats.stallCycles[static_cast<size_t>(reason)] += at - st.blockedSince;
+void Machine::wake(StreamState &st, const Release &release) {
+  Cycle at = std::max(release.visible, st.time);
+  st.stats.stallCycles[static_cast<size_t>(waitReason(st, release))] +=
+      at - st.blockedSince;
+  if (at > st.blockedSince) {
+    st.note.ready = at;
+    st.note.releasedBy = release.slice;
+    st.note.edge = ReleaseEdge::Signal;
+  }
   Cycle cost = static_cast<Cycle>(config_.sequencer.syncCycles);
   st.stats.busyCycles += cost;
   st.block = Block::None;
@@ -780,15 +866,28 @@ bool Machine::doBarrier(StreamState &st, const Instr &in) {
   if (static_cast<int64_t>(b.arrived.size()) < count)
     return false;
   Cycle release = b.lastArrival + barrierLatency();
+  const Cycle lastArrival = b.lastArrival;
   std::vector<int> arrived = std::move(b.arrived);
   VectorClock joined = std::move(b.joined);
   b = BarrierState{};
+  // The slices are recorded in arrival order below; the first stream that
+  // arrived at the last arrival's cycle is the one that released the others.
+  const auto firstSlice = static_cast<int64_t>(trace_.size());
+  int64_t lastSlice = -1;
+  for (size_t k = 0; k < arrived.size() && lastSlice < 0; ++k)
+    if (streams_[static_cast<size_t>(arrived[k])].blockedSince == lastArrival)
+      lastSlice = firstSlice + static_cast<int64_t>(k);
   for (int s : arrived) {
     StreamState &w = streams_[static_cast<size_t>(s)];
     if (options_.checks)
       hb_.acquire(s, joined);
-    w.stats.stallCycles[static_cast<size_t>(StallReason::Sync)] +=
+    w.stats.stallCycles[static_cast<size_t>(StallReason::Barrier)] +=
         release - w.blockedSince;
+    if (options_.trace && w.blockedSince < lastArrival) {
+      w.note.ready = lastArrival;
+      w.note.releasedBy = lastSlice;
+      w.note.edge = ReleaseEdge::Barrier;
+    }
     w.block = Block::None;
     w.time = release;
     complete(w, release);
@@ -874,10 +973,29 @@ void Machine::matchTransfers(Channel &ch, bool reduce, int srcCore, int dstCore)
           break;
         }
     }
+    // The sender's slice is recorded first, then the receiver's; the side
+    // posted first was released by the other's posting.
+    const auto senderSlice = static_cast<int64_t>(trace_.size());
+    const uint64_t bytes = static_cast<uint64_t>(sticks) * isa::kStickBytes;
+    if (options_.trace) {
+      noteRing(reduce, tr, bytes);
+      receiver.note.partner = senderSlice;
+      if (s.time < start) {
+        sender.note.ready = start;
+        sender.note.releasedBy = senderSlice + 1;
+        sender.note.edge = ReleaseEdge::Transfer;
+      }
+      if (r.time < start) {
+        receiver.note.ready = start;
+        receiver.note.releasedBy = senderSlice;
+        receiver.note.edge = ReleaseEdge::Transfer;
+      }
+    }
     for (auto [stp, post] : {std::pair{&sender, &s}, std::pair{&receiver, &r}}) {
       StreamState &w = *stp;
       Cycle sync = start - post->time;
-      w.stats.stallCycles[static_cast<size_t>(StallReason::Sync)] += sync;
+      w.note.bytes = bytes;
+      w.stats.stallCycles[static_cast<size_t>(StallReason::Peer)] += sync;
       w.stats.stallCycles[static_cast<size_t>(StallReason::Ring)] += tr.waited;
       w.stats.busyCycles += tr.done - tr.start;
       w.block = Block::None;
@@ -932,11 +1050,10 @@ void Machine::finish() {
     // The blocked instruction waited until the end of the run: sync stall,
     // and a trace slice so the trace shows where it hangs.
     Cycle endOfRun = std::max(totalCycles_, st.blockedSince);
-    st.stats.stallCycles[static_cast<size_t>(StallReason::Sync)] +=
+    st.stats.stallCycles[static_cast<size_t>(StallReason::Deadlock)] +=
         endOfRun - st.blockedSince;
     if (options_.trace)
-      trace_.push_back({static_cast<uint32_t>(st.index), st.pc, st.instrStart,
-                        endOfRun});
+      recordSlice(st, st.instrStart, endOfRun);
   }
 }
 

@@ -14,9 +14,11 @@
 
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
+#include "sim/analysis/Profile.h"
 #include "sim/check/HappensBefore.h"
 #include "sim/check/LxShadow.h"
 #include "sim/check/WrittenRanges.h"
+#include "sim/core/Activity.h"
 #include "sim/core/DeviceMemory.h"
 #include "sim/core/Findings.h"
 #include "sim/core/Region.h"
@@ -43,13 +45,11 @@ struct SimOptions {
   bool checks = true;            ///< schedule checks (races, bounds, ...)
   Cycle maxCycles = 0;           ///< stop past this cycle; 0 = no limit
   uint64_t maxInstructions = 0;  ///< stop past this many; 0 = no limit
-  bool trace = false;            ///< record one slice per instruction
+  /// Keep one record per executed instruction (what it touched, what
+  /// released it) and the activity counters: for traces, the critical path
+  /// and the per-op statistics. Off, the run keeps only the totals.
+  bool trace = false;
 };
-
-/// Why an engine was not doing useful work while it had an instruction.
-enum class StallReason { Sync, Memory, Ring, DmaSlots };
-constexpr int kNumStallReasons = 4;
-std::string_view stallReasonName(StallReason r);
 
 struct EngineStats {
   uint64_t instructions = 0;
@@ -58,12 +58,95 @@ struct EngineStats {
   Cycle finishedAt = 0; ///< cycle of its halt (or of the end of the run)
 };
 
-/// One executed instruction, for traces.
+/// One executed instruction, kept when SimOptions::trace is set. Its index
+/// in Machine::trace() is its `seq` in the trace.
 struct TraceSlice {
   uint32_t stream = 0;
   uint32_t instr = 0;
   Cycle start = 0;
   Cycle end = 0;
+  /// When what it waited for arrived; `start` when nothing released it.
+  Cycle ready = 0;
+  /// The slice whose signal, posting or barrier arrival released it, -1.
+  int64_t releasedBy = -1;
+  ReleaseEdge edge = ReleaseEdge::None;
+  /// A receive's matching send (recv, racc), -1 otherwise.
+  int64_t partner = -1;
+  Cycle busy = 0;
+  uint64_t bytes = 0; ///< device-memory bytes (ld, st) or ring bytes
+  uint64_t work = 0;  ///< MACs (mm, mmi8) or sticks (SFU)
+  /// Lowest and highest stick touched (inclusive), -1 when none: LX read,
+  /// LX written, device memory (read by ld, written by st). Stick numbers
+  /// of device memory fit 32 bits (limits of hw/ConfigSchema); an
+  /// out-of-bounds access saturates.
+  int32_t lxReadLo = -1, lxReadHi = -1;
+  int32_t lxWriteLo = -1, lxWriteHi = -1;
+  int32_t memLo = -1, memHi = -1;
+  /// An instruction stalls for at most three reasons (a DMA: slots, memory
+  /// and ring), kept as (reason, cycles) pairs to keep records small.
+  static constexpr int kMaxStalls = 3;
+  uint8_t stallCount = 0;
+  std::array<StallReason, kMaxStalls> stallReason{};
+  std::array<Cycle, kMaxStalls> stallCycles{};
+
+  StallCycles stalls() const {
+    StallCycles out{};
+    for (int k = 0; k < stallCount; ++k)
+      out[static_cast<size_t>(stallReason[static_cast<size_t>(k)])] +=
+          stallCycles[static_cast<size_t>(k)];
+    return out;
+  }
+};
+
+/// The slices of a run, in fixed-size chunks: a long run appends millions
+/// without copying the earlier ones or touching memory twice.
+class SliceLog {
+public:
+  static constexpr size_t kChunk = size_t{1} << 14;
+
+  void push_back(const TraceSlice &s) {
+    if (size_ % kChunk == 0)
+      chunks_.push_back(std::make_unique_for_overwrite<TraceSlice[]>(kChunk));
+    chunks_.back()[size_ % kChunk] = s;
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const TraceSlice &operator[](size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+
+  class Iterator {
+  public:
+    Iterator(const SliceLog *log, size_t i) : log_(log), i_(i) {}
+    const TraceSlice &operator*() const { return (*log_)[i_]; }
+    Iterator &operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator!=(const Iterator &o) const { return i_ != o.i_; }
+
+  private:
+    const SliceLog *log_;
+    size_t i_;
+  };
+  Iterator begin() const { return {this, 0}; }
+  Iterator end() const { return {this, size_}; }
+
+private:
+  std::vector<std::unique_ptr<TraceSlice[]>> chunks_;
+  size_t size_ = 0;
+};
+
+/// Activity over time, kept when SimOptions::trace is set.
+struct ActivityCounters {
+  WindowCounter memoryRead;  ///< bytes the memory channel moved
+  WindowCounter memoryWrite;
+  /// Link-cycles reserved, per ring direction (0: increasing positions).
+  std::array<WindowCounter, 2> dataRing;
+  std::array<WindowCounter, 2> reduceRing;
+  /// Per core, per LX stick: the start cycle of the first instruction that
+  /// wrote it (kNever when none); empty for cores without streams.
+  std::vector<std::vector<Cycle>> lxFirstWrite;
+  static constexpr Cycle kNever = ~Cycle{0};
 };
 
 /// Where DMA bursts get their timing: the plain-C++ models by default, or a
@@ -173,7 +256,9 @@ public:
   int numStreams() const { return static_cast<int>(streams_.size()); }
   const isa::Stream &streamCode(int s) const { return *streams_[s].code; }
   const EngineStats &streamStats(int s) const { return streams_[s].stats; }
-  const std::vector<TraceSlice> &trace() const { return trace_; }
+  const SliceLog &trace() const { return trace_; }
+  const ActivityCounters &activity() const { return activity_; }
+  bool tracing() const { return options_.trace; }
   uint64_t macOps() const { return macOps_; }
   uint64_t deviceReadBytes() const { return dramRead_; }
   uint64_t deviceWriteBytes() const { return dramWrite_; }
@@ -226,12 +311,25 @@ private:
     bool reduceRing = false;
     DmaState dma;
     EngineStats stats;
+    /// Tracing only: the record of the current instruction, and the
+    /// statistics when it started (its busy and stalls are the difference).
+    TraceSlice note;
+    Cycle busyAtStart = 0;
+    StallCycles stallAtStart{};
   };
 
   struct Token {
     int64_t amount = 0;
     VectorClock clock;
     Cycle visibleAt = 0; ///< when the signal reaches the counter
+    int core = 0;        ///< the signalling core
+    int64_t slice = -1;  ///< the signal's trace slice (tracing only)
+  };
+  /// The token a wait took last: the one that released it.
+  struct Release {
+    Cycle visible = 0;
+    int core = 0;
+    int64_t slice = -1;
   };
   struct Counter {
     int64_t available = 0;
@@ -286,6 +384,12 @@ private:
   bool execute(StreamState &st);
   void advancePc(StreamState &st);
   void complete(StreamState &st, Cycle end);
+  /// Tracing: appends the current instruction's slice, ending at `end`.
+  void recordSlice(StreamState &st, Cycle start, Cycle end);
+  /// Tracing: notes what the current instruction touches (footprint in
+  /// footprintScratch_) and the LX sticks it writes.
+  void noteFootprint(StreamState &st);
+  void noteRing(bool reduce, const RingTransferResult &tr, uint64_t bytes);
   isa::Instr resolve(const StreamState &st, const isa::Instr &in) const;
 
   bool checkAccesses(StreamState &st, const isa::Instr &resolved,
@@ -299,14 +403,18 @@ private:
   Counter &counterOf(int core, int counter);
   /// A release of `stream`'s clock in recycled storage.
   VectorClock takeClock(int stream);
-  /// Takes `need` tokens for `stream`; returns when the last taken arrived.
-  Cycle takeTokens(Counter &c, int64_t need, int stream);
+  /// Takes `need` tokens for `stream`; returns the latest of them.
+  Release takeTokens(Counter &c, int64_t need, int stream);
+  /// The stall reason of waiting for a token from `fromCore`.
+  static StallReason waitReason(const StreamState &st, const Release &r) {
+    return r.core == st.core ? StallReason::Signal : StallReason::RemoteSignal;
+  }
   void doSignal(StreamState &st, const isa::Instr &in);
   bool doWait(StreamState &st, const isa::Instr &in);
   bool doBarrier(StreamState &st, const isa::Instr &in);
   bool doTransfer(StreamState &st, const isa::Instr &resolved, bool inBounds);
   void matchTransfers(Channel &ch, bool reduce, int srcCore, int dstCore);
-  void wake(StreamState &st, Cycle time, StallReason reason);
+  void wake(StreamState &st, const Release &release);
 
   int hops(int coreA, int coreB) const;
   Cycle signalLatency(int fromCore, int toCore) const;
@@ -346,7 +454,8 @@ private:
 
   std::vector<Finding> findings_;
   uint64_t findingsDropped_ = 0;
-  std::vector<TraceSlice> trace_;
+  SliceLog trace_;
+  ActivityCounters activity_;
   std::vector<int64_t> lxHighWater_;
   Cycle totalCycles_ = 0;
   uint64_t instructions_ = 0;

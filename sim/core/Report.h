@@ -4,18 +4,50 @@
 // same run gives the same bytes (formats in docs/sim-output.md).
 #pragma once
 
+#include "sim/analysis/Profile.h"
 #include "sim/core/Machine.h"
 
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace spyre::sim {
 
-/// Statistics as pretty-printed JSON.
+/// Statistics as pretty-printed JSON. A run that kept per-instruction
+/// records (SimOptions::trace) adds the per-op figures and the critical path.
 std::string statsJson(const Machine &machine);
 
-/// The trace: one process per core, one thread per engine stream, one
-/// complete event per executed instruction with its text and source op.
-std::string traceJson(const Machine &machine);
+/// What part of a run a trace shows: slices overlapping the cycles
+/// [start, end) on the listed cores (all when empty), flows whose two ends
+/// are both shown, counters clipped to the window.
+struct TraceFilter {
+  Cycle start = 0;
+  Cycle end = std::numeric_limits<Cycle>::max();
+  std::vector<int> cores; ///< ascending, no repeats; empty = every core
+
+  bool everything() const {
+    return start == 0 && end == std::numeric_limits<Cycle>::max() && cores.empty();
+  }
+  bool showsCore(int core) const;
+};
+
+/// `START:END` in cycles (END > START) for --trace-window; a malformed value
+/// is a usage error naming the flag.
+void parseTraceWindow(const std::string &text, TraceFilter &filter);
+/// `0,2-5` for --trace-cores: cores below `numCores`, ranges inclusive.
+void parseTraceCores(const std::string &text, int numCores, TraceFilter &filter);
+
+/// The trace (needs a run with SimOptions::trace): a `chip` process with
+/// the chip-wide counters and the findings, one process per core with one
+/// thread per engine stream, one complete event per executed instruction
+/// with what it touched and what released it, flow arrows for the sync edges
+/// that released a wait or barrier and for every send -> receive pair, and
+/// counters for device-memory bandwidth, ring use and LX written per core.
+std::string traceJson(const Machine &machine, const TraceFilter &filter = {});
+
+/// The run's per-instruction records as the schedule analyses read them
+/// (empty records without SimOptions::trace).
+Profile profileOf(const Machine &machine);
 
 /// A short human summary for the terminal.
 std::string summaryText(const Machine &machine);

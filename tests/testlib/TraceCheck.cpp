@@ -19,6 +19,13 @@ struct FlowStep {
   size_t event = 0;
   char phase = 's';
   int64_t ns = 0;
+  std::string cat;
+  ThreadKey thread;
+};
+
+struct CounterSample {
+  size_t event = 0;
+  int64_t ns = 0;
 };
 
 class Checker {
@@ -39,13 +46,18 @@ private:
   bool integerField(size_t i, const json &e, const char *key, int64_t &value);
   void checkOverlaps();
   void checkFlows();
+  void checkFlowBinding(const std::string &id, const FlowStep &step);
+  void checkCounters();
   void checkNames();
 
   TraceCheckResult &out_;
   std::map<ThreadKey, std::vector<size_t>> openBegins_;
-  std::map<std::string, std::vector<FlowStep>> flows_;
+  std::map<std::string, std::vector<FlowStep>> flows_; ///< by id
+  std::map<std::pair<int64_t, std::string>, std::vector<CounterSample>> counters_;
   std::set<int64_t> pidsUsed_;
   std::set<ThreadKey> threadsUsed_;
+  /// Slices per thread, sorted by start (filled by checkOverlaps).
+  std::map<ThreadKey, std::vector<const TraceSliceInfo *>> byThread_;
 };
 
 /// A string member, or `fallback` when it is missing or not a string
@@ -129,6 +141,7 @@ void Checker::run(std::string_view text) {
                    " is never closed by an 'E'");
   checkOverlaps();
   checkFlows();
+  checkCounters();
   checkNames();
 }
 
@@ -207,7 +220,9 @@ void Checker::checkEvent(size_t i, const json &e) {
       int64_t tid = 0;
       if (!integerField(i, e, "tid", tid))
         return;
+      threadsUsed_.insert({pid, tid});
     }
+    pidsUsed_.insert(pid);
     ++out_.instants;
     return;
   }
@@ -226,11 +241,23 @@ void Checker::checkEvent(size_t i, const json &e) {
       error(i, describe(e) + " needs an 'id' (integer or string)");
       ok = false;
     }
+    if (!e.contains("cat") || !e["cat"].is_string()) {
+      error(i, describe(e) + " needs a string 'cat'");
+      ok = false;
+    }
+    // Our flows end in the slice that encloses them ("bp":"e"); without it
+    // the viewer binds the arrow to the next slice that begins.
+    if (ph == 'f' && stringOr(e, "bp", "") != "e") {
+      error(i, describe(e) + " needs \"bp\":\"e\" (bind to the enclosing slice)");
+      ok = false;
+    }
     if (!ok)
       return;
     ++out_.flowEvents;
-    std::string key = stringOr(e, "cat", "") + "\x1f" + e["id"].dump();
-    flows_[key].push_back({i, ph, perfettoNs(ts)});
+    pidsUsed_.insert(pid);
+    threadsUsed_.insert({pid, tid});
+    flows_[e["id"].dump()].push_back(
+        {i, ph, perfettoNs(ts), e["cat"].get<std::string>(), {pid, tid}});
     return;
   }
   case 'C': {
@@ -241,9 +268,14 @@ void Checker::checkEvent(size_t i, const json &e) {
       error(i, describe(e) + " needs an 'args' object");
       return;
     }
+    if (e["args"].empty())
+      error(i, describe(e) + " has no counter value in 'args'");
     for (const auto &[key, value] : e["args"].items())
       if (!value.is_number())
         error(i, describe(e) + " counter '" + key + "' is not a number");
+    pidsUsed_.insert(pid);
+    ++out_.counterSamples;
+    counters_[{pid, stringOr(e, "name", "")}].push_back({i, perfettoNs(ts)});
     return;
   }
   default:
@@ -294,7 +326,7 @@ void Checker::checkMetadata(size_t i, const json &e, int64_t pid) {
 }
 
 void Checker::checkOverlaps() {
-  std::map<ThreadKey, std::vector<const TraceSliceInfo *>> byThread;
+  std::map<ThreadKey, std::vector<const TraceSliceInfo *>> &byThread = byThread_;
   for (const TraceSliceInfo &s : out_.slices)
     byThread[{s.pid, s.tid}].push_back(&s);
   for (auto &[thread, slices] : byThread) {
@@ -318,9 +350,34 @@ void Checker::checkOverlaps() {
   }
 }
 
+void Checker::checkFlowBinding(const std::string &id, const FlowStep &step) {
+  // An 's' binds to the slice enclosing it, an 'f' with "bp":"e" too: each
+  // end must lie within a slice of its thread (ends inclusive, in Perfetto's
+  // nanoseconds).
+  auto it = byThread_.find(step.thread);
+  if (it != byThread_.end())
+    for (const TraceSliceInfo *s : it->second)
+      if (s->startNs <= step.ns && step.ns <= s->startNs + s->durNs)
+        return;
+  error(step.event, "flow " + id + " '" + std::string(1, step.phase) + "' at " +
+                        std::to_string(step.ns) + " ns is in no slice of pid " +
+                        std::to_string(step.thread.first) + " tid " +
+                        std::to_string(step.thread.second));
+}
+
+void Checker::checkCounters() {
+  for (const auto &[track, samples] : counters_)
+    for (size_t k = 1; k < samples.size(); ++k)
+      if (samples[k].ns <= samples[k - 1].ns)
+        error(samples[k].event, "counter '" + track.second + "' of pid " +
+                                    std::to_string(track.first) + " at " +
+                                    std::to_string(samples[k].ns) +
+                                    " ns does not come after its previous sample (" +
+                                    std::to_string(samples[k - 1].ns) + " ns)");
+}
+
 void Checker::checkFlows() {
-  for (auto &[key, steps] : flows_) {
-    std::string id = key.substr(key.find('\x1f') + 1);
+  for (auto &[id, steps] : flows_) {
     const FlowStep &first = steps.front();
     const FlowStep &last = steps.back();
     if (first.phase != 's')
@@ -338,6 +395,13 @@ void Checker::checkFlows() {
       error(first.event, "flow " + id + " has " + std::to_string(starts) +
                              " 's' and " + std::to_string(finishes) +
                              " 'f' events (needs one each)");
+    for (const FlowStep &step : steps) {
+      if (step.cat != first.cat)
+        error(step.event, "flow " + id + " changes 'cat' from '" + first.cat +
+                              "' to '" + step.cat + "'");
+      if (step.phase != 't')
+        checkFlowBinding(id, step);
+    }
   }
 }
 
@@ -345,12 +409,12 @@ void Checker::checkNames() {
   for (int64_t pid : pidsUsed_)
     if (!out_.processNames.count(pid))
       topError("process " + std::to_string(pid) +
-               " has slices but no 'process_name' metadata");
+               " has events but no 'process_name' metadata");
   for (const ThreadKey &t : threadsUsed_)
     if (!out_.threadNames.count(t))
       topError("thread pid " + std::to_string(t.first) + " tid " +
                std::to_string(t.second) +
-               " has slices but no 'thread_name' metadata");
+               " has events but no 'thread_name' metadata");
 }
 
 } // namespace

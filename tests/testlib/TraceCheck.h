@@ -23,10 +23,14 @@
 // - M (metadata): process_name / thread_name with a string `args.name`,
 //   process_sort_index / thread_sort_index with an integer
 //   `args.sort_index`; thread metadata has a `tid`; one name per process and
-//   per thread; every pid and (pid, tid) with slices is named;
-// - s/t/f (flow): `ts`, `tid` and an `id`; per (cat, id) exactly one s
-//   first, any t, exactly one f last, in nondecreasing time;
-// - C (counter): numeric `ts` and an `args` object of numbers;
+//   per thread; every pid and (pid, tid) any event uses is named;
+// - s/t/f (flow): `ts`, `tid`, an `id` and a string `cat`; an `f` has
+//   "bp":"e" (it binds to the slice enclosing it, as our flows do); per id
+//   exactly one s first, any t, exactly one f last, in nondecreasing time,
+//   all with the same cat; the s and the f each lie within a slice of their
+//   thread (ends included);
+// - C (counter): numeric `ts` and a non-empty `args` object of numbers;
+//   the samples of one track (pid, name) have increasing timestamps;
 // - any other phase is an error (our traces use none).
 #pragma once
 
@@ -56,6 +60,7 @@ struct TraceCheckResult {
   std::vector<TraceSliceInfo> slices; ///< X events in file order
   size_t instants = 0;
   size_t flowEvents = 0;
+  size_t counterSamples = 0;
   std::map<int64_t, std::string> processNames;
   std::map<std::pair<int64_t, int64_t>, std::string> threadNames;
 

@@ -24,6 +24,8 @@ struct SimCliOptions {
   std::string outputs;
   std::string stats;
   std::string trace;
+  std::string traceWindow;
+  std::string traceCores;
   bool timingOnly = false;
   bool noChecks = false;
   uint64_t maxCycles = 0;
@@ -51,6 +53,16 @@ int runSim(const SimCliOptions &o) {
                     "to write",
                     ExitCode::Usage);
 
+  sim::TraceFilter traceFilter;
+  if (o.trace.empty() && !(o.traceWindow.empty() && o.traceCores.empty()))
+    throw UserError(SourceLoc{o.traceWindow.empty() ? "--trace-cores" : "--trace-window"},
+                    "limits what --trace writes, but no --trace is given",
+                    ExitCode::Usage);
+  if (!o.traceWindow.empty())
+    sim::parseTraceWindow(o.traceWindow, traceFilter);
+  if (!o.traceCores.empty())
+    sim::parseTraceCores(o.traceCores, config.chip.cores, traceFilter);
+
   // A long run must not be lost to an output path that cannot be written.
   for (const std::string *path : {&o.stats, &o.trace})
     if (!path->empty())
@@ -61,7 +73,9 @@ int runSim(const SimCliOptions &o) {
   options.checks = !o.noChecks;
   options.maxCycles = o.maxCycles;
   options.maxInstructions = o.maxInstructions;
-  options.trace = !o.trace.empty();
+  // Per-instruction records feed the trace and the statistics' per-op
+  // figures and critical path.
+  options.trace = !o.trace.empty() || !o.stats.empty();
   sim::Machine machine(config, program, options);
   if (options.numerics)
     sim::loadInputs(program, o.inputs, o.program, machine.deviceMemory());
@@ -73,7 +87,7 @@ int runSim(const SimCliOptions &o) {
   if (!o.stats.empty())
     writeFileAtomic(o.stats, sim::statsJson(machine));
   if (!o.trace.empty())
-    writeFileAtomic(o.trace, sim::traceJson(machine));
+    writeFileAtomic(o.trace, sim::traceJson(machine, traceFilter));
   std::cout << sim::summaryText(machine);
   return machine.findings().empty() ? static_cast<int>(ExitCode::Ok)
                                     : static_cast<int>(ExitCode::VerifyFailed);
@@ -96,6 +110,11 @@ void addSimCommand(CLI::App &app, Dispatch &dispatch) {
   sim->add_option("--stats", opts->stats, "Write statistics JSON to this file");
   sim->add_option("--trace", opts->trace,
                   "Write a Chrome trace-event JSON (Perfetto UI) to this file");
+  sim->add_option("--trace-window", opts->traceWindow,
+                  "Trace only cycles START:END (slices overlapping them, "
+                  "counters clipped)");
+  sim->add_option("--trace-cores", opts->traceCores,
+                  "Trace only these cores, e.g. 0,2-5");
   sim->add_flag("--timing-only", opts->timingOnly,
                 "Skip the numbers: time and check the schedule only");
   sim->add_flag("--no-checks", opts->noChecks,

@@ -29,6 +29,7 @@ int runCli(int argc, char **argv) {
   cli::addDlf16Command(app, dispatch);
   cli::addAsmCommands(app, dispatch);
   cli::addSimCommand(app, dispatch);
+  cli::addTraceCommand(app, dispatch);
   cli::addCompareCommand(app, dispatch);
   cli::addGraphCommand(app, dispatch);
   cli::addCompileCommand(app, dispatch);

@@ -93,7 +93,16 @@ void expectTraceMatchesStats(const std::string &traceText, const json &stats) {
     uint64_t slices = 0;
     uint64_t cycles = 0;
     uint64_t lastEnd = 0;
+    uint64_t busy = 0;
+    std::map<std::string, uint64_t> stall;
   };
+  ASSERT_TRUE(trace.contains("otherData")) << "no run figures in the trace";
+  EXPECT_EQ(trace["otherData"].at("total_cycles"), stats.at("total_cycles"));
+  EXPECT_EQ(trace["otherData"].at("program"), stats.at("program"));
+  // Counters: device-memory GB/s per window back to bytes.
+  const double window = trace["otherData"].at("counter_window_cycles").get<double>();
+  double readBytes = 0, writeBytes = 0;
+  size_t recvSlices = 0, ringFlows = 0;
   std::map<std::pair<int64_t, int64_t>, ThreadSum> sums;
   std::vector<std::string> instantNames;
   uint64_t slices = 0;
@@ -102,6 +111,13 @@ void expectTraceMatchesStats(const std::string &traceText, const json &stats) {
       instantNames.push_back(e.value("name", ""));
       continue;
     }
+    if (e.value("ph", "") == "C" && e.value("name", "") == "device memory GB/s") {
+      readBytes += e["args"].at("read").get<double>() * window / ghz;
+      writeBytes += e["args"].at("write").get<double>() * window / ghz;
+      continue;
+    }
+    if (e.value("ph", "") == "s" && e.value("cat", "") == "ring")
+      ++ringFlows;
     if (e.value("ph", "") != "X")
       continue;
     ++slices;
@@ -120,6 +136,21 @@ void expectTraceMatchesStats(const std::string &traceText, const json &stats) {
     ++s.slices;
     s.cycles += end - start;
     s.lastEnd = std::max(s.lastEnd, end);
+    // Each instruction's duration is busy plus its stalls, one reason each.
+    uint64_t own = args.at("busy").get<uint64_t>();
+    s.busy += own;
+    if (args.contains("stall"))
+      for (const auto &[reason, cycles] : args["stall"].items()) {
+        s.stall[reason] += cycles.get<uint64_t>();
+        own += cycles.get<uint64_t>();
+      }
+    EXPECT_EQ(own, end - start) << "busy + stalls of " << e.dump();
+    if (args.contains("ready_cycle")) {
+      EXPECT_LE(start, args["ready_cycle"].get<uint64_t>()) << e.dump();
+      EXPECT_LE(args["ready_cycle"].get<uint64_t>(), end) << e.dump();
+    }
+    const std::string name = e.value("name", "");
+    recvSlices += name == "recv" || name == "racc";
   }
   // A stream that deadlocked has a slice for the instruction it hangs in,
   // up to the end of the run, counted as sync stall.
@@ -151,10 +182,25 @@ void expectTraceMatchesStats(const std::string &traceText, const json &stats) {
       EXPECT_EQ(total - s.lastEnd, engine.at("idle_cycles").get<uint64_t>())
           << "core " << pid << " " << name
           << ": idle is the time after the engine's last instruction";
+      EXPECT_EQ(s.busy, busy) << "core " << pid << " " << name;
+      for (const auto &[reason, cycles] : engine.at("stall_cycles").items())
+        EXPECT_EQ(s.stall.count(reason) ? s.stall.at(reason) : 0,
+                  cycles.get<uint64_t>())
+            << "core " << pid << " " << name << " stall " << reason;
     }
   }
   EXPECT_EQ(engines, check.threadNames.size())
       << "one thread per engine stream";
+  const int64_t chipPid = static_cast<int64_t>(check.processNames.size()) > 0
+                              ? check.processNames.rbegin()->first
+                              : -1;
+  EXPECT_EQ(check.processNames[chipPid], "chip") << "the chip process";
+  EXPECT_EQ(ringFlows, recvSlices) << "one flow per send -> receive pair";
+  // The %.6g rates give the bytes back to a few parts per million.
+  EXPECT_NEAR(readBytes, stats.at("dram_read_bytes").get<double>(),
+              1e-5 * readBytes + 1e-6);
+  EXPECT_NEAR(writeBytes, stats.at("dram_write_bytes").get<double>(),
+              1e-5 * writeBytes + 1e-6);
 
   std::vector<std::string> findingKinds;
   for (const json &f : stats.at("findings"))

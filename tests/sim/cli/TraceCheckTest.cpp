@@ -32,22 +32,25 @@ TEST(TraceCheck, AcceptsAWellFormedTrace) {
 {"ph":"E","pid":0,"tid":0,"ts":2},
 {"ph":"s","name":"f","cat":"c","id":7,"pid":0,"tid":0,"ts":0.001},
 {"ph":"t","name":"f","cat":"c","id":7,"pid":0,"tid":0,"ts":0.002},
-{"ph":"f","name":"f","cat":"c","id":7,"pid":0,"tid":0,"ts":0.003},
-{"ph":"C","name":"bytes","pid":0,"ts":0.001,"args":{"read":128}})"));
+{"ph":"f","bp":"e","name":"f","cat":"c","id":7,"pid":0,"tid":0,"ts":0.003},
+{"ph":"C","name":"bytes","pid":0,"ts":0.001,"args":{"read":128}},
+{"ph":"C","name":"bytes","pid":0,"ts":0.002,"args":{"read":0}})"));
   EXPECT_TRUE(r.ok()) << r.errorText();
-  EXPECT_EQ(r.events, 13u);
+  EXPECT_EQ(r.events, 14u);
   ASSERT_EQ(r.slices.size(), 3u);
   EXPECT_EQ(r.slices[0].durNs, 2);
   EXPECT_EQ(r.slices[2].startNs, 2);
   EXPECT_EQ(r.instants, 1u);
   EXPECT_EQ(r.flowEvents, 3u);
+  EXPECT_EQ(r.counterSamples, 2u);
   EXPECT_EQ(r.processNames.at(0), "core 0");
   EXPECT_EQ((r.threadNames.at({0, 0})), "dma.load");
 }
 
 TEST(TraceCheck, AcceptsABareEventArray) {
-  TraceCheckResult r =
-      checkTrace(R"([{"ph":"i","s":"g","name":"x","pid":0,"ts":0}])");
+  TraceCheckResult r = checkTrace(
+      R"([{"ph":"M","name":"process_name","pid":0,"args":{"name":"chip"}},
+{"ph":"i","s":"g","name":"x","pid":0,"ts":0}])");
   EXPECT_TRUE(r.ok()) << r.errorText();
 }
 
@@ -128,9 +131,19 @@ TEST(TraceCheck, RequiresProcessAndThreadNames) {
   expectError(R"({"traceEvents":[
 {"ph":"M","name":"thread_name","pid":0,"tid":0,"args":{"name":"a"}},
 {"ph":"X","name":"x","pid":0,"tid":0,"ts":0,"dur":1}]})",
-              "process 0 has slices but no 'process_name' metadata");
+              "process 0 has events but no 'process_name' metadata");
   expectError(trace(R"({"ph":"X","name":"x","pid":0,"tid":3,"ts":0,"dur":1})"),
-              "thread pid 0 tid 3 has slices but no 'thread_name' metadata");
+              "thread pid 0 tid 3 has events but no 'thread_name' metadata");
+  // Instants, counters and flows need names too, not only slices.
+  expectError(trace(R"({"ph":"i","s":"g","name":"f","pid":5,"ts":0})"),
+              "process 5 has events but no 'process_name' metadata");
+  expectError(trace(R"({"ph":"C","name":"c","pid":6,"ts":0,"args":{"v":1}})"),
+              "process 6 has events but no 'process_name' metadata");
+  expectError(
+      trace(R"({"ph":"X","name":"x","pid":0,"tid":0,"ts":0,"dur":1},
+{"ph":"s","name":"f","cat":"c","id":1,"pid":0,"tid":0,"ts":0},
+{"ph":"f","bp":"e","name":"f","cat":"c","id":1,"pid":0,"tid":4,"ts":0})"),
+      "thread pid 0 tid 4 has events but no 'thread_name' metadata");
   expectError(
       trace(
           R"({"ph":"M","name":"thread_name","pid":0,"tid":0,"args":{"name":"other"}})"),
@@ -164,20 +177,46 @@ TEST(TraceCheck, ChecksBeginEndPairs) {
               "never closed by an 'E'");
 }
 
+/// A trace whose thread has one slice [0, 1 us] for flows to bind to.
+std::string withSlice(const std::string &events) {
+  return trace(R"({"ph":"X","name":"x","pid":0,"tid":0,"ts":0,"dur":1},)" +
+               events);
+}
+
 TEST(TraceCheck, ChecksFlowsAreBalanced) {
-  expectError(trace(R"({"ph":"s","name":"f","id":1,"pid":0,"tid":0,"ts":0})"),
+  expectError(withSlice(R"({"ph":"s","name":"f","cat":"c","id":1,"pid":0,"tid":0,"ts":0})"),
               "flow 1 does not end with an 'f' event");
-  expectError(trace(R"({"ph":"f","name":"f","id":2,"pid":0,"tid":0,"ts":0})"),
-              "flow 2 does not begin with an 's' event");
-  expectError(trace(R"({"ph":"s","name":"f","id":3,"pid":0,"tid":0,"ts":0},
-{"ph":"s","name":"f","id":3,"pid":0,"tid":0,"ts":0},
-{"ph":"f","name":"f","id":3,"pid":0,"tid":0,"ts":1})"),
+  expectError(
+      withSlice(R"({"ph":"f","bp":"e","name":"f","cat":"c","id":2,"pid":0,"tid":0,"ts":0})"),
+      "flow 2 does not begin with an 's' event");
+  expectError(withSlice(R"({"ph":"s","name":"f","cat":"c","id":3,"pid":0,"tid":0,"ts":0},
+{"ph":"s","name":"f","cat":"c","id":3,"pid":0,"tid":0,"ts":0},
+{"ph":"f","bp":"e","name":"f","cat":"c","id":3,"pid":0,"tid":0,"ts":1})"),
               "flow 3 has 2 's' and 1 'f' events");
-  expectError(trace(R"({"ph":"s","name":"f","id":4,"pid":0,"tid":0,"ts":2},
-{"ph":"f","name":"f","id":4,"pid":0,"tid":0,"ts":1})"),
+  expectError(withSlice(R"({"ph":"s","name":"f","cat":"c","id":4,"pid":0,"tid":0,"ts":0.5},
+{"ph":"f","bp":"e","name":"f","cat":"c","id":4,"pid":0,"tid":0,"ts":0.2})"),
               "flow 4 steps back in time");
-  expectError(trace(R"({"ph":"s","name":"f","pid":0,"tid":0,"ts":2})"),
+  expectError(withSlice(R"({"ph":"s","name":"f","cat":"c","pid":0,"tid":0,"ts":0})"),
               "needs an 'id'");
+}
+
+TEST(TraceCheck, ChecksFlowCategoriesAndBinding) {
+  expectError(withSlice(R"({"ph":"s","name":"f","id":1,"pid":0,"tid":0,"ts":0})"),
+              "'s' 'f' needs a string 'cat'");
+  expectError(withSlice(R"({"ph":"s","name":"f","cat":"sync","id":5,"pid":0,"tid":0,"ts":0},
+{"ph":"f","bp":"e","name":"f","cat":"ring","id":5,"pid":0,"tid":0,"ts":0.5})"),
+              "flow 5 changes 'cat' from 'sync' to 'ring'");
+  expectError(withSlice(R"({"ph":"s","name":"f","cat":"c","id":6,"pid":0,"tid":0,"ts":0},
+{"ph":"f","name":"f","cat":"c","id":6,"pid":0,"tid":0,"ts":0.5})"),
+              "needs \"bp\":\"e\"");
+  // An end outside every slice of its thread binds to nothing.
+  expectError(withSlice(R"({"ph":"s","name":"f","cat":"c","id":7,"pid":0,"tid":0,"ts":0},
+{"ph":"f","bp":"e","name":"f","cat":"c","id":7,"pid":0,"tid":0,"ts":2})"),
+              "flow 7 'f' at 2000 ns is in no slice of pid 0 tid 0");
+  TraceCheckResult ok = checkTrace(
+      withSlice(R"({"ph":"s","name":"f","cat":"c","id":8,"pid":0,"tid":0,"ts":0},
+{"ph":"f","bp":"e","name":"f","cat":"c","id":8,"pid":0,"tid":0,"ts":1})"));
+  EXPECT_TRUE(ok.ok()) << ok.errorText();
 }
 
 TEST(TraceCheck, ChecksCounters) {
@@ -186,6 +225,14 @@ TEST(TraceCheck, ChecksCounters) {
       "counter 'v' is not a number");
   expectError(trace(R"({"ph":"C","name":"c","pid":0,"ts":0})"),
               "needs an 'args' object");
+  expectError(trace(R"({"ph":"C","name":"c","pid":0,"ts":0,"args":{}})"),
+              "has no counter value");
+  // One track's samples must move forward in time; other tracks are apart.
+  expectError(trace(R"({"ph":"C","name":"c","pid":0,"ts":0.002,"args":{"v":1}},
+{"ph":"C","name":"d","pid":0,"ts":0.001,"args":{"v":1}},
+{"ph":"C","name":"c","pid":0,"ts":0.002,"args":{"v":2}})"),
+              "counter 'c' of pid 0 at 2 ns does not come after its previous "
+              "sample (2 ns)");
 }
 
 } // namespace

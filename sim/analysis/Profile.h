@@ -1,0 +1,106 @@
+// What a run did, instruction by instruction: the data the schedule analyses
+// (sim/analysis/Summary.h, CriticalPath.h) work on, whether it comes from the
+// simulator itself or is read back from a trace file. Also the vocabulary
+// both share: why an engine stalls, and which kind of edge released an
+// instruction that waited for another stream.
+#pragma once
+
+#include "sim/timing/Time.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spyre::sim {
+
+/// Why an engine was not doing its own work while it had an instruction.
+/// Every stalled cycle of an instruction has exactly one reason, so busy +
+/// stalls add up to the instruction's duration.
+enum class StallReason : uint8_t {
+  Signal,       ///< a wait whose counter was signalled by its own core
+  RemoteSignal, ///< a wait whose releasing token came from another core
+  Barrier,      ///< a barrier, from arrival to release
+  Peer,         ///< a send/recv whose other side was not posted yet
+  Memory,       ///< the device-memory channel (queueing of DMA bursts)
+  Ring,         ///< a data- or reduce-ring link busy with other traffic
+  DmaSlots,     ///< a free slot for another DMA burst in flight
+  Deadlock,     ///< blocked until the end of the run, never released
+};
+constexpr int kNumStallReasons = 8;
+using StallCycles = std::array<Cycle, kNumStallReasons>;
+
+std::string_view stallReasonName(StallReason r);
+std::optional<StallReason> parseStallReason(std::string_view name);
+
+/// What released an instruction that waited for another stream.
+enum class ReleaseEdge : uint8_t {
+  None,     ///< nothing: it started when the previous instruction ended
+  Signal,   ///< the signal whose token was the last one the wait needed
+  Transfer, ///< the other side of a send/recv pair was posted
+  Barrier,  ///< the last stream arrived at the barrier
+};
+std::string_view releaseEdgeName(ReleaseEdge e);
+std::optional<ReleaseEdge> parseReleaseEdge(std::string_view name);
+
+constexpr uint32_t kNoName = 0xFFFFFFFF;
+
+/// One executed instruction (loop iterations count each time).
+struct InstrRecord {
+  uint32_t stream = 0;         ///< index into Profile::streams
+  uint32_t index = 0;          ///< instruction index in its stream
+  uint32_t mnemonic = kNoName; ///< index into Profile::names
+  uint32_t op = kNoName;       ///< source op, index into Profile::names
+  Cycle start = 0;             ///< the stream reached the instruction
+  Cycle end = 0;               ///< it completed
+  /// When what it waited for arrived: the token became visible, the peer
+  /// posted, the barrier's last arrival. `start` when nothing released it.
+  Cycle ready = 0;
+  /// The record (index into Profile::records) whose signal, posting or
+  /// arrival released it; -1 for none.
+  int64_t releasedBy = -1;
+  ReleaseEdge edge = ReleaseEdge::None;
+  Cycle busy = 0;
+  StallCycles stall{};
+  /// Device-memory bytes (ld, st) or ring bytes (send, recv, rsend, racc).
+  uint64_t bytes = 0;
+  uint64_t macs = 0;   ///< mm, mmi8: m * k * n
+  uint64_t sticks = 0; ///< SFU instructions: sticks processed
+};
+
+struct StreamInfo {
+  int core = 0;
+  std::string engine; ///< `dma.load`, `pt.0`, ...
+};
+
+/// A run's records and the figures the analyses need from its config.
+struct Profile {
+  std::string program;
+  Cycle totalCycles = 0;
+  double clockGhz = 1;
+  /// DL16 MACs per cycle of one core's PT units, at full efficiency.
+  double peakMacsPerCyclePerCore = 0;
+  /// Device-memory interface peak, GB/s (the roofline's memory slope).
+  double memoryPeakGbps = 0;
+  std::vector<StreamInfo> streams;
+  std::vector<std::string> names; ///< mnemonics and op names
+  std::vector<InstrRecord> records;
+  /// False when the records are a part of the run (a trace limited by
+  /// --trace-window or --trace-cores).
+  bool complete = true;
+
+  /// The index of `name` in `names`, adding it when new.
+  uint32_t intern(std::string_view name);
+  std::string_view nameOf(uint32_t id) const;
+
+private:
+  std::map<std::string, uint32_t, std::less<>> nameIndex_;
+};
+
+/// The engine kind of a stream name: `pt.0` -> `pt`, `dma.load` stays.
+std::string_view engineKind(std::string_view engine);
+
+} // namespace spyre::sim
