@@ -109,6 +109,14 @@ std::optional<TensorRef> viewAs(const TensorRef &x,
   return v;
 }
 
+/// viewAs where the caller knows the bytes are the same.
+TensorRef viewOf(const TensorRef &x, const std::vector<int64_t> &shape) {
+  std::optional<TensorRef> v = viewAs(x, shape);
+  SPYRE_ASSERT(v, "'" + x.name + "' " + shapeStr(x.shape) +
+                      " is not a view of " + shapeStr(shape));
+  return *v;
+}
+
 } // namespace
 
 bool isFreeView(const Op &op, int stickBytes) {
@@ -233,6 +241,8 @@ private:
                     const TensorRef &y);
   void permute(const TensorRef &x, const std::vector<int> &p,
                const TensorRef &y);
+  void splitLast(const TensorRef &x, int64_t d, const TensorRef &y);
+  void mergeLast(const TensorRef &x, const TensorRef &y);
 
   // ---- ops ----
   bool emitOp(Op &op);
@@ -439,6 +449,31 @@ void Emitter::permute(const TensorRef &x, const std::vector<int> &p,
   codegen::emitTranspose(pb_, u, v, options());
   if (!isIdentity(r))
     relayoutPerm(v, r, y);
+}
+
+// Elements move between lanes only through transposes: the last dim
+// becomes a row dim, rows regroup freely (whole sticks), and a transpose
+// brings the lanes back.
+
+/// y [P.., C/d, d] = x [P.., C] (row-major reshape of the last dim).
+void Emitter::splitLast(const TensorRef &x, int64_t d, const TensorRef &y) {
+  const int64_t c = x.shape.back(), p = numel(x.shape) / c, h = c / d;
+  const TensorRef t = scratch(x.dtype, {c, p});
+  beginKernel();
+  codegen::emitTranspose(pb_, viewOf(x, {p, c}), t, options());
+  // t is [H, D, P]; y is [P, H, D].
+  permute(viewOf(t, {h, d, p}), {2, 0, 1}, viewOf(y, {p, h, d}));
+}
+
+/// y [P.., H*D] = x [P.., H, D].
+void Emitter::mergeLast(const TensorRef &x, const TensorRef &y) {
+  const int64_t d = x.shape.back(), h = x.shape[x.shape.size() - 2];
+  const int64_t p = numel(x.shape) / (h * d);
+  const TensorRef t = scratch(x.dtype, {h, d, p});
+  permute(viewOf(x, {p, h, d}), {1, 2, 0}, t);
+  beginKernel();
+  codegen::emitTranspose(pb_, viewOf(t, {h * d, p}), viewOf(y, {p, h * d}),
+                         options());
 }
 
 // ------------------------------------------------------------------- ops
@@ -773,21 +808,51 @@ bool Emitter::emitReshape(const Op &op) {
     codegen::emitRelayout(pb_, split ? fv : *hv, split ? *hv : fv, options());
     return true;
   }
-  return fail("reshaping " + shapeStr(op.operand(0)->type().shape) + " to " +
-              shapeStr(op.result()->type().shape) +
-              " regroups the last dim within sticks of " +
-              std::to_string(lanes) +
-              " elements, which the device's data movers cannot do");
+  // Any other regrouping of the last dim: split it to the common divisor
+  // g of both last dims, then merge to the new one.
+  const int64_t g = std::gcd(cx, cy);
+  if (g == cy) {
+    splitLast(x, cy, viewOf(y, {total / cx, cx / cy, cy}));
+    return true;
+  }
+  if (g == cx) {
+    mergeLast(viewOf(x, {total / cy, cy / cx, cx}), y);
+    return true;
+  }
+  const TensorRef mid = scratch(x.dtype, {total / g, g});
+  splitLast(x, g, viewOf(mid, {total / cx, cx / g, g}));
+  mergeLast(viewOf(mid, {total / cy, cy / g, g}), y);
+  return true;
 }
 
 bool Emitter::emitSplit(const Op &op) {
   const TensorRef x = ref(op.operand(0));
   const int64_t rank = x.rank();
   const int64_t axis = *normalizeAxis(op.intAttr("axis"), rank);
-  if (axis == rank - 1)
-    return fail("splitting the last dim at offsets that are not whole sticks "
-                "of " + std::to_string(x.lanes()) +
-                " elements is not run on the device");
+  if (axis == rank - 1) {
+    // Through the transpose: pieces of the last dim are row ranges there.
+    const int64_t c = x.shape.back(), p = numel(x.shape) / c;
+    const TensorRef t = scratch(x.dtype, {c, p});
+    beginKernel();
+    codegen::emitTranspose(pb_, viewOf(x, {p, c}), t, options());
+    int64_t off = 0;
+    for (size_t i = 0; i < op.numResults(); ++i) {
+      const TensorRef y = result(op.result(i));
+      const int64_t w = y.shape.back();
+      TensorRef rows = t;
+      rows.shape = {w, p};
+      rows.padded = {c};
+      rows.address = t.address + static_cast<uint64_t>(off);
+      off += w;
+      const TensorRef piece = scratch(x.dtype, {w, p});
+      beginKernel();
+      codegen::emitRelayout(pb_, rows, piece, options());
+      const TensorRef yd = asDType(piece, y.dtype);
+      beginKernel();
+      codegen::emitTranspose(pb_, yd, viewOf(y, {p, w}), options());
+    }
+    return true;
+  }
   int64_t offset = 0;
   for (size_t i = 0; i < op.numResults(); ++i) {
     const Value *r = op.result(i);
@@ -812,12 +877,36 @@ bool Emitter::emitConcat(const Op &op) {
   std::vector<TensorRef> xs;
   for (const Value *v : op.operands())
     xs.push_back(asDType(ref(v), y.dtype));
+  bool aligned = true;
+  for (size_t i = 0; i + 1 < xs.size(); ++i)
+    aligned &= xs[i].shape.back() % lanes == 0;
+  if (axis == rank - 1 && !aligned) {
+    // Through the transpose: each piece's rows go to their range of a copy
+    // with the rows outermost (contiguous per piece), then back.
+    const int64_t c = y.shape.back(), p = numel(y.shape) / c;
+    TensorRef rowsOuter = scratch(y.dtype, {c, p}, 1);
+    int64_t off = 0;
+    for (const TensorRef &x : xs) {
+      const int64_t w = x.shape.back();
+      const TensorRef t = scratch(y.dtype, {w, p});
+      beginKernel();
+      codegen::emitTranspose(pb_, viewOf(x, {p, w}), t, options());
+      TensorRef dst = rowsOuter;
+      dst.shape = {w, p};
+      dst.address = rowsOuter.address +
+                    static_cast<uint64_t>(off * rowsOuter.dimStride(0));
+      off += w;
+      beginKernel();
+      codegen::emitRelayout(pb_, t, dst, options());
+    }
+    const TensorRef t = scratch(y.dtype, {c, p});
+    beginKernel();
+    codegen::emitRelayout(pb_, rowsOuter, t, options());
+    beginKernel();
+    codegen::emitTranspose(pb_, t, viewOf(y, {p, c}), options());
+    return true;
+  }
   if (axis == rank - 1) {
-    for (size_t i = 0; i + 1 < xs.size(); ++i)
-      if (xs[i].shape.back() % lanes != 0)
-        return fail("concatenating along the last dim at offsets that are "
-                    "not whole sticks of " + std::to_string(lanes) +
-                    " elements is not run on the device");
     int64_t offset = 0;
     for (const TensorRef &x : xs) {
       TensorRef dst = y;
