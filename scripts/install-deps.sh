@@ -15,6 +15,11 @@ PACKAGES=(
   nlohmann-json3-dev
   libfmt-dev
   clang libclang-rt-14-dev
+  # ONNX import: the ONNX library (checker, shape inference, protobuf
+  # classes), the backend node tests it is checked against, and the Python
+  # package scripts/gen_onnx_models.py writes the test models with.
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-testdata python3-onnx
 )
 
 missing=()

@@ -513,6 +513,9 @@ std::vector<OpDef> buildTable() {
   t.push_back(unary(OpKind::Sigmoid, "sigmoid", "Logistic sigmoid",
                     "y = 1 / (1 + exp(-x))."));
   t.push_back(unary(OpKind::Tanh, "tanh", "Hyperbolic tangent", "y = tanh(x)."));
+  t.push_back(unary(OpKind::Erf, "erf", "Gauss error function",
+                    "y = erf(x) = 2 / sqrt(pi) * integral from 0 to x of "
+                    "exp(-t^2) dt, as C erf (ONNX Erf)."));
   t.push_back(unary(OpKind::Exp, "exp", "Natural exponential", "y = e^x."));
   t.push_back(unary(OpKind::Sqrt, "sqrt", "Square root",
                     "y = sqrt(x) (NaN for x < 0)."));

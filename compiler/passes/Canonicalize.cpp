@@ -4,6 +4,8 @@
 #include "compiler/ir/Verifier.h"
 #include "compiler/passes/Rewrite.h"
 
+#include <cmath>
+
 namespace spyre::compiler {
 
 namespace {
@@ -83,6 +85,8 @@ private:
       return simplifyPow(op);
     case OpKind::Neg:
       return removeDoubleNeg(op);
+    case OpKind::Mul:
+      return fuseErfGelu(op);
     default:
       return false;
     }
@@ -202,6 +206,103 @@ private:
     return true;
   }
 
+  /// Whether `v` is the result of an op that only `user` reads (once) and
+  /// that is not a graph output: a value a fused op may swallow.
+  bool onlyFeeds(const Value *v, const Op *user) const {
+    std::vector<OpUse> uses = graph_.usesOf(v);
+    return v->isOpResult() && !graph_.isOutput(v) && uses.size() == 1 &&
+           uses.front().op == user;
+  }
+
+  /// x * 0.5 * (1 + erf(x / sqrt 2)) in any grouping of its three factors,
+  /// with x / sqrt 2 also written x * (1 / sqrt 2), becomes gelu(x).
+  bool fuseErfGelu(Op *op) {
+    // The three factors: the operands of the final mul, one of them opened
+    // when it is a mul of its own that only feeds this one.
+    std::vector<Value *> factors;
+    std::vector<Op *> inner;
+    for (Value *v : op->operands()) {
+      Op *m = definedBy(v, OpKind::Mul);
+      if (m && onlyFeeds(v, op)) {
+        inner.push_back(m);
+        factors.push_back(m->operand(0));
+        factors.push_back(m->operand(1));
+        continue;
+      }
+      factors.push_back(v);
+    }
+    if (factors.size() != 3 || inner.size() != 1)
+      return false;
+    Value *x = nullptr;
+    for (size_t i = 0; i < 3 && !x; ++i) {
+      Value *half = factors[i];
+      Value *sum = factors[(i + 1) % 3], *other = factors[(i + 2) % 3];
+      if (!isScalarConstant(half, 0.5))
+        continue;
+      if (Value *arg = erfGeluArgument(sum, other))
+        x = arg;
+      else if ((arg = erfGeluArgument(other, sum)))
+        x = arg;
+    }
+    if (!x || op->result()->type() != x->type())
+      return false;
+    // The mul that held two factors must not be needed elsewhere either.
+    if (!onlyFeeds(inner.front()->result(), op))
+      return false;
+    replaceOpInPlace(graph_, op, [&](OpBuilder &b, const ReplacedNames &n) {
+      return b.create(OpKind::Gelu, n.opName, {x},
+                      {{"approximate", std::string("none")}}, n.resultName);
+    });
+    context_.addStatistic("erf-gelu-fused");
+    return true;
+  }
+
+  /// When `sum` is 1 + erf(x / sqrt 2) (each step used only by the next)
+  /// and `x` is that x: x; else nullptr.
+  Value *erfGeluArgument(Value *sum, Value *x) const {
+    Op *add = definedBy(sum, OpKind::Add);
+    if (!add)
+      return nullptr;
+    Value *e = add->operand(0), *one = add->operand(1);
+    if (!isScalarConstant(one, 1.0))
+      std::swap(e, one);
+    Op *erf = definedBy(e, OpKind::Erf);
+    if (!erf || !isScalarConstant(one, 1.0) || !onlyFeeds(e, add))
+      return nullptr;
+    Value *scaled = erf->operand(0);
+    if (!onlyFeeds(scaled, erf) || !isScaledBySqrtHalf(scaled, x))
+      return nullptr;
+    // The sum is one of the three factors, so its one use is in the product.
+    if (graph_.isOutput(sum) || graph_.usesOf(sum).size() != 1)
+      return nullptr;
+    return x;
+  }
+
+  /// `v` = x / sqrt(2) or x * (1 / sqrt(2)), the constant as an exporter
+  /// writes it in float32 (1.4142135, 0.70710678).
+  bool isScaledBySqrtHalf(const Value *v, const Value *x) const {
+    constexpr double kSqrt2 = 1.41421356237309504880;
+    if (Op *d = definedBy(v, OpKind::Div))
+      return d->operand(0) == x && isScalarNear(d->operand(1), kSqrt2);
+    Op *m = definedBy(v, OpKind::Mul);
+    if (!m)
+      return false;
+    return (m->operand(0) == x && isScalarNear(m->operand(1), 1 / kSqrt2)) ||
+           (m->operand(1) == x && isScalarNear(m->operand(0), 1 / kSqrt2));
+  }
+
+  /// A constant with one element equal to `value`.
+  static bool isScalarConstant(const Value *v, double value) {
+    return v->isConstant() && v->type().elementCount() == 1 &&
+           v->constantData().element(0) == value;
+  }
+
+  /// A constant with one element within float32 rounding of `value`.
+  static bool isScalarNear(const Value *v, double value) {
+    return v->isConstant() && v->type().elementCount() == 1 &&
+           std::fabs(v->constantData().element(0) - value) <= 1e-6 * value;
+  }
+
   Graph &graph_;
   PassContext &context_;
 };
@@ -233,8 +334,8 @@ const PassInfo &canonicalizePass() {
       "canonicalize",
       "Rewrites linear as matmul + add, folds transposes of constants into "
       "matmul, "
-      "collapses view chains, simplifies pow and double negation, erases dead "
-      "ops",
+      "collapses view chains, simplifies pow and double negation, fuses the "
+      "erf form of GELU, erases dead ops",
       "no `linear` op remains, nor a `pow` with exponent 2, 0.5, -0.5 or -1; "
       "every "
       "rewrite computes the same values (pow -> sqrt/rsqrt differ from C pow "
@@ -256,6 +357,8 @@ const PassInfo &canonicalizePass() {
           {"pow-to-rsqrt", "pow with exponent -0.5 rewritten as rsqrt"},
           {"pow-to-reciprocal", "pow with exponent -1 rewritten as reciprocal"},
           {"double-neg-removed", "neg of a neg removed"},
+          {"erf-gelu-fused", "x * 0.5 * (1 + erf(x / sqrt 2)) rewritten as "
+                             "gelu {approximate = \"none\"}"},
           {"dead-ops-erased", "ops erased because nothing used their results"},
       },
       [](Graph &graph, PassContext &context) {

@@ -15,13 +15,17 @@
 //  - pow with exponent 1 disappears; 2 -> mul x x, 0.5 -> sqrt, -0.5 ->
 //    rsqrt, -1 -> reciprocal.
 //  - neg(neg(x)) disappears.
+//  - the erf form of GELU as exporters write it, x * 0.5 * (1 + erf(x /
+//    sqrt 2)), becomes gelu {approximate = "none"}: the three factors x,
+//    0.5 and 1 + erf(...) in any grouping and order (0.5 applied first or
+//    last), x / 1.4142135 or x * 0.70710678 inside erf, constants with one
+//    element. The steps in between must feed nothing else. The constants
+//    are matched within float32 rounding of sqrt 2 and 1 / sqrt 2, so the
+//    fused op differs from the float32 decomposition by about 1e-8
+//    relative.
 //  - ops whose results nobody uses (and that are not outputs) are erased.
 // A rewrite that would make a graph output an alias of another value is not
 // done: outputs keep their names. The rules repeat until none applies.
-//
-// The erf-form GELU pattern (x * 0.5 * (1 + erf(x / sqrt 2))) is not
-// matched: the IR has no erf op, so an exporter's decomposition cannot be
-// written in it; models state gelu directly.
 //
 // pow -> sqrt/rsqrt/reciprocal follow PyTorch's and ONNX exporters'
 // meaning of these exponents; they differ from C pow only at -0 and -inf

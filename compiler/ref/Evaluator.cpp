@@ -98,6 +98,8 @@ double unaryValue(const Op &op, double x) {
     return sigmoid(x);
   case OpKind::Tanh:
     return std::tanh(x);
+  case OpKind::Erf:
+    return std::erf(x);
   case OpKind::Exp:
     return std::exp(x);
   case OpKind::Sqrt:
@@ -441,6 +443,7 @@ std::vector<RefTensor> evaluateOp(const Op &op,
   case OpKind::Silu:
   case OpKind::Sigmoid:
   case OpKind::Tanh:
+  case OpKind::Erf:
   case OpKind::Exp:
   case OpKind::Sqrt:
   case OpKind::Rsqrt:

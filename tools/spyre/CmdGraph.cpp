@@ -1,8 +1,9 @@
-// `spyre graph check|print|eval`: load and verify a graph JSON model, print
-// its IR, or run it on the host reference evaluator.
+// `spyre graph check|print|eval`: load and verify a model (graph JSON or
+// ONNX), print its IR, or run it on the host reference evaluator.
 #include "Commands.h"
 
 #include "compiler/import/GraphJson.h"
+#include "compiler/import/ModelLoader.h"
 #include "compiler/ir/Printer.h"
 #include "compiler/ref/Evaluator.h"
 #include "compiler/ref/Random.h"
@@ -14,6 +15,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace spyre::cli {
 
@@ -25,6 +28,7 @@ using compiler::Value;
 
 struct GraphOptions {
   std::string model;
+  std::vector<std::string> shapes; ///< --shape NAME=D0,D1,...
   std::string output;    ///< print: -o FILE
   std::string inputsDir; ///< eval: --inputs
   std::string outputsDir;
@@ -44,24 +48,67 @@ std::string withThousands(int64_t n) {
   return out;
 }
 
+/// `x=3,64` -> {"x", [3, 64]}; `x=` is a scalar. The name is everything
+/// before the last '=', so names holding '=' still work.
+std::pair<std::string, compiler::Shape> parseShapeOverride(const std::string &text) {
+  size_t eq = text.rfind('=');
+  auto usage = [&](const std::string &why) {
+    return UserError(SourceLoc{"--shape"},
+                     "'" + text + "': " + why +
+                         " (expected NAME=D0,D1,... with dimensions of at least 1)",
+                     ExitCode::Usage);
+  };
+  if (eq == std::string::npos || eq == 0)
+    throw usage(eq == 0 ? "the input name is empty" : "no '='");
+  compiler::Shape shape;
+  std::string dims = text.substr(eq + 1);
+  size_t start = 0;
+  while (!dims.empty() && start <= dims.size()) {
+    size_t comma = dims.find(',', start);
+    std::string d = dims.substr(start, comma == std::string::npos ? std::string::npos
+                                                                  : comma - start);
+    bool digits = !d.empty() && d.size() <= 12 &&
+                  d.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoll(d) < 1)
+      throw usage("dimension '" + d + "' is not a positive integer");
+    shape.push_back(std::stoll(d));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return {text.substr(0, eq), shape};
+}
+
+Graph loadModel(const GraphOptions &o) {
+  compiler::ModelLoadOptions options;
+  for (const std::string &text : o.shapes) {
+    auto [name, shape] = parseShapeOverride(text);
+    if (!options.shapeOverrides.emplace(name, shape).second)
+      throw UserError(SourceLoc{"--shape"},
+                      "input '" + name + "' is given more than once",
+                      ExitCode::Usage);
+  }
+  return compiler::loadModelOrThrow(o.model, options);
+}
+
 std::string plural(size_t n, const std::string &word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
 int runCheck(const GraphOptions &o) {
-  std::unique_ptr<Graph> g = compiler::loadGraphJsonOrThrow(o.model);
-  std::cout << g->name() << ": " << plural(g->numOps(), "op") << ", "
-            << plural(g->numValues(), "value") << " ("
-            << plural(g->numInputs(), "input") << ", "
-            << plural(g->numConstants(), "constant") << "), "
-            << plural(g->outputs().size(), "output") << ", "
-            << withThousands(g->parameterBytes()) << " parameter bytes\n";
+  Graph g = loadModel(o);
+  std::cout << g.name() << ": " << plural(g.numOps(), "op") << ", "
+            << plural(g.numValues(), "value") << " ("
+            << plural(g.numInputs(), "input") << ", "
+            << plural(g.numConstants(), "constant") << "), "
+            << plural(g.outputs().size(), "output") << ", "
+            << withThousands(g.parameterBytes()) << " parameter bytes\n";
   return static_cast<int>(ExitCode::Ok);
 }
 
 int runPrint(const GraphOptions &o) {
-  std::unique_ptr<Graph> g = compiler::loadGraphJsonOrThrow(o.model);
-  std::string text = compiler::printGraph(*g);
+  Graph g = loadModel(o);
+  std::string text = compiler::printGraph(g);
   if (o.output.empty()) {
     std::cout << text;
     return static_cast<int>(ExitCode::Ok);
@@ -107,7 +154,7 @@ int runEval(const GraphOptions &o) {
                     "give the inputs with --inputs DIR, or --seed N for random "
                     "ones",
                     ExitCode::Usage);
-  std::unique_ptr<Graph> g = compiler::loadGraphJsonOrThrow(o.model);
+  Graph g = loadModel(o);
   std::error_code ec;
   fs::create_directories(o.outputsDir, ec);
   if (ec)
@@ -118,8 +165,8 @@ int runEval(const GraphOptions &o) {
   if (o.haveSeed) {
     // Written beside the outputs so that `--inputs` on this folder replays
     // the run.
-    std::map<std::string, std::string> files = filesFor(g->inputs(), o.outputsDir);
-    for (const Value *v : g->inputs()) {
+    std::map<std::string, std::string> files = filesFor(g.inputs(), o.outputsDir);
+    for (const Value *v : g.inputs()) {
       NpyArray array = compiler::ref::randomInput(v->type(), o.seed, v->name());
       writeNpy(files[v->name()], array);
       inputs[v->name()] = compiler::ref::tensorFromNpy(array);
@@ -127,16 +174,16 @@ int runEval(const GraphOptions &o) {
                 << o.seed << ") -> " << files[v->name()] << "\n";
     }
   } else {
-    std::map<std::string, std::string> files = filesFor(g->inputs(), o.inputsDir);
-    for (const Value *v : g->inputs())
+    std::map<std::string, std::string> files = filesFor(g.inputs(), o.inputsDir);
+    for (const Value *v : g.inputs())
       inputs[v->name()] = readInput(*v, files[v->name()]);
   }
 
   std::vector<compiler::ref::RefTensor> results =
-      compiler::ref::evaluateGraph(*g, inputs);
-  std::map<std::string, std::string> files = filesFor(g->outputs(), o.outputsDir);
+      compiler::ref::evaluateGraph(g, inputs);
+  std::map<std::string, std::string> files = filesFor(g.outputs(), o.outputsDir);
   for (size_t i = 0; i < results.size(); ++i) {
-    const Value *v = g->outputs()[i];
+    const Value *v = g.outputs()[i];
     writeNpy(files[v->name()], compiler::ref::toNpyF32(results[i]));
     std::cout << v->name() << ": f32" << compiler::shapeStr(results[i].shape)
               << " -> " << files[v->name()] << "\n";
@@ -148,7 +195,12 @@ CLI::App *addRunner(CLI::App *parent, Dispatch &dispatch, const char *name,
                     const char *help, std::shared_ptr<GraphOptions> opts,
                     int (*run)(const GraphOptions &)) {
   CLI::App *cmd = parent->add_subcommand(name, help);
-  cmd->add_option("model", opts->model, "Graph JSON model file")->required();
+  cmd->add_option("model", opts->model,
+                  "Model file: graph JSON (.json) or ONNX (.onnx)")
+      ->required();
+  cmd->add_option("--shape", opts->shapes,
+                  "Static shape of an ONNX input whose dimensions are dynamic: "
+                  "NAME=D0,D1,... (repeat for each input)");
   cmd->callback([&dispatch, opts, run] {
     dispatch.run = [opts, run] { return run(*opts); };
   });
@@ -159,7 +211,7 @@ CLI::App *addRunner(CLI::App *parent, Dispatch &dispatch, const char *name,
 
 void addGraphCommand(CLI::App &app, Dispatch &dispatch) {
   CLI::App *graph = app.add_subcommand(
-      "graph", "Check, print or evaluate a graph JSON model");
+      "graph", "Check, print or evaluate a model (graph JSON or ONNX)");
   graph->require_subcommand(1);
 
   addRunner(graph, dispatch, "check",

@@ -266,6 +266,98 @@ TEST(Canonicalize, DoubleNegationDisappears) {
   EXPECT_EQ(stat(c.stats, "double-neg-removed"), 2);
 }
 
+// The float32 constants of the decomposition are 1e-8 away from sqrt 2 and
+// 1 / sqrt 2, so the fused gelu differs from it by a few parts in 1e8.
+constexpr int64_t kErfConstantUlps = int64_t(1) << 28;
+
+TEST(Canonicalize, ErfGeluInEveryGroupingBecomesGelu) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  const %half : f32[] = dense<[0.5]>
+  const %one : f32[] = dense<[1.0]>
+  const %sqrt2 : f32[] = dense<[1.4142135]>
+  const %rsqrt2 : f32[1] = dense<[0.70710677]>
+  // (x * 0.5) * (1 + erf(x / sqrt 2)): torch.onnx's export of nn.GELU.
+  %a1 = div @d1(%x, %sqrt2) : f32[2, 3]
+  %e1 = erf @e1(%a1) : f32[2, 3]
+  %p1 = add @p1(%e1, %one) : f32[2, 3]
+  %h1 = mul @h1(%x, %half) : f32[2, 3]
+  %y1 = mul @g1(%h1, %p1) : f32[2, 3]
+  // 0.5 last, 1 / sqrt 2 as a product, operands swapped.
+  %a2 = mul @d2(%rsqrt2, %x) : f32[2, 3]
+  %e2 = erf @e2(%a2) : f32[2, 3]
+  %p2 = add @p2(%one, %e2) : f32[2, 3]
+  %m2 = mul @m2(%p2, %x) : f32[2, 3]
+  %y2 = mul @g2(%m2, %half) : f32[2, 3]
+  // x * ((1 + erf(x * 0.70710677)) * 0.5)
+  %a3 = mul @d3(%x, %rsqrt2) : f32[2, 3]
+  %e3 = erf @e3(%a3) : f32[2, 3]
+  %p3 = add @p3(%e3, %one) : f32[2, 3]
+  %m3 = mul @m3(%half, %p3) : f32[2, 3]
+  %y3 = mul @g3(%x, %m3) : f32[2, 3]
+  return %y1, %y2, %y3
+})",
+                                 kErfConstantUlps);
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[2, 3]
+  const %half : f32[] = dense<[0.5]>
+  const %one : f32[] = dense<[1.0]>
+  const %sqrt2 : f32[] = dense<[1.4142135]>
+  const %rsqrt2 : f32[1] = dense<[0.70710677]>
+  %y1 = gelu @g1(%x) {approximate = "none"} : f32[2, 3]
+  %y2 = gelu @g2(%x) {approximate = "none"} : f32[2, 3]
+  %y3 = gelu @g3(%x) {approximate = "none"} : f32[2, 3]
+  return %y1, %y2, %y3
+}
+)");
+  EXPECT_EQ(stat(c.stats, "erf-gelu-fused"), 3);
+  EXPECT_EQ(stat(c.stats, "dead-ops-erased"), 12);
+}
+
+TEST(Canonicalize, ErfGeluLookalikesStay) {
+  // Each differs from the pattern in one way: a step also read elsewhere,
+  // 0.6 for 0.5, sqrt 3 for sqrt 2, erf of another tensor, and a scalar
+  // constant of shape [1] that would broadcast a scalar x to [1].
+  const std::string text = R"(graph @g {
+  input %x : f32[4]
+  input %z : f32[4]
+  input %s : f32[]
+  const %half : f32[] = dense<[0.5]>
+  const %half1 : f32[1] = dense<[0.5]>
+  const %point6 : f32[] = dense<[0.6]>
+  const %one : f32[] = dense<[1.0]>
+  const %sqrt2 : f32[] = dense<[1.4142135]>
+  const %sqrt3 : f32[] = dense<[1.7320508]>
+  %a1 = div @d1(%x, %sqrt2) : f32[4]
+  %e1 = erf @e1(%a1) : f32[4]
+  %p1 = add @p1(%e1, %one) : f32[4]
+  %h1 = mul @h1(%x, %half) : f32[4]
+  %y1 = mul @g1(%h1, %p1) : f32[4]
+  %h2 = mul @h2(%x, %point6) : f32[4]
+  %y2 = mul @g2(%h2, %p1) : f32[4]
+  %a3 = div @d3(%x, %sqrt3) : f32[4]
+  %e3 = erf @e3(%a3) : f32[4]
+  %p3 = add @p3(%e3, %one) : f32[4]
+  %h3 = mul @h3(%x, %half) : f32[4]
+  %y3 = mul @g3(%h3, %p3) : f32[4]
+  %a4 = div @d4(%z, %sqrt2) : f32[4]
+  %e4 = erf @e4(%a4) : f32[4]
+  %p4 = add @p4(%e4, %one) : f32[4]
+  %h4 = mul @h4(%x, %half) : f32[4]
+  %y4 = mul @g4(%h4, %p4) : f32[4]
+  %a5 = div @d5(%s, %sqrt2) : f32[]
+  %e5 = erf @e5(%a5) : f32[]
+  %p5 = add @p5(%e5, %one) : f32[]
+  %h5 = mul @h5(%s, %half1) : f32[1]
+  %y5 = mul @g5(%h5, %p5) : f32[1]
+  return %y1, %y2, %y3, %y4, %y5
+}
+)";
+  Canonicalized c = canonicalize(text);
+  EXPECT_EQ(c.ir, text);
+  EXPECT_EQ(stat(c.stats, "erf-gelu-fused"), 0);
+}
+
 TEST(Canonicalize, DeadOpsAreErasedAndLiveOnesKept) {
   Canonicalized c = canonicalize(R"(graph @g {
   input %x : f32[3]
@@ -304,6 +396,7 @@ TEST(Canonicalize, AlreadyCanonicalIrIsUnchanged) {
   pow-to-rsqrt        0  pow with exponent -0.5 rewritten as rsqrt
   pow-to-reciprocal   0  pow with exponent -1 rewritten as reciprocal
   double-neg-removed  0  neg of a neg removed
+  erf-gelu-fused      0  x * 0.5 * (1 + erf(x / sqrt 2)) rewritten as gelu {approximate = "none"}
   dead-ops-erased     0  ops erased because nothing used their results
 )");
 }

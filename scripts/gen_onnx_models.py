@@ -1,0 +1,565 @@
+#!/usr/bin/python3
+"""Writes the small ONNX models the importer's tests read (tests/data/onnx/).
+
+Each good model gets a folder:
+
+    tests/data/onnx/<name>/model.onnx
+    tests/data/onnx/<name>/inputs/<input>.npy      fixed inputs (float32)
+    tests/data/onnx/<name>/expected/<output>.npy   NumPy's answer (float32)
+
+The expected outputs are computed here with NumPy in float64 from the
+float32 inputs and weights (then stored as float32), independently of the
+compiler, which must match them within 1e-5 relative. Bad models go to
+tests/data/onnx/bad/<name>.onnx; the tests hold the error each must give.
+
+Run with Debian's python3 (it has the onnx package); the output is the same
+on every run (fixed seeds), so committed files only change when this script
+does:
+
+    /usr/bin/python3 scripts/gen_onnx_models.py
+"""
+
+import math
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+OUT = os.path.join(ROOT, "tests", "data", "onnx")
+
+F32 = TensorProto.FLOAT
+F16 = TensorProto.FLOAT16
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def rand(seed, *shape, scale=1.0):
+    return (rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+def init(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def tensor_info(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def model(name, nodes, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    m = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", opset)],
+        producer_name="gen_onnx_models.py",
+    )
+    onnx.checker.check_model(m)
+    return m
+
+
+def save_good(name, m, inputs, expected):
+    """`inputs` and `expected`: dicts of name -> array."""
+    folder = os.path.join(OUT, name)
+    os.makedirs(os.path.join(folder, "inputs"))
+    os.makedirs(os.path.join(folder, "expected"))
+    onnx.save(m, os.path.join(folder, "model.onnx"))
+    for k, v in inputs.items():
+        np.save(os.path.join(folder, "inputs", k + ".npy"), np.ascontiguousarray(v))
+    for k, v in expected.items():
+        np.save(os.path.join(folder, "expected", k + ".npy"),
+                np.ascontiguousarray(v, dtype=np.float32))
+
+
+def save_bad(name, data):
+    path = os.path.join(OUT, "bad", name + ".onnx")
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.SerializeToString())
+
+
+def f64(a):
+    return np.asarray(a, dtype=np.float64)
+
+
+erf = np.vectorize(math.erf)
+
+
+def softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def layernorm(x, axis, eps):
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps)
+
+
+# ---- Good models, one per op family ----
+
+
+def gen_matmul():
+    a, b = rand(1, 3, 4), rand(2, 2, 4, 5)
+    v, w = rand(3, 4), rand(4, 4, 2)
+    nodes = [
+        helper.make_node("MatMul", ["a", "b"], ["batched"], name="mm_batched"),
+        helper.make_node("MatMul", ["v", "w"], ["vec_mat"], name="mm_vector"),
+        helper.make_node("MatMul", ["a", "v"], ["mat_vec"], name="mm_column"),
+    ]
+    m = model("matmul", nodes,
+              [tensor_info("a", F32, [3, 4]), tensor_info("b", F32, [2, 4, 5]),
+               tensor_info("v", F32, [4])],
+              [tensor_info("batched", F32, [2, 3, 5]),
+               tensor_info("vec_mat", F32, [2]),
+               tensor_info("mat_vec", F32, [3])],
+              [init("w", w)])
+    save_good("matmul", m, {"a": a, "b": b, "v": v},
+              {"batched": f64(a) @ f64(b), "vec_mat": f64(v) @ f64(w),
+               "mat_vec": f64(a) @ f64(v)})
+
+
+def gen_gemm():
+    a, bt, c = rand(4, 5, 3), rand(5, 4, 5), rand(6, 4)
+    x, w, bias = rand(7, 3, 6), rand(8, 4, 6), rand(9, 4)
+    nodes = [
+        helper.make_node("Gemm", ["a", "bt", "c"], ["y"], name="gemm_all",
+                         alpha=0.25, beta=-1.5, transA=1, transB=1),
+        helper.make_node("Gemm", ["x", "w", "bias"], ["linear"], name="fc",
+                         transB=1),
+        helper.make_node("Gemm", ["x", "wt"], ["plain"], name="gemm_plain"),
+    ]
+    m = model("gemm", nodes,
+              [tensor_info("a", F32, [5, 3]), tensor_info("x", F32, [3, 6])],
+              [tensor_info("y", F32, [3, 4]), tensor_info("linear", F32, [3, 4]),
+               tensor_info("plain", F32, [3, 4])],
+              [init("bt", bt), init("c", c), init("w", w), init("bias", bias),
+               init("wt", w.T.copy())])
+    save_good("gemm", m, {"a": a, "x": x},
+              {"y": 0.25 * (f64(a).T @ f64(bt).T) - 1.5 * f64(c),
+               "linear": f64(x) @ f64(w).T + f64(bias),
+               "plain": f64(x) @ f64(w).T})
+
+
+def gen_elementwise():
+    x, y = rand(10, 2, 3, 4), rand(11, 3, 4)
+    k = np.array([[0.5], [2.0], [-1.0]], dtype=np.float32)
+    nodes = [
+        helper.make_node("Add", ["x", "y"], ["sum"], name="add"),
+        helper.make_node("Sub", ["sum", "k"], ["diff"], name="sub"),
+        helper.make_node("Mul", ["diff", "x"], ["prod"], name="mul"),
+        helper.make_node("Div", ["prod", "den"], ["quot"], name="div"),
+    ]
+    den = np.array(4.0, dtype=np.float32)
+    m = model("elementwise", nodes,
+              [tensor_info("x", F32, [2, 3, 4]), tensor_info("y", F32, [3, 4])],
+              [tensor_info("quot", F32, [2, 3, 4])],
+              [init("k", k), init("den", den)])
+    q = (f64(x) + f64(y) - f64(k)) * f64(x) / 4.0
+    save_good("elementwise", m, {"x": x, "y": y}, {"quot": q})
+
+
+def gen_unary():
+    x = rand(12, 2, 5)
+    three = np.array(3.0, dtype=np.float32)
+    nodes = [
+        helper.make_node("Abs", ["x"], ["abs"], name="abs"),
+        helper.make_node("Sqrt", ["abs"], ["sqrt"], name="sqrt"),
+        helper.make_node("Reciprocal", ["sqrt"], ["recip"], name="recip"),
+        helper.make_node("Neg", ["x"], ["neg"], name="neg"),
+        helper.make_node("Exp", ["neg"], ["exp"], name="exp"),
+        helper.make_node("Erf", ["x"], ["erf"], name="erf"),
+        helper.make_node("Tanh", ["x"], ["tanh"], name="tanh"),
+        helper.make_node("Sigmoid", ["x"], ["sigmoid"], name="sigmoid"),
+        helper.make_node("Relu", ["x"], ["relu"], name="relu"),
+        helper.make_node("Pow", ["x", "three"], ["cube"], name="cube"),
+    ]
+    outs = ["recip", "exp", "erf", "tanh", "sigmoid", "relu", "cube"]
+    m = model("unary", nodes, [tensor_info("x", F32, [2, 5])],
+              [tensor_info(o, F32, [2, 5]) for o in outs], [init("three", three)])
+    d = f64(x)
+    save_good("unary", m, {"x": x},
+              {"recip": 1 / np.sqrt(np.abs(d)), "exp": np.exp(-d),
+               "erf": erf(d), "tanh": np.tanh(d),
+               "sigmoid": 1 / (1 + np.exp(-d)), "relu": np.maximum(d, 0),
+               "cube": d ** 3})
+
+
+def gen_softmax():
+    x = rand(13, 2, 3, 5, scale=3.0)
+    nodes = [
+        helper.make_node("Softmax", ["x"], ["last"], name="sm_last"),
+        helper.make_node("Softmax", ["x"], ["middle"], name="sm_middle", axis=1),
+    ]
+    m = model("softmax", nodes, [tensor_info("x", F32, [2, 3, 5])],
+              [tensor_info("last", F32, [2, 3, 5]),
+               tensor_info("middle", F32, [2, 3, 5])], opset=13)
+    save_good("softmax", m, {"x": x},
+              {"last": softmax(f64(x), -1), "middle": softmax(f64(x), 1)})
+
+
+def gen_layernorm():
+    x = rand(14, 2, 3, 8, scale=2.0)
+    g, b = rand(15, 8), rand(16, 8)
+    g2, b2 = rand(17, 3, 8), rand(18, 3, 8)
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "g", "b"], ["ln"],
+                         name="ln_last", epsilon=1e-5),
+        helper.make_node("LayerNormalization", ["x", "g2", "b2"], ["ln1", "mean", "inv_std"],
+                         name="ln_axis1", axis=1, epsilon=1e-3),
+    ]
+    m = model("layernorm", nodes, [tensor_info("x", F32, [2, 3, 8])],
+              [tensor_info("ln", F32, [2, 3, 8]), tensor_info("ln1", F32, [2, 3, 8]),
+               tensor_info("mean", F32, [2, 1, 1]),
+               tensor_info("inv_std", F32, [2, 1, 1])],
+              [init("g", g), init("b", b), init("g2", g2), init("b2", b2)])
+    d = f64(x)
+    mean = d.mean(axis=(1, 2), keepdims=True)
+    var = ((d - mean) ** 2).mean(axis=(1, 2), keepdims=True)
+    # Epsilon as the float32 attribute holds it.
+    eps3 = float(np.float32(1e-3))
+    save_good("layernorm", m, {"x": x},
+              {"ln": layernorm(d, -1, float(np.float32(1e-5))) * f64(g) + f64(b),
+               "ln1": layernorm(d, 1, eps3) * f64(g2) + f64(b2),
+               "mean": mean, "inv_std": 1 / np.sqrt(var + eps3)})
+
+
+def gen_reduce():
+    x = rand(19, 2, 3, 4)
+    axes = np.array([0, 2], dtype=np.int64)
+    nodes = [
+        helper.make_node("ReduceMean", ["x"], ["mean"], name="mean", axes=[-1]),
+        helper.make_node("ReduceSum", ["x", "axes"], ["sum"], name="sum", keepdims=0),
+        helper.make_node("ReduceMax", ["x"], ["max"], name="max", axes=[1], keepdims=0),
+        helper.make_node("ReduceSum", ["x"], ["total"], name="total"),
+    ]
+    m = model("reduce", nodes, [tensor_info("x", F32, [2, 3, 4])],
+              [tensor_info("mean", F32, [2, 3, 1]), tensor_info("sum", F32, [3]),
+               tensor_info("max", F32, [2, 4]), tensor_info("total", F32, [1, 1, 1])],
+              [init("axes", axes)], opset=13)
+    d = f64(x)
+    save_good("reduce", m, {"x": x},
+              {"mean": d.mean(axis=-1, keepdims=True), "sum": d.sum(axis=(0, 2)),
+               "max": d.max(axis=1), "total": d.sum(keepdims=True)})
+
+
+def gen_shapes():
+    x = rand(20, 2, 3, 4)
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t"], name="transpose", perm=[2, 0, 1]),
+        helper.make_node("Reshape", ["t", "shape"], ["r"], name="reshape"),
+        helper.make_node("Split", ["r", "sizes"], ["s0", "s1"], name="split", axis=1),
+        helper.make_node("Constant", [], ["c"], name="const",
+                         value=init("c_value", np.full((4, 1), 0.5, np.float32))),
+        helper.make_node("Concat", ["s1", "c", "s0"], ["cat"], name="concat", axis=-1),
+        helper.make_node("Unsqueeze", ["cat", "uaxes"], ["u"], name="unsqueeze"),
+        helper.make_node("Squeeze", ["u", "saxes"], ["sq"], name="squeeze"),
+        helper.make_node("Identity", ["sq"], ["out"], name="identity"),
+        helper.make_node("Transpose", ["x"], ["rev"], name="reverse"),
+    ]
+    m = model("shapes", nodes, [tensor_info("x", F32, [2, 3, 4])],
+              [tensor_info("out", F32, [4, 7]), tensor_info("rev", F32, [4, 3, 2])],
+              [init("shape", np.array([0, -1], np.int64)),
+               init("sizes", np.array([2, 4], np.int64)),
+               init("uaxes", np.array([0, 3], np.int64)),
+               init("saxes", np.array([0, -1], np.int64))])
+    r = np.transpose(f64(x), (2, 0, 1)).reshape(4, 6)
+    cat = np.concatenate([r[:, 2:], np.full((4, 1), 0.5), r[:, :2]], axis=-1)
+    save_good("shapes", m, {"x": x},
+              {"out": cat,
+               "rev": np.transpose(f64(x), (2, 1, 0))})
+
+
+def gen_where():
+    x, y = rand(21, 2, 4), rand(22, 2, 4)
+    cond = np.array([[True, False, True, False], [False, False, True, True]])
+    row = np.array([True, False, False, True])
+    fill = np.array([10.0, 20.0, 30.0, 40.0], np.float32)
+    nodes = [
+        helper.make_node("Where", ["cond", "x", "y"], ["both"], name="where_both"),
+        helper.make_node("Where", ["row", "x", "fill"], ["x_or_fill"], name="where_fill"),
+        helper.make_node("Where", ["row", "fill", "y"], ["fill_or_y"], name="where_fill_first"),
+    ]
+    m = model("where", nodes,
+              [tensor_info("x", F32, [2, 4]), tensor_info("y", F32, [2, 4])],
+              [tensor_info("both", F32, [2, 4]), tensor_info("x_or_fill", F32, [2, 4]),
+               tensor_info("fill_or_y", F32, [2, 4])],
+              [init("cond", cond), init("row", row), init("fill", fill)], opset=16)
+    save_good("where", m, {"x": x, "y": y},
+              {"both": np.where(cond, f64(x), f64(y)),
+               "x_or_fill": np.where(row, f64(x), f64(fill)),
+               "fill_or_y": np.where(row, f64(fill), f64(y))})
+
+
+def gen_float16():
+    x = rand(23, 3, 4).astype(np.float16)
+    half = np.array(0.5, np.float16)
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Mul", ["r", "half"], ["y"], name="scale"),
+    ]
+    m = model("float16", nodes, [tensor_info("x", F16, [3, 4])],
+              [tensor_info("y", F16, [3, 4])], [init("half", half)])
+    # Exact in float16 as in double: a halving of a non-negative value.
+    save_good("float16", m, {"x": x}, {"y": np.maximum(f64(x), 0) * 0.5})
+
+
+def gen_dynamic_batch():
+    """A batch dimension left symbolic, and a reshape whose target is computed
+    from the input's shape (Shape -> Gather -> Unsqueeze -> Concat), as an
+    exporter writes it with dynamic axes. Imports with --shape x=3,2,4."""
+    x = rand(24, 3, 2, 4)
+    w = rand(25, 8, 5)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["x_shape"], name="shape"),
+        helper.make_node("Gather", ["x_shape", "zero"], ["batch"], name="batch", axis=0),
+        helper.make_node("Unsqueeze", ["batch", "axes0"], ["batch1"], name="batch1"),
+        helper.make_node("Concat", ["batch1", "minus_one"], ["target"], name="target", axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["flat"], name="flatten"),
+        helper.make_node("MatMul", ["flat", "w"], ["y"], name="proj"),
+    ]
+    m = model("dynamic_batch", nodes, [tensor_info("x", F32, ["batch", 2, 4])],
+              [tensor_info("y", F32, ["batch", 5])],
+              [init("zero", np.array(0, np.int64)),
+               init("axes0", np.array([0], np.int64)),
+               init("minus_one", np.array([-1], np.int64)), init("w", w)])
+    save_good("dynamic_batch", m, {"x": x}, {"y": f64(x).reshape(3, 8) @ f64(w)})
+
+
+# ---- Exporter patterns ----
+
+
+def gen_gelu_erf():
+    """nn.GELU() as torch.onnx exports it: (x * (1 + erf(x / sqrt 2))) * 0.5,
+    after a projection."""
+    x, w = rand(26, 4, 6), rand(27, 6, 8, scale=0.5)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="fc"),
+        helper.make_node("Div", ["h", "sqrt2"], ["h_scaled"], name="gelu_div"),
+        helper.make_node("Erf", ["h_scaled"], ["h_erf"], name="gelu_erf"),
+        helper.make_node("Add", ["h_erf", "one"], ["h_erf1"], name="gelu_add"),
+        helper.make_node("Mul", ["h", "h_erf1"], ["h_mul"], name="gelu_mul"),
+        helper.make_node("Mul", ["h_mul", "half"], ["y"], name="gelu_half"),
+    ]
+    m = model("gelu_erf", nodes, [tensor_info("x", F32, [4, 6])],
+              [tensor_info("y", F32, [4, 8])],
+              [init("w", w), init("sqrt2", np.array(1.4142135, np.float32)),
+               init("one", np.array(1.0, np.float32)),
+               init("half", np.array(0.5, np.float32))], opset=14)
+    h = f64(x) @ f64(w)
+    save_good("gelu_erf", m, {"x": x}, {"y": 0.5 * h * (1 + erf(h / math.sqrt(2)))})
+
+
+def gen_rmsnorm():
+    """Two RMSNorms as exporters write them: LLaMA's (pow, mean, add eps,
+    sqrt, div, weight mul) and T5's without a weight (reciprocal and mul)."""
+    x, z = rand(28, 2, 3, 8, scale=2.0), rand(29, 5, 8)
+    weight = rand(30, 8)
+    eps = np.array(1e-6, np.float32)
+    nodes = [
+        helper.make_node("Pow", ["x", "two"], ["x_sq"], name="rms_pow"),
+        helper.make_node("ReduceMean", ["x_sq"], ["x_ms"], name="rms_mean", axes=[-1]),
+        helper.make_node("Add", ["x_ms", "eps"], ["x_ms_eps"], name="rms_add"),
+        helper.make_node("Sqrt", ["x_ms_eps"], ["x_rms"], name="rms_sqrt"),
+        helper.make_node("Div", ["x", "x_rms"], ["x_norm"], name="rms_div"),
+        helper.make_node("Mul", ["x_norm", "weight"], ["y"], name="rms_weight"),
+        helper.make_node("Mul", ["z", "z"], ["z_sq"], name="t5_square"),
+        helper.make_node("ReduceMean", ["z_sq"], ["z_ms"], name="t5_mean", axes=[1]),
+        helper.make_node("Add", ["eps", "z_ms"], ["z_ms_eps"], name="t5_add"),
+        helper.make_node("Sqrt", ["z_ms_eps"], ["z_rms"], name="t5_sqrt"),
+        helper.make_node("Reciprocal", ["z_rms"], ["z_inv"], name="t5_reciprocal"),
+        helper.make_node("Mul", ["z", "z_inv"], ["w"], name="t5_norm"),
+    ]
+    m = model("rmsnorm", nodes,
+              [tensor_info("x", F32, [2, 3, 8]), tensor_info("z", F32, [5, 8])],
+              [tensor_info("y", F32, [2, 3, 8]), tensor_info("w", F32, [5, 8])],
+              [init("two", np.array(2.0, np.float32)), init("eps", eps),
+               init("weight", weight)], opset=13)
+    e = float(eps)
+    dx, dz = f64(x), f64(z)
+    save_good("rmsnorm", m, {"x": x, "z": z},
+              {"y": dx / np.sqrt((dx ** 2).mean(-1, keepdims=True) + e) * f64(weight),
+               "w": dz / np.sqrt((dz ** 2).mean(-1, keepdims=True) + e)})
+
+
+def causal(t):
+    return np.tril(np.ones((t, t), dtype=bool))
+
+
+def gen_causal_mask():
+    """Attention scores masked two ways before a softmax: an Add of a constant
+    -inf upper triangle, and a Where on a constant lower-triangular condition
+    with a large negative fill (HF's finfo.min style)."""
+    t, d = 5, 4
+    q, k = rand(31, 2, t, d), rand(32, 2, t, d)
+    mask = np.where(causal(t), 0.0, -np.inf).astype(np.float32)[None, None]
+    nodes = [
+        helper.make_node("Transpose", ["k"], ["kt"], name="k_t", perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "kt"], ["scores"], name="qk"),
+        helper.make_node("Add", ["scores", "mask"], ["masked_add"], name="mask_add"),
+        helper.make_node("Softmax", ["masked_add"], ["p_add"], name="softmax_add"),
+        helper.make_node("Where", ["keep", "scores", "fill"], ["masked_where"],
+                         name="mask_where"),
+        helper.make_node("Softmax", ["masked_where"], ["p_where"], name="softmax_where"),
+    ]
+    m = model("causal_mask", nodes,
+              [tensor_info("q", F32, [2, t, d]), tensor_info("k", F32, [2, t, d])],
+              [tensor_info("p_add", F32, [2, t, t]), tensor_info("p_where", F32, [2, t, t])],
+              [init("mask", mask[0]), init("keep", causal(t)),
+               init("fill", np.array(np.finfo(np.float32).min, np.float32))], opset=16)
+    s = f64(q) @ np.transpose(f64(k), (0, 2, 1))
+    p = softmax(np.where(causal(t), s, -np.inf), -1)
+    save_good("causal_mask", m, {"q": q, "k": k}, {"p_add": p, "p_where": p})
+
+
+def gen_attention_block():
+    """A small pre-norm decoder block in the op vocabulary exporters use:
+    LayerNormalization, a fused QKV projection split into two heads, causal
+    attention with an additive mask, a residual, RMSNorm written out, and an
+    MLP with the erf GELU."""
+    t, d, heads = 8, 16, 2
+    hd = d // heads
+    x = rand(40, t, d)
+    g1, b1 = rand(41, d), rand(42, d)
+    wqkv, bqkv = rand(43, d, 3 * d, scale=0.3), rand(44, 3 * d, scale=0.1)
+    wo = rand(45, d, d, scale=0.3)
+    rms_w = rand(46, d)
+    w1, w2 = rand(47, d, 2 * d, scale=0.3), rand(48, 2 * d, d, scale=0.3)
+    mask = np.where(causal(t), 0.0, -np.inf).astype(np.float32)
+    scale = np.array(1 / math.sqrt(hd), np.float32)
+    heads_shape = np.array([t, heads, hd], np.int64)
+    c = helper.make_node
+    nodes = [
+        c("LayerNormalization", ["x", "ln.weight", "ln.bias"], ["ln"], name="ln"),
+        c("MatMul", ["ln", "qkv.weight"], ["qkv_mm"], name="qkv"),
+        c("Add", ["qkv_mm", "qkv.bias"], ["qkv_out"], name="qkv_bias"),
+        c("Split", ["qkv_out", "qkv_sizes"], ["q", "k", "v"], name="split", axis=-1),
+        c("Reshape", ["q", "heads_shape"], ["q_r"], name="q_reshape"),
+        c("Transpose", ["q_r"], ["q_h"], name="q_heads", perm=[1, 0, 2]),
+        c("Reshape", ["k", "heads_shape"], ["k_r"], name="k_reshape"),
+        c("Transpose", ["k_r"], ["k_t"], name="k_heads", perm=[1, 2, 0]),
+        c("Reshape", ["v", "heads_shape"], ["v_r"], name="v_reshape"),
+        c("Transpose", ["v_r"], ["v_h"], name="v_heads", perm=[1, 0, 2]),
+        c("MatMul", ["q_h", "k_t"], ["qk"], name="qk"),
+        c("Mul", ["qk", "scale"], ["scores"], name="scale"),
+        c("Add", ["scores", "mask"], ["masked"], name="mask"),
+        c("Softmax", ["masked"], ["probs"], name="softmax"),
+        c("MatMul", ["probs", "v_h"], ["attn"], name="attn"),
+        c("Transpose", ["attn"], ["attn_t"], name="merge_heads", perm=[1, 0, 2]),
+        c("Reshape", ["attn_t", "merged_shape"], ["attn_m"], name="merge_reshape"),
+        c("MatMul", ["attn_m", "o.weight"], ["o"], name="o_proj"),
+        c("Add", ["x", "o"], ["h"], name="residual1"),
+        c("Pow", ["h", "two"], ["h_sq"], name="rms_pow"),
+        c("ReduceMean", ["h_sq"], ["h_ms"], name="rms_mean", axes=[-1]),
+        c("Add", ["h_ms", "eps"], ["h_ms_eps"], name="rms_add"),
+        c("Sqrt", ["h_ms_eps"], ["h_rms"], name="rms_sqrt"),
+        c("Div", ["one", "h_rms"], ["h_inv"], name="rms_inv"),
+        c("Mul", ["h", "h_inv"], ["h_norm"], name="rms_norm"),
+        c("Mul", ["rms.weight", "h_norm"], ["n"], name="rms_weight"),
+        c("MatMul", ["n", "fc1.weight"], ["f"], name="fc1"),
+        c("Mul", ["f", "half"], ["f_half"], name="gelu_half"),
+        c("Mul", ["f", "rsqrt2"], ["f_scaled"], name="gelu_scale"),
+        c("Erf", ["f_scaled"], ["f_erf"], name="gelu_erf"),
+        c("Add", ["one", "f_erf"], ["f_erf1"], name="gelu_add"),
+        c("Mul", ["f_half", "f_erf1"], ["g"], name="gelu"),
+        c("MatMul", ["g", "fc2.weight"], ["m"], name="fc2"),
+        c("Add", ["h", "m"], ["y"], name="residual2"),
+    ]
+    inits = [
+        init("ln.weight", g1), init("ln.bias", b1), init("qkv.weight", wqkv),
+        init("qkv.bias", bqkv), init("qkv_sizes", np.array([d, d, d], np.int64)),
+        init("heads_shape", heads_shape),
+        init("merged_shape", np.array([t, d], np.int64)), init("scale", scale),
+        init("mask", mask), init("o.weight", wo), init("two", np.array(2.0, np.float32)),
+        init("eps", np.array(1e-6, np.float32)), init("one", np.array(1.0, np.float32)),
+        init("rms.weight", rms_w), init("fc1.weight", w1), init("fc2.weight", w2),
+        init("half", np.array(0.5, np.float32)),
+        init("rsqrt2", np.array(0.70710678, np.float32)),
+    ]
+    m = model("attention_block", nodes, [tensor_info("x", F32, [t, d])],
+              [tensor_info("y", F32, [t, d])], inits)
+    dx = f64(x)
+    ln = layernorm(dx, -1, float(np.float32(1e-5))) * f64(g1) + f64(b1)
+    qkv = ln @ f64(wqkv) + f64(bqkv)
+    q, k, v = qkv[:, :d], qkv[:, d:2 * d], qkv[:, 2 * d:]
+    qh = q.reshape(t, heads, hd).transpose(1, 0, 2)
+    kt = k.reshape(t, heads, hd).transpose(1, 2, 0)
+    vh = v.reshape(t, heads, hd).transpose(1, 0, 2)
+    s = (qh @ kt) * float(scale)
+    p = softmax(np.where(causal(t), s, -np.inf), -1)
+    attn = (p @ vh).transpose(1, 0, 2).reshape(t, d)
+    h = dx + attn @ f64(wo)
+    n = h / np.sqrt((h ** 2).mean(-1, keepdims=True) + float(np.float32(1e-6))) * f64(rms_w)
+    f = n @ f64(w1)
+    g = 0.5 * f * (1 + erf(f / math.sqrt(2)))
+    save_good("attention_block", m, {"x": x}, {"y": h + g @ f64(w2)})
+
+
+# ---- Bad models ----
+
+
+def gen_bad():
+    os.makedirs(os.path.join(OUT, "bad"))
+    relu = model("relu", [helper.make_node("Relu", ["x"], ["y"], name="act")],
+                 [tensor_info("x", F32, [2, 3])], [tensor_info("y", F32, [2, 3])])
+    good = relu.SerializeToString()
+    save_bad("empty", b"")
+    save_bad("truncated", good[: len(good) // 2])
+    save_bad("random", rng(99).integers(0, 256, 64, dtype=np.uint8).tobytes())
+
+    # The checker rejects an attribute Relu does not have.
+    bad_attr = onnx.ModelProto()
+    bad_attr.CopyFrom(relu)
+    bad_attr.graph.node[0].attribute.append(helper.make_attribute("alpha", 0.5))
+    save_bad("checker", bad_attr)
+
+    save_bad("dynamic_dim", model(
+        "dyn", [helper.make_node("Relu", ["x"], ["y"], name="act")],
+        [tensor_info("x", F32, ["batch", 3])], [tensor_info("y", F32, ["batch", 3])]))
+    save_bad("unsupported_op", model(
+        "hs", [helper.make_node("Relu", ["x"], ["r"], name="act"),
+               helper.make_node("HardSwish", ["r"], ["y"], name="hswish")],
+        [tensor_info("x", F32, [2, 3])], [tensor_info("y", F32, [2, 3])]))
+    save_bad("wrong_opset", model(
+        "old", [helper.make_node("Relu", ["x"], ["y"], name="act")],
+        [tensor_info("x", F32, [2, 3])], [tensor_info("y", F32, [2, 3])], opset=11))
+    save_bad("shape_mismatch", model(
+        "mismatch", [helper.make_node("Add", ["x", "y"], ["z"], name="add")],
+        [tensor_info("x", F32, [2, 3]), tensor_info("y", F32, [4])],
+        [tensor_info("z", F32, [2, 3])]))
+    save_bad("int_input", model(
+        "ints", [helper.make_node("Add", ["x", "x"], ["y"], name="add")],
+        [tensor_info("x", TensorProto.INT32, [3])],
+        [tensor_info("y", TensorProto.INT32, [3])]))
+    save_bad("pow_input_exponent", model(
+        "powy", [helper.make_node("Pow", ["x", "e"], ["y"], name="pow")],
+        [tensor_info("x", F32, [3]), tensor_info("e", F32, [])],
+        [tensor_info("y", F32, [3])]))
+    save_bad("double_input", model(
+        "f64", [helper.make_node("Add", ["x", "c"], ["y"], name="add")],
+        [tensor_info("x", TensorProto.DOUBLE, [3])],
+        [tensor_info("y", TensorProto.DOUBLE, [3])],
+        [init("c", np.ones(3, np.float64))]))
+
+
+def main():
+    if len(sys.argv) != 1:
+        print(__doc__)
+        return 2
+    if os.path.isdir(OUT):
+        shutil.rmtree(OUT)
+    os.makedirs(OUT)
+    for gen in (gen_matmul, gen_gemm, gen_elementwise, gen_unary, gen_softmax,
+                gen_layernorm, gen_reduce, gen_shapes, gen_where, gen_float16,
+                gen_dynamic_batch, gen_gelu_erf, gen_rmsnorm, gen_causal_mask,
+                gen_attention_block, gen_bad):
+        gen()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+// The coverage API: node by node, whether the importer converts an ONNX
+// model's nodes and why not; nodes after an unsupported one are judged on
+// their own. Models are built in memory with the ONNX protobuf classes.
+#include "compiler/import/Onnx.h"
+#include "testlib/Golden.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace spyre::compiler {
+namespace {
+
+using onnx::TensorProto;
+
+/// A model under construction: opset 17, float tensors.
+class ModelBuilder {
+public:
+  ModelBuilder() {
+    model_.set_ir_version(8);
+    auto *opset = model_.add_opset_import();
+    opset->set_domain("");
+    opset->set_version(17);
+    model_.mutable_graph()->set_name("m");
+  }
+
+  ModelBuilder &input(const std::string &name, std::vector<int64_t> dims) {
+    valueInfo(model_.mutable_graph()->add_input(), name, dims);
+    return *this;
+  }
+
+  ModelBuilder &output(const std::string &name, std::vector<int64_t> dims) {
+    valueInfo(model_.mutable_graph()->add_output(), name, dims);
+    return *this;
+  }
+
+  ModelBuilder &node(const std::string &name, const std::string &opType,
+                     std::vector<std::string> inputs,
+                     std::vector<std::string> outputs,
+                     const std::string &domain = "") {
+    onnx::NodeProto *n = model_.mutable_graph()->add_node();
+    n->set_name(name);
+    n->set_op_type(opType);
+    n->set_domain(domain);
+    for (const std::string &i : inputs)
+      n->add_input(i);
+    for (const std::string &o : outputs)
+      n->add_output(o);
+    if (!domain.empty() && !hasDomain(domain)) {
+      auto *opset = model_.add_opset_import();
+      opset->set_domain(domain);
+      opset->set_version(1);
+    }
+    return *this;
+  }
+
+  const onnx::ModelProto &model() const { return model_; }
+
+private:
+  static void valueInfo(onnx::ValueInfoProto *v, const std::string &name,
+                        const std::vector<int64_t> &dims) {
+    v->set_name(name);
+    auto *t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(TensorProto::FLOAT);
+    auto *shape = t->mutable_shape();
+    for (int64_t d : dims)
+      shape->add_dim()->set_dim_value(d);
+  }
+
+  bool hasDomain(const std::string &domain) const {
+    for (const auto &o : model_.opset_import())
+      if (o.domain() == domain)
+        return true;
+    return false;
+  }
+
+  onnx::ModelProto model_;
+};
+
+std::string describe(const std::vector<OpCoverage> &coverage) {
+  std::string out;
+  for (const OpCoverage &c : coverage)
+    out += std::to_string(c.nodeIndex) + " " + c.nodeName + " " + c.opType +
+           " " + (c.supported ? "yes" : "no") +
+           (c.reason.empty() ? "" : ": " + c.reason) + "\n";
+  return out;
+}
+
+TEST(OnnxCoverage, ListsEveryNodeWithTheReasonItIsNotConverted) {
+  ModelBuilder b;
+  b.input("x", {2, 3})
+      .node("act", "Relu", {"x"}, {"r"})
+      .node("hs", "HardSwish", {"r"}, {"h"})
+      .node("add", "Add", {"h", "x"}, {"y"})
+      .node("shape", "Shape", {"x"}, {"s"})
+      .output("y", {2, 3});
+  DiagnosticEngine diags;
+  std::vector<OpCoverage> c = onnxCoverage(b.model(), "m.onnx", {}, diags);
+  EXPECT_EQ(diags.str(), "");
+  // The Add still converts: HardSwish's result stands in as an input.
+  EXPECT_EQ(
+      describe(c),
+      "0 act Relu yes\n"
+      "1 hs HardSwish no: op type 'HardSwish' is not supported (docs/onnx.md "
+      "lists the supported ops)\n"
+      "2 add Add yes\n"
+      "3 shape Shape yes: not needed: nothing uses its results\n");
+
+  DiagnosticEngine importDiags;
+  EXPECT_FALSE(
+      importOnnxModel(b.model(), "m.onnx", {}, importDiags).has_value());
+  EXPECT_EQ(
+      importDiags.str(),
+      "m.onnx: error: at 'graph.node[1]': node 'hs' (HardSwish): op type "
+      "'HardSwish' is not supported (docs/onnx.md lists the supported ops)\n");
+}
+
+TEST(OnnxCoverage, ResultsOfUnknownDomainsPropagate) {
+  ModelBuilder b;
+  b.input("x", {4})
+      .node("foo", "Foo", {"x"}, {"f"}, "com.example")
+      .node("neg", "Neg", {"f"}, {"y"})
+      .output("y", {4});
+  DiagnosticEngine diags;
+  std::vector<OpCoverage> c = onnxCoverage(b.model(), "m.onnx", {}, diags);
+  EXPECT_EQ(diags.str(), "");
+  EXPECT_EQ(
+      describe(c),
+      "0 foo com.example.Foo no: op type 'Foo' of domain 'com.example' is not "
+      "supported (only the default ONNX domain is)\n"
+      "1 neg Neg no: input 'f' comes from node 'foo' (com.example.Foo), which "
+      "is not converted\n");
+}
+
+TEST(OnnxCoverage, ShapeOnlyNodesAreNotNeeded) {
+  DiagnosticEngine diags;
+  OnnxImportOptions options;
+  options.shapeOverrides["x"] = {3, 2, 4};
+  std::vector<OpCoverage> c = onnxCoverage(
+      spyre::test::srcPath("tests/data/onnx/dynamic_batch/model.onnx"), options,
+      diags);
+  EXPECT_EQ(diags.str(), "");
+  const std::string why =
+      ": not needed: its results only feed static inputs "
+      "(shapes, axes, sizes) of other nodes, which are read at "
+      "import time\n";
+  EXPECT_EQ(describe(c), "0 shape Shape yes" + why + "1 batch Gather yes" +
+                             why + "2 batch1 Unsqueeze yes" + why +
+                             "3 target Concat yes" + why +
+                             "4 flatten Reshape yes\n5 proj MatMul yes\n");
+}
+
+TEST(OnnxCoverage, ModelLevelProblemsGiveNoList) {
+  DiagnosticEngine diags;
+  std::string path =
+      spyre::test::srcPath("tests/data/onnx/dynamic_batch/model.onnx");
+  EXPECT_TRUE(onnxCoverage(path, {}, diags).empty());
+  EXPECT_EQ(diags.errorCount(), 1u);
+  EXPECT_NE(diags.str().find("dimension 0 ('batch') is not static"),
+            std::string::npos)
+      << diags.str();
+}
+
+TEST(OnnxCoverage, SupportedOpTypesAreSortedAndStatic) {
+  std::span<const std::string_view> types = onnxSupportedOpTypes();
+  EXPECT_TRUE(std::is_sorted(types.begin(), types.end()));
+  EXPECT_EQ(types.size(), 30u);
+  for (std::string_view t :
+       {"MatMul", "Gemm", "LayerNormalization", "Where", "Erf"})
+    EXPECT_NE(std::find(types.begin(), types.end(), t), types.end()) << t;
+  EXPECT_TRUE(isOnnxStaticInput("Reshape", 1));
+  EXPECT_FALSE(isOnnxStaticInput("Reshape", 0));
+  EXPECT_TRUE(isOnnxStaticInput("Where", 0));
+  EXPECT_FALSE(isOnnxStaticInput("Where", 1));
+  EXPECT_FALSE(isOnnxStaticInput("HardSwish", 0));
+}
+
+} // namespace
+} // namespace spyre::compiler
