@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -64,6 +65,37 @@ void checkWritable(const std::string &path) {
   std::fclose(f);
   if (!existed)
     std::remove(path.c_str());
+}
+
+void checkWritableFolder(const std::string &dir,
+                         const std::vector<std::string> &names,
+                         const std::string &what) {
+  auto cannotCreate = [&](int err) {
+    throw UserError(SourceLoc{dir},
+                    "cannot create " + what + ": " + std::strerror(err));
+  };
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      cannotCreate(ENOTDIR);
+    for (const std::string &name : names)
+      checkWritable(dir + "/" + name);
+    return;
+  }
+  // The folder is made when the files are written: its nearest existing
+  // ancestor must be a folder we may create entries in.
+  std::filesystem::path ancestor = std::filesystem::path(dir).parent_path();
+  while (!ancestor.empty() && ::stat(ancestor.c_str(), &st) != 0)
+    ancestor = ancestor.parent_path();
+  if (ancestor.empty()) {
+    ancestor = ".";
+    if (::stat(".", &st) != 0)
+      cannotCreate(errno);
+  }
+  if (!S_ISDIR(st.st_mode))
+    cannotCreate(ENOTDIR);
+  if (::access(ancestor.c_str(), W_OK | X_OK) != 0)
+    cannotCreate(errno);
 }
 
 } // namespace spyre

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace spyre {
 
@@ -18,5 +19,14 @@ void writeFileAtomic(const std::string &path, std::string_view bytes);
 /// Fails early, before any long work, when `path` could not be written
 /// later: a UserError naming it. Leaves no file behind.
 void checkWritable(const std::string &path);
+
+/// Fails early, like checkWritable, when the files `names` could not be
+/// written into the folder `dir` later: `dir` is not a folder, it does not
+/// exist and cannot be created, or one of the files cannot be written. A
+/// UserError names the path; `what` names the folder in the message
+/// (`cannot create outputs folder: Not a directory`). Creates nothing.
+void checkWritableFolder(const std::string &dir,
+                         const std::vector<std::string> &names,
+                         const std::string &what = "folder");
 
 } // namespace spyre

@@ -10,8 +10,10 @@ using spyre::test::runSpyre;
 TEST(Cli, HelpListsEverySubcommand) {
   auto r = runSpyre({"--help"});
   EXPECT_EQ(r.exitCode, 0);
-  for (const char *cmd : {"config", "dlf16", "asm", "disasm", "sim", "compare", "graph"})
-    EXPECT_NE(r.out.find(cmd), std::string::npos) << cmd << " missing from help";
+  for (const char *cmd : {"config", "dlf16", "asm", "disasm", "sim", "compare",
+                          "graph", "verify"})
+    EXPECT_NE(r.out.find(cmd), std::string::npos)
+        << cmd << " missing from help";
 }
 
 TEST(Cli, VersionPrintsNameAndVersion) {
@@ -21,7 +23,8 @@ TEST(Cli, VersionPrintsNameAndVersion) {
 }
 
 TEST(Cli, SubcommandHelpExitsZero) {
-  for (const char *cmd : {"config", "dlf16", "asm", "disasm", "sim", "compare", "graph"}) {
+  for (const char *cmd : {"config", "dlf16", "asm", "disasm", "sim", "compare",
+                          "graph", "verify"}) {
     auto r = runSpyre({cmd, "--help"});
     EXPECT_EQ(r.exitCode, 0) << cmd;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << cmd;

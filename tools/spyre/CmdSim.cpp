@@ -67,6 +67,13 @@ int runSim(const SimCliOptions &o) {
   for (const std::string *path : {&o.stats, &o.trace})
     if (!path->empty())
       checkWritable(*path);
+  if (!o.outputs.empty()) {
+    std::vector<std::string> files;
+    for (const isa::TensorDecl &t : program.tensors)
+      if (t.kind == isa::TensorKind::Output)
+        files.push_back(t.name + ".npy");
+    checkWritableFolder(o.outputs, files, "outputs folder");
+  }
 
   sim::SimOptions options;
   options.numerics = !o.timingOnly;

@@ -21,9 +21,10 @@ void addConfigCommand(CLI::App &app, Dispatch &dispatch);
 void addDlf16Command(CLI::App &app, Dispatch &dispatch);
 void addAsmCommands(CLI::App &app, Dispatch &dispatch);
 void addSimCommand(CLI::App &app, Dispatch &dispatch);
-void addTraceCommand(CLI::App &app, Dispatch &dispatch);
 void addCompareCommand(CLI::App &app, Dispatch &dispatch);
 void addGraphCommand(CLI::App &app, Dispatch &dispatch);
+void addTraceCommand(CLI::App &app, Dispatch &dispatch);
 void addCompileCommand(CLI::App &app, Dispatch &dispatch);
+void addVerifyCommand(CLI::App &app, Dispatch &dispatch);
 
 } // namespace spyre::cli

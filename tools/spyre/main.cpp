@@ -29,10 +29,11 @@ int runCli(int argc, char **argv) {
   cli::addDlf16Command(app, dispatch);
   cli::addAsmCommands(app, dispatch);
   cli::addSimCommand(app, dispatch);
-  cli::addTraceCommand(app, dispatch);
   cli::addCompareCommand(app, dispatch);
   cli::addGraphCommand(app, dispatch);
+  cli::addTraceCommand(app, dispatch);
   cli::addCompileCommand(app, dispatch);
+  cli::addVerifyCommand(app, dispatch);
 
   // CLI11 reports an unknown command as "a subcommand is required"; name it.
   std::vector<std::string> commands;
