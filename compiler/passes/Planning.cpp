@@ -17,6 +17,32 @@ namespace {
 
 int64_t elementsOf(const Value &v) { return v.type().elementCount(); }
 
+/// Ops that run the transpose and relayout kernels (and no arithmetic).
+bool movesData(const Op &op) {
+  switch (op.kind()) {
+  case OpKind::Transpose:
+  case OpKind::Reshape:
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze:
+  case OpKind::Split:
+  case OpKind::Concat:
+  case OpKind::Relayout:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Sticks of results below which one more core is not worth taking.
+constexpr int64_t kMinSticksPerCore = 32;
+
+DeviceLayout layoutOf(const Value &v) {
+  std::string error;
+  std::optional<DeviceLayout> l = valueLayout(v, error);
+  SPYRE_ASSERT(l, "value '" + v.name() + "' has no layout: " + error);
+  return *l;
+}
+
 /// The bias vector of `add` when it adds one to `mm`'s result: the other
 /// operand has the result's last dim and no other elements.
 const Value *biasOperand(const Op &add, const Op &mm) {
@@ -122,14 +148,23 @@ bool divideRun(Graph &graph, PassContext &ctx) {
           codegen::MatmulPlan p = codegen::planMatmul(cfg, w.args, o);
           m.cores = p.gridM * p.gridN;
         }
-      } else if (op->numResults() == 1 && op->kind() != OpKind::Concat &&
-                 op->kind() != OpKind::Transpose &&
-                 op->kind() != OpKind::Relayout) {
+      } else if (!movesData(*op)) {
         // Row kernels use at most one core per row.
         const Shape &s = op->result()->type().shape;
         const int64_t rows =
             s.empty() ? 1 : op->result()->type().elementCount() / s.back();
         m.cores = std::clamp<int64_t>(rows, 1, cfg.chip.cores);
+      } else {
+        // Data movers stream sticks: below kMinSticksPerCore sticks a
+        // core's time is the DMA latency, so more cores would only take
+        // cores other ops of the phase could use.
+        int64_t sticks = 0;
+        for (const Value *r : op->results())
+          sticks += layoutOf(*r).deviceElements() /
+                    elementsPerStick(layoutOf(*r).dtype, stickBytes);
+        m.cores = std::clamp<int64_t>(
+            (sticks + kMinSticksPerCore - 1) / kMinSticksPerCore, 1,
+            cfg.chip.cores);
       }
     }
     ctx.addStatistic("ops-divided");
@@ -159,7 +194,7 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
   const bool overlap = ctx.options().getBool("overlap");
   const int64_t maxOps = ctx.options().getInt("max-ops-per-phase");
   std::map<const Op *, int64_t> phaseOf;
-  int64_t phase = -1, inPhase = 0;
+  int64_t phase = -1, inPhase = 0, nextFree = 0;
   for (Op *op : graph.ops()) {
     if (!opRunsKernels(*op, stickBytes))
       continue;
@@ -198,14 +233,22 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
                                "from earlier phases)");
     } else if (phase >= 0 && overlap && after < phase && inPhase < maxOps) {
       m.phase = phase;
+      // Beside the phase's other ops when the cores are free, so that they
+      // run at the same time; otherwise on shared cores (LX split).
+      if (m.firstCore == 0 && nextFree + m.cores <= ctx.hw().chip.cores) {
+        m.firstCore = nextFree;
+        ctx.addStatistic("ops-moved-beside");
+      }
     } else {
       m.phase = phase + 1;
     }
     if (m.phase != phase) {
       phase = m.phase;
       inPhase = 0;
+      nextFree = 0;
       ctx.addStatistic("phases");
     }
+    nextFree = std::max(nextFree, m.firstCore + m.cores);
     ++inPhase;
     phaseOf[op] = m.phase;
     setOpMapping(*op, m);
@@ -405,7 +448,8 @@ const PassInfo &dividePass() {
            OptionType::Enum,
            "cost",
            "`cost`: the grid the matmul planner estimates fastest, one core "
-           "per row at most for row ops; `all-cores`: every op on every core",
+           "per row at most for row ops, per 32 result sticks for data "
+           "movers; `all-cores`: every op on every core",
            {"cost", "all-cores"},
            nullptr},
           {"fuse-bias",
@@ -454,6 +498,8 @@ const PassInfo &schedulePass() {
       },
       {
           {"phases", "phases"},
+          {"ops-moved-beside",
+           "ops put on cores beside the others of their phase"},
       },
       [](Graph &graph, PassContext &ctx) {
         return result(scheduleRun(graph, ctx));

@@ -8,7 +8,9 @@
 //    rate with the pass-efficiency law, memory bandwidth shared by the
 //    active cores, DMA latency), which may use fewer cores than the chip
 //    has when more would only add memory traffic; row ops take up to one
-//    core per row. `strategy=all-cores` puts every op on every core. With
+//    core per row, data movers (transposes, relayouts, reshapes that move
+//    sticks) one core per 32 result sticks, since below that a core's time
+//    is DMA latency. `strategy=all-cores` puts every op on every core. With
 //    `fuse-bias`, an add of a bias vector to a matmul's only use is folded
 //    into the matmul.
 //  - `schedule`: phases. Ops of one phase run together (their streams are
