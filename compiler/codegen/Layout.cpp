@@ -18,6 +18,8 @@ TensorRef TensorRef::of(const isa::TensorDecl &t) {
 
 int64_t TensorRef::paddedDim(int i) const {
   SPYRE_ASSERT(i >= 0 && i + 1 < rank(), "leading dim index out of range");
+  if (std::find(broadcast.begin(), broadcast.end(), i) != broadcast.end())
+    return 1;
   if (padded.empty())
     return shape[static_cast<size_t>(i)];
   SPYRE_ASSERT(padded.size() + 1 == shape.size(),
@@ -84,6 +86,8 @@ int64_t strideOf(const std::vector<int64_t> &dims, int pos) {
 } // namespace
 
 int64_t TensorRef::dimStride(int i) const {
+  if (std::find(broadcast.begin(), broadcast.end(), i) != broadcast.end())
+    return 0;
   std::vector<int> order = orderOf(*this);
   auto p = static_cast<int>(std::find(order.begin(), order.end(), i) -
                             order.begin());
@@ -106,7 +110,7 @@ uint64_t TensorRef::stickOf(const std::vector<int64_t> &index) const {
 }
 
 bool TensorRef::isDefault() const {
-  if (blockPos != 0 ||
+  if (blockPos != 0 || !broadcast.empty() ||
       orderOf(*this) != orderOf(TensorRef{name, 0, dtype, shape}))
     return false;
   for (int i = 0; i + 1 < rank(); ++i)

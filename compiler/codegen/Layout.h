@@ -42,6 +42,10 @@ struct TensorRef {
   /// Device order of the leading host dims (a permutation of 0 .. rank-2,
   /// outermost first); empty: host order.
   std::vector<int> dimOrder;
+  /// Leading host dims read with stride zero: memory holds one index there
+  /// and every index of the view reads it (a broadcast source; only the
+  /// relayout kernel takes such a view).
+  std::vector<int> broadcast;
 
   /// The default layout of a declared tensor.
   static TensorRef of(const isa::TensorDecl &t);

@@ -242,6 +242,7 @@ private:
   void permute(const TensorRef &x, const std::vector<int> &p,
                const TensorRef &y);
   void splitLast(const TensorRef &x, int64_t d, const TensorRef &y);
+  void broadcastTo(const TensorRef &x, const TensorRef &y);
   void mergeLast(const TensorRef &x, const TensorRef &y);
 
   // ---- ops ----
@@ -455,6 +456,42 @@ void Emitter::permute(const TensorRef &x, const std::vector<int> &p,
 // becomes a row dim, rows regroup freely (whole sticks), and a transpose
 // brings the lanes back.
 
+/// y = x broadcast to y's shape (NumPy rules). Leading dims repeat by
+/// reading them with stride zero in one relayout; a last dim of one is
+/// made a row first (transpose), repeated as rows, and transposed back.
+void Emitter::broadcastTo(const TensorRef &x, const TensorRef &y) {
+  const size_t n = y.shape.size();
+  std::vector<int64_t> xs(n - std::min(n, x.shape.size()), 1);
+  xs.insert(xs.end(), x.shape.begin(), x.shape.end());
+  TensorRef src = viewOf(x, xs);
+  if (xs.back() == 1 && y.shape.back() > 1) {
+    const int64_t p = numel(xs), c = y.shape.back();
+    const TensorRef row = scratch(x.dtype, {1, p});
+    beginKernel();
+    codegen::emitTranspose(pb_, viewOf(x, {p, 1}), row, options());
+    TensorRef rows = row;
+    rows.shape = {c, p};
+    rows.broadcast = {0};
+    const TensorRef cols = scratch(x.dtype, {c, p});
+    beginKernel();
+    codegen::emitRelayout(pb_, rows, cols, options());
+    std::vector<int64_t> wide = xs;
+    wide.back() = c;
+    const TensorRef t = scratch(x.dtype, wide);
+    beginKernel();
+    codegen::emitTranspose(pb_, cols, viewOf(t, {p, c}), options());
+    src = t;
+    xs = wide;
+  }
+  TensorRef view = src;
+  view.shape = y.shape;
+  for (size_t d = 0; d + 1 < n; ++d)
+    if (xs[d] == 1 && y.shape[d] > 1)
+      view.broadcast.push_back(static_cast<int>(d));
+  beginKernel();
+  codegen::emitRelayout(pb_, view, y, options());
+}
+
 /// y [P.., C/d, d] = x [P.., C] (row-major reshape of the last dim).
 void Emitter::splitLast(const TensorRef &x, int64_t d, const TensorRef &y) {
   const int64_t c = x.shape.back(), p = numel(x.shape) / c, h = c / d;
@@ -630,12 +667,18 @@ bool Emitter::emitBinary(const Op &op) {
     std::swap(a, b);
     bv = op.operand(0);
   }
-  if (a.shape != y.shape || (b.shape != y.shape && !smallOk(b)))
-    return fail("broadcasting " + shapeStr(op.operand(0)->type().shape) +
-                " with " + shapeStr(op.operand(1)->type().shape) +
-                " is not run on the device (operands must have the result's "
-                "shape, or the second one be a scalar or a row of the last "
-                "dim)");
+  // Other broadcasts are made explicit first: a copy of the operand at the
+  // result's shape.
+  auto expand = [&](const TensorRef &t) {
+    if (t.shape == y.shape)
+      return t;
+    const TensorRef full = scratch(t.dtype, y.shape);
+    broadcastTo(t, full);
+    return full;
+  };
+  a = expand(a);
+  if (b.shape != y.shape && !smallOk(b))
+    b = expand(b);
   a = asDType(a, y.dtype);
   if (bv->isConstant() && numel(b.shape) == 1 &&
       op.kind() != OpKind::Div) {

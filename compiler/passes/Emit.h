@@ -22,10 +22,13 @@
 // separated by a chip-wide barrier, as are phases. Values that are graph
 // outputs are written to output tensors in the default layout.
 //
-// What the device cannot do is a located error naming the op: an element
-// that would have to move within a stick (a reshape that regroups the last
-// dimension other than by whole sticks), broadcasts other than a row or a
-// scalar, a row too wide for LX.
+// Broadcasts other than a row or a scalar are made explicit by a stride-0
+// relayout (and a transpose for the last dim); elements move between lanes
+// through transposes (reshapes, splits and concats inside sticks).
+//
+// What the device cannot do is a located error naming the op: normalising
+// over more than the last dim, a row too wide for LX, a model larger than
+// device memory.
 #pragma once
 
 #include "compiler/codegen/Kernels.h"

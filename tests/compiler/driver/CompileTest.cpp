@@ -165,6 +165,22 @@ TEST(CompileOps, BinaryWithBroadcasts) {
                         op + " @o(%a, %b) : f32[3, 5, 100]\n  return %y\n}",
                     3, {0.5f, 3.0f});
   }
+  // Broadcasts the kernels do not take directly: a column, a middle dim,
+  // both operands, a broadcast first operand of a non-commutative op.
+  struct Bcast {
+    std::string a, b, y;
+  };
+  for (const Bcast &c : std::vector<Bcast>{{"[7, 100]", "[7, 1]", "[7, 100]"},
+                                           {"[3, 5, 70]", "[3, 1, 70]", "[3, 5, 70]"},
+                                           {"[3, 1, 70]", "[1, 5, 1]", "[3, 5, 70]"},
+                                           {"[100]", "[7, 100]", "[7, 100]"}})
+    for (const char *op : {"sub", "div"}) {
+      SCOPED_TRACE(std::string(op) + " " + c.a + " " + c.b);
+      checkBothLevels(std::string("graph @t {\n  input %a : f32") + c.a +
+                          "\n  input %b : f32" + c.b + "\n  %y = " + op +
+                          " @o(%a, %b) : f32" + c.y + "\n  return %y\n}",
+                      3, {0.5f, 3.0f});
+    }
   checkBothLevels(R"(graph @t {
   input %a : f32[1, 77]
   const %c : f32[] = dense<[0.375]>
