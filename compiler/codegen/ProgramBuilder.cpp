@@ -355,6 +355,13 @@ int ProgramBuilder::allocCounter(int core) {
                     " (released counters come back at the next barrierAll)");
 }
 
+bool ProgramBuilder::countersUsed(int core) const {
+  for (CounterState c : counters_[static_cast<size_t>(core)])
+    if (c != CounterState::Free)
+      return true;
+  return false;
+}
+
 void ProgramBuilder::releaseCounter(int core, int counter) {
   std::vector<CounterState> &st = counters_[static_cast<size_t>(core)];
   SPYRE_ASSERT(counter >= 0 && static_cast<size_t>(counter) < st.size() &&

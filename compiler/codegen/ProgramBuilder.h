@@ -181,6 +181,8 @@ public:
   /// and a new user's signals would satisfy that wait.
   int allocCounter(int core);
   void releaseCounter(int core, int counter);
+  /// Whether a kernel took a counter of `core` since the last barrierAll.
+  bool countersUsed(int core) const;
 
   /// Every stream meets at a chip-wide barrier (id 0): what any
   /// stream did before it (device memory included) is done before any stream

@@ -368,8 +368,13 @@ KernelOptions Emitter::options() const {
 
 void Emitter::beginKernel() {
   // Phases are separated by a barrier; so are the kernels of one op, each
-  // of which may read what the one before wrote.
-  if (opKernels_ > 0 || (emittedAny_ && m_.phase != phase_))
+  // of which may read what the one before wrote, and kernels of one phase
+  // on a common core (a kernel needs up to most of a core's sync counters,
+  // which come back only at a barrier).
+  bool barrier = opKernels_ > 0 || (emittedAny_ && m_.phase != phase_);
+  for (int64_t c = m_.firstCore; c < m_.firstCore + m_.cores && !barrier; ++c)
+    barrier = pb_.countersUsed(static_cast<int>(c));
+  if (barrier)
     pb_.barrierAll();
   phase_ = m_.phase;
   emittedAny_ = true;
@@ -418,6 +423,11 @@ void Emitter::relayoutPerm(const TensorRef &x, const std::vector<int> &p,
 void Emitter::permute(const TensorRef &x, const std::vector<int> &p,
                       const TensorRef &y) {
   const int n = x.rank();
+  if (p.size() < 2) { // a scalar (its reference shape is [1]) or a vector
+    beginKernel();
+    codegen::emitRelayout(pb_, x, y, options());
+    return;
+  }
   if (p[static_cast<size_t>(n - 1)] == n - 1) {
     relayoutPerm(x, p, y);
     return;

@@ -231,14 +231,13 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
                                           std::to_string(phase)) +
                                " (phases follow op order; an op reads only "
                                "from earlier phases)");
-    } else if (phase >= 0 && overlap && after < phase && inPhase < maxOps) {
+    } else if (phase >= 0 && overlap && after < phase && inPhase < maxOps &&
+               m.firstCore == 0 &&
+               nextFree + m.cores <= ctx.hw().chip.cores) {
+      // Beside the phase's other ops, so that they run at the same time.
       m.phase = phase;
-      // Beside the phase's other ops when the cores are free, so that they
-      // run at the same time; otherwise on shared cores (LX split).
-      if (m.firstCore == 0 && nextFree + m.cores <= ctx.hw().chip.cores) {
-        m.firstCore = nextFree;
-        ctx.addStatistic("ops-moved-beside");
-      }
+      m.firstCore = nextFree;
+      ctx.addStatistic("ops-moved-beside");
     } else {
       m.phase = phase + 1;
     }

@@ -14,12 +14,16 @@
 //    `fuse-bias`, an add of a bias vector to a matmul's only use is folded
 //    into the matmul.
 //  - `schedule`: phases. Ops of one phase run together (their streams are
-//    not separated by a barrier); an op starts a new phase when it reads a
-//    value made in the current one (through views), when the phase is full,
-//    or always with `overlap=false`.
+//    not separated by a barrier): an op joins the current phase when it
+//    reads nothing the phase makes (through views), the phase is not full
+//    and the cores after those of the phase's other ops can take it; it
+//    moves there, so that the ops run at the same time. Otherwise it starts
+//    a new phase (always with `overlap=false`). Ops of one phase on a common
+//    core (from a mapping file) stay correct: emission separates them by a
+//    barrier, since a kernel takes most of a core's sync counters.
 //  - `lx-plan`: each op's LX region on its cores. Ops of one phase whose
-//    cores overlap get disjoint regions (LX split evenly among them); an op
-//    alone has the whole LX.
+//    cores overlap (a mapping file's choice) get disjoint regions (LX split
+//    evenly among them); other ops have the whole LX.
 //  - `tile`: matmul grid and tiles for the cores and region the op has
 //    (row kernels choose their tile rows inside the region at emission,
 //    which records them).
