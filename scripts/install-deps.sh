@@ -2,7 +2,25 @@
 # Installs every Debian package the project needs to build, test and run.
 # Idempotent and quiet: packages already present are skipped, and apt-get is
 # not touched at all when nothing is missing. Works as root or through sudo.
+#
+# Usage: scripts/install-deps.sh [--with-torch]
+#   --with-torch  also install the optional TORCH_PACKAGES below (PyTorch,
+#                 about 1 GB with its dependencies). Only
+#                 scripts/export_torch.py needs it, to regenerate the
+#                 PyTorch example models; their exported files are committed,
+#                 so building, testing and CI do not.
 set -euo pipefail
+
+with_torch=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-torch) with_torch=1 ;;
+    *)
+      echo "install-deps: unknown argument '$arg' (usage: scripts/install-deps.sh [--with-torch])" >&2
+      exit 2
+      ;;
+  esac
+done
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
@@ -21,6 +39,13 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata python3-onnx
 )
+
+# Optional (--with-torch): Debian's PyTorch, for scripts/export_torch.py.
+TORCH_PACKAGES=(python3-torch)
+
+if [ "$with_torch" -eq 1 ]; then
+  PACKAGES+=("${TORCH_PACKAGES[@]}")
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
