@@ -153,6 +153,9 @@ struct MatmulPlan {
   int64_t lxSticks = 0;        ///< LX working set per core (largest)
   int64_t estimatedCycles = 0; ///< the planner's estimate of the time
   std::vector<Part> parts;
+  /// Why there is no plan (no tiling fits the LX region); empty when there
+  /// is one. emitMatmul needs a plan without an error.
+  std::string error;
 
   std::string str() const;
 };

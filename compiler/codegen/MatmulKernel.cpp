@@ -316,9 +316,11 @@ MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
       plan.tileN = e.shape.tileN;
       plan.nOuter = e.shape.nOuter;
     }
-  SPYRE_ASSERT(bestCycles < std::numeric_limits<double>::infinity(),
-               "matmul: no tiling fits " + std::to_string(res.lxSticks()) +
-                   " LX sticks");
+  if (!(bestCycles < std::numeric_limits<double>::infinity())) {
+    plan.error = "no matmul tiling fits " + std::to_string(res.lxSticks()) +
+                 " LX sticks (the smallest tiles need more)";
+    return plan;
+  }
   plan.estimatedCycles = static_cast<int64_t>(std::ceil(bestCycles));
   int core = res.firstCore;
   for (int i = 0; i < plan.gridM; ++i)
@@ -946,6 +948,7 @@ MatmulPlan emitMatmul(ProgramBuilder &pb, const MatmulArgs &args,
   const Problem p = problemOf(args);
   const Resources res = resources(pb.config(), opt);
   MatmulPlan plan = given ? *given : planMatmul(pb.config(), args, opt);
+  SPYRE_ASSERT(plan.error.empty(), "matmul: " + plan.error);
   SPYRE_ASSERT(plan.m == p.m && plan.k == p.k && plan.n == p.n,
                "matmul: the plan is for another problem");
   SPYRE_ASSERT(plan.tileK % kStick == 0 && plan.tileN % kStick == 0 &&

@@ -146,6 +146,8 @@ bool divideRun(Graph &graph, PassContext &ctx) {
           codegen::KernelOptions o;
           o.cores = cfg.chip.cores;
           codegen::MatmulPlan p = codegen::planMatmul(cfg, w.args, o);
+          if (!p.error.empty())
+            return opFail(ctx, graph, *op, p.error);
           m.cores = p.gridM * p.gridN;
         }
       } else if (!movesData(*op)) {
@@ -350,6 +352,8 @@ bool tileRun(Graph &graph, PassContext &ctx) {
       continue;
     }
     codegen::MatmulPlan p = codegen::planMatmul(cfg, w.args, o);
+    if (!p.error.empty())
+      return opFail(ctx, graph, *op, p.error);
     m.grid = {p.gridM, p.gridN};
     m.tile = {p.tileM, p.tileK, p.tileN};
     m.nOuter = p.nOuter;
