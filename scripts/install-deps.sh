@@ -3,20 +3,26 @@
 # Idempotent and quiet: packages already present are skipped, and apt-get is
 # not touched at all when nothing is missing. Works as root or through sudo.
 #
-# Usage: scripts/install-deps.sh [--with-torch]
+# Usage: scripts/install-deps.sh [--with-torch] [--with-renderer]
 #   --with-torch  also install the optional TORCH_PACKAGES below (PyTorch,
 #                 about 1 GB with its dependencies). Only
 #                 scripts/export_torch.py needs it, to regenerate the
 #                 PyTorch example models; their exported files are committed,
 #                 so building, testing and CI do not.
+#   --with-renderer  also install RENDERER_PACKAGES (headless Chromium and
+#                 Pillow), to remake the report screenshot
+#                 docs/images/report.png (docs/report.md); nothing else
+#                 needs them.
 set -euo pipefail
 
 with_torch=0
+with_renderer=0
 for arg in "$@"; do
   case "$arg" in
     --with-torch) with_torch=1 ;;
+    --with-renderer) with_renderer=1 ;;
     *)
-      echo "install-deps: unknown argument '$arg' (usage: scripts/install-deps.sh [--with-torch])" >&2
+      echo "install-deps: unknown argument '$arg' (usage: scripts/install-deps.sh [--with-torch] [--with-renderer])" >&2
       exit 2
       ;;
   esac
@@ -45,6 +51,14 @@ TORCH_PACKAGES=(python3-torch)
 
 if [ "$with_torch" -eq 1 ]; then
   PACKAGES+=("${TORCH_PACKAGES[@]}")
+fi
+
+# Optional (--with-renderer): a headless browser for screenshots of
+# `spyre report` pages, and Pillow to shrink them.
+RENDERER_PACKAGES=(chromium python3-pil)
+
+if [ "$with_renderer" -eq 1 ]; then
+  PACKAGES+=("${RENDERER_PACKAGES[@]}")
 fi
 
 missing=()

@@ -5,10 +5,10 @@
 #include "compiler/ref/Evaluator.h"
 #include "support/Diagnostic.h"
 #include "support/Npy.h"
+#include "support/TensorCompare.h"
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -26,16 +26,6 @@ struct CompareOptions {
   double atol = 1e-3;
 };
 
-
-std::string indexText(const std::vector<int64_t> &shape, size_t flat) {
-  std::vector<int64_t> idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = static_cast<int64_t>(flat) % shape[d];
-    flat /= static_cast<size_t>(shape[d]);
-  }
-  return shapeText(idx);
-}
-
 int runCompare(const CompareOptions &o) {
   NpyArray a = readNpy(o.actual), e = readNpy(o.expected);
   if (a.shape != e.shape)
@@ -45,33 +35,18 @@ int runCompare(const CompareOptions &o) {
                                              o.expected);
   const std::vector<double> av = compiler::ref::tensorFromNpy(a).values,
                             ev = compiler::ref::tensorFromNpy(e).values;
-  size_t worst = 0, bad = 0;
-  double worstExcess = -1, maxAbs = 0;
-  for (size_t i = 0; i < av.size(); ++i) {
-    double diff = std::fabs(av[i] - ev[i]);
-    bool nanMismatch = std::isnan(av[i]) != std::isnan(ev[i]);
-    double allowed = o.atol + o.rtol * std::fabs(ev[i]);
-    double excess = nanMismatch ? INFINITY : diff - allowed;
-    if (!std::isnan(diff))
-      maxAbs = std::max(maxAbs, diff);
-    if (excess > 0 || nanMismatch)
-      ++bad;
-    if (excess > worstExcess || (nanMismatch && worstExcess != INFINITY)) {
-      worstExcess = excess;
-      worst = i;
-    }
-  }
+  const TensorComparison c = compareTensors(av, ev, {o.atol, o.rtol});
   std::cout << fmt::format("{} elements, max |difference| {:.6g}, tolerance "
                            "{:.3g} + {:.3g} * |expected|\n",
-                           av.size(), maxAbs, o.atol, o.rtol);
-  if (bad == 0) {
+                           c.elements, c.maxAbsDiff, o.atol, o.rtol);
+  if (c.ok()) {
     std::cout << "match\n";
     return static_cast<int>(ExitCode::Ok);
   }
   std::cout << fmt::format("MISMATCH: {} of {} elements outside the tolerance; "
                            "worst at {}: {:.8g}, expected {:.8g}\n",
-                           bad, av.size(), indexText(a.shape, worst), av[worst],
-                           ev[worst]);
+                           c.outside, c.elements, flatIndexText(a.shape, c.worst),
+                           av[c.worst], ev[c.worst]);
   return static_cast<int>(ExitCode::VerifyFailed);
 }
 

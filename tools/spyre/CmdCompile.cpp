@@ -1,12 +1,13 @@
-// `spyre compile`: a model (graph JSON) to a program file, with the IR
+// `spyre compile`: a model (graph JSON or ONNX) to a program file, with the IR
 // printable after any pass, the mapping decisions saved or replayed, the
 // assembly and the statistics on request.
 #include "Commands.h"
 
 #include "compiler/driver/Compile.h"
-#include "compiler/import/GraphJson.h"
+#include "compiler/import/ModelLoader.h"
 #include "hw/HwConfig.h"
 #include "isa/Disassembler.h"
+#include "run/RunModel.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
 
@@ -23,6 +24,7 @@ constexpr int kInternalErrorExit = 70;
 
 struct CompileCliOptions {
   std::string model;
+  std::vector<std::string> shapes; ///< --shape NAME=D0,D1,...
   std::string output;
   std::string config;
   int optLevel = 2;
@@ -34,13 +36,13 @@ struct CompileCliOptions {
 };
 
 int runCompile(const CompileCliOptions &o) {
+  const compiler::ModelLoadOptions load = run::shapeOverrideOptions(o.shapes);
   // Refuse unwritable outputs before any work, and leave nothing behind.
   for (const std::string &path : {o.output, o.emitAsm, o.mappingOut})
     if (!path.empty())
       checkWritable(path);
   hw::HwConfig config = hw::loadConfigOrDefault(o.config);
-  std::unique_ptr<compiler::Graph> graph =
-      compiler::loadGraphJsonOrThrow(o.model);
+  const compiler::Graph graph = compiler::loadModelOrThrow(o.model, load);
 
   compiler::CompileOptions co;
   co.optLevel = o.optLevel;
@@ -49,7 +51,7 @@ int runCompile(const CompileCliOptions &o) {
   co.irStream = &std::cout;
   DiagnosticEngine diags;
   std::optional<compiler::CompileResult> r =
-      compiler::compileGraph(*graph, config, co, diags);
+      compiler::compileGraph(graph, config, co, diags);
   if (!r) {
     std::cout.flush();
     std::cerr << diags.str();
@@ -73,8 +75,9 @@ int runCompile(const CompileCliOptions &o) {
 void addCompileCommand(CLI::App &app, Dispatch &dispatch) {
   auto opts = std::make_shared<CompileCliOptions>();
   CLI::App *cmd = app.add_subcommand(
-      "compile", "Compile a model (graph JSON) into a program file");
-  cmd->add_option("model", opts->model, "Model file (graph JSON)")
+      "compile", "Compile a model (graph JSON or ONNX) into a program file");
+  cmd->add_option("model", opts->model,
+                  "Model file: graph JSON (.json) or ONNX (.onnx)")
       ->required();
   cmd->add_option("-o,--output", opts->output, "Program file to write")
       ->required();
@@ -97,6 +100,9 @@ void addCompileCommand(CLI::App &app, Dispatch &dispatch) {
                   "Write the mapping decisions (JSON) to this file");
   cmd->add_flag("--stats", opts->stats,
                 "Print pass statistics and a program summary");
+  cmd->add_option("--shape", opts->shapes,
+                  "Static shape of an ONNX input whose dimensions are dynamic: "
+                  "NAME=D0,D1,... (repeat for each input)");
   cmd->callback([opts, &dispatch] {
     dispatch.run = [opts] { return runCompile(*opts); };
   });

@@ -26,5 +26,7 @@ void addGraphCommand(CLI::App &app, Dispatch &dispatch);
 void addTraceCommand(CLI::App &app, Dispatch &dispatch);
 void addCompileCommand(CLI::App &app, Dispatch &dispatch);
 void addVerifyCommand(CLI::App &app, Dispatch &dispatch);
+void addReportCommand(CLI::App &app, Dispatch &dispatch);
+void addRunCommand(CLI::App &app, Dispatch &dispatch);
 
 } // namespace spyre::cli

@@ -34,6 +34,8 @@ int runCli(int argc, char **argv) {
   cli::addTraceCommand(app, dispatch);
   cli::addCompileCommand(app, dispatch);
   cli::addVerifyCommand(app, dispatch);
+  cli::addReportCommand(app, dispatch);
+  cli::addRunCommand(app, dispatch);
 
   // CLI11 reports an unknown command as "a subcommand is required"; name it.
   std::vector<std::string> commands;

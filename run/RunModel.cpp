@@ -1,0 +1,529 @@
+// A model compiled and simulated in one step (RunModel.h).
+#include "run/RunModel.h"
+
+#include "compiler/driver/Compile.h"
+#include "compiler/import/GraphJson.h"
+#include "compiler/ref/Evaluator.h"
+#include "hw/HwConfig.h"
+#include "isa/Program.h"
+#include "sim/core/Machine.h"
+#include "sim/core/Report.h"
+#include "sim/core/TensorIo.h"
+#include "sim/systemc/ChipModule.h"
+#include "support/FileIO.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+namespace spyre::run {
+
+namespace {
+
+namespace fs = std::filesystem;
+using compiler::Value;
+
+/// Width of the key column of the summary ("findings" and a space or more).
+constexpr size_t kKeyWidth = 11;
+
+std::string field(const std::string &key, const std::string &value) {
+  return key + std::string(kKeyWidth - key.size(), ' ') + value + "\n";
+}
+
+std::string plural(size_t n, const std::string &word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string percent(double fraction) {
+  return fmt::format("{:.1f}%", 100.0 * fraction);
+}
+
+/// Columns two spaces apart after an indent; the first left-aligned, the
+/// others right-aligned (numbers), the last not padded when left-aligned.
+std::string table(const std::vector<std::vector<std::string>> &rows,
+                  const std::vector<bool> &left) {
+  std::vector<size_t> width;
+  for (const auto &row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      width.resize(std::max(width.size(), c + 1));
+      width[c] = std::max(width[c], row[c].size());
+    }
+  std::string out;
+  for (const auto &row : rows) {
+    std::string line = "  ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      const bool l = c < left.size() && left[c];
+      line += l ? row[c] + (c + 1 < row.size() ? pad : "") : pad + row[c];
+      if (c + 1 < row.size())
+        line += "  ";
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+/// The program tensor of graph value `name` of `kind`: outputs that the
+/// emitter had to copy are named `NAME.out` (compiler/passes/Emit.cpp).
+const isa::TensorDecl *findTensor(const isa::Program &program,
+                                  const std::string &name,
+                                  isa::TensorKind kind) {
+  for (const std::string &candidate : {name, name + ".out"})
+    for (const isa::TensorDecl &t : program.tensors)
+      if (t.kind == kind && t.name == candidate)
+        return &t;
+  return nullptr;
+}
+
+/// Files written by one run, removed again when a later write fails, so a
+/// failed run leaves nothing partial behind.
+class OutputFiles {
+public:
+  void createFolder(const std::string &dir) {
+    std::error_code ec;
+    if (fs::exists(dir, ec))
+      return;
+    fs::create_directories(dir, ec);
+    if (ec)
+      throw UserError(SourceLoc{dir},
+                      "cannot create outputs folder: " + ec.message());
+    createdDir_ = dir;
+  }
+  void write(const std::string &path, const std::string &bytes) {
+    std::error_code ec;
+    const bool existed = fs::exists(path, ec);
+    writeFileAtomic(path, bytes);
+    if (!existed)
+      created_.push_back(path);
+  }
+  void rollback() {
+    std::error_code ec;
+    for (const std::string &path : created_)
+      fs::remove(path, ec);
+    if (!createdDir_.empty())
+      fs::remove(createdDir_, ec);
+  }
+
+private:
+  std::vector<std::string> created_;
+  std::string createdDir_;
+};
+
+/// Whether `dir` is the folder that holds the model file.
+bool isModelFolder(const std::string &dir, const std::string &model) {
+  fs::path parent = fs::path(model).parent_path();
+  std::error_code ec;
+  return fs::equivalent(parent.empty() ? fs::path(".") : parent, dir, ec);
+}
+
+std::string firstDiagnostic(const DiagnosticEngine &diags) {
+  return diags.diagnostics().empty() ? std::string("the compiler failed")
+                                     : diags.diagnostics().front().message;
+}
+
+SourceLoc firstLoc(const DiagnosticEngine &diags) {
+  return diags.diagnostics().empty() ? SourceLoc{"spyre run"}
+                                     : diags.diagnostics().front().loc;
+}
+
+} // namespace
+
+std::pair<std::string, compiler::Shape>
+parseShapeOverride(const std::string &text) {
+  size_t eq = text.rfind('=');
+  auto usage = [&](const std::string &why) {
+    return UserError(
+        SourceLoc{"--shape"},
+        "'" + text + "': " + why +
+            " (expected NAME=D0,D1,... with dimensions of at least 1)",
+        ExitCode::Usage);
+  };
+  if (eq == std::string::npos || eq == 0)
+    throw usage(eq == 0 ? "the input name is empty" : "no '='");
+  compiler::Shape shape;
+  std::string dims = text.substr(eq + 1);
+  size_t start = 0;
+  while (!dims.empty() && start <= dims.size()) {
+    size_t comma = dims.find(',', start);
+    std::string d = dims.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start);
+    bool digits = !d.empty() && d.size() <= 12 &&
+                  d.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoll(d) < 1)
+      throw usage("dimension '" + d + "' is not a positive integer");
+    shape.push_back(std::stoll(d));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return {text.substr(0, eq), shape};
+}
+
+compiler::ModelLoadOptions
+shapeOverrideOptions(const std::vector<std::string> &shapes) {
+  compiler::ModelLoadOptions options;
+  for (const std::string &text : shapes) {
+    auto [name, shape] = parseShapeOverride(text);
+    if (!options.shapeOverrides.emplace(name, shape).second)
+      throw UserError(SourceLoc{"--shape"},
+                      "input '" + name + "' is given more than once",
+                      ExitCode::Usage);
+  }
+  return options;
+}
+
+CompileError::CompileError(const DiagnosticEngine &diags)
+    : UserError(firstLoc(diags), firstDiagnostic(diags)),
+      diagnostics_(diags.str()) {
+  for (const Diagnostic &d : diags.diagnostics())
+    if (d.message.find("internal error") != std::string::npos)
+      internal_ = true;
+}
+
+double RunReport::simulatedUs() const {
+  return static_cast<double>(cycles) / (clockGhz * 1000.0);
+}
+
+double RunReport::achievedTflops() const {
+  const double seconds = simulatedUs() * 1e-6;
+  return seconds > 0 ? 2.0 * static_cast<double>(macs) / seconds / 1e12 : 0.0;
+}
+
+double RunReport::achievedGbps() const {
+  const double seconds = simulatedUs() * 1e-6;
+  return seconds > 0
+             ? static_cast<double>(readBytes + writeBytes) / seconds / 1e9
+             : 0.0;
+}
+
+bool RunReport::checkFailed() const {
+  return std::any_of(checks.begin(), checks.end(),
+                     [](const OutputCheck &c) { return !c.result.ok(); });
+}
+
+int RunReport::exitCode() const {
+  return findings.empty() && !checkFailed()
+             ? static_cast<int>(ExitCode::Ok)
+             : static_cast<int>(ExitCode::VerifyFailed);
+}
+
+Tolerance outputTolerance(const std::vector<double> &expected) {
+  double sum = 0;
+  size_t finite = 0;
+  for (double e : expected)
+    if (std::isfinite(e)) {
+      sum += std::fabs(e);
+      ++finite;
+    }
+  const double mean = finite > 0 ? sum / static_cast<double>(finite) : 0.0;
+  const double scale = kCheckDepth * std::ldexp(1.0, -8);
+  return {scale * mean, scale};
+}
+
+sim::Roofline runRoofline(const RunReport &r) {
+  sim::OpSummary whole;
+  whole.first = 0;
+  whole.last = r.cycles;
+  whole.readBytes = r.readBytes;
+  whole.writeBytes = r.writeBytes;
+  whole.macs = r.macs;
+  whole.cores = r.cores;
+  return sim::rooflineOf(whole, r.clockGhz, r.peakMacsPerCyclePerCore,
+                         r.memoryPeakGbps);
+}
+
+RunReport runModel(const RunOptions &o) {
+  if (o.timingOnly && !o.outputs.empty())
+    throw UserError(
+        SourceLoc{"--outputs"},
+        "--timing-only computes no numbers, so there are no outputs "
+        "to write",
+        ExitCode::Usage);
+  if (o.timingOnly && o.check)
+    throw UserError(SourceLoc{"--check"},
+                    "--timing-only computes no numbers, so there is nothing to "
+                    "check",
+                    ExitCode::Usage);
+  if (!o.inputs.empty() && o.seed)
+    throw UserError(SourceLoc{"--seed"},
+                    "makes random inputs; it cannot be given with --inputs",
+                    ExitCode::Usage);
+  // A long run must not be lost to an output path that cannot be written.
+  for (const std::string *path : {&o.stats, &o.trace})
+    if (!path->empty())
+      checkWritable(*path);
+
+  const hw::HwConfig config = hw::loadConfigOrDefault(o.config);
+  const compiler::Graph graph = compiler::loadModelOrThrow(o.model, o.load);
+  const std::vector<Value *> graphInputs = graph.inputs();
+
+  RunReport report;
+  report.model = o.model;
+  report.modelName = graph.name();
+  report.optLevel = o.optLevel;
+  report.numerics = !o.timingOnly;
+  report.hasInputs = !graphInputs.empty();
+
+  ModelInputs inputs;
+  if (report.numerics) {
+    if (!o.inputs.empty())
+      inputs =
+          readInputsFolder(graph, o.inputs, isModelFolder(o.inputs, o.model));
+    else if (o.seed)
+      inputs = randomInputs(graph, *o.seed);
+    else if (!graphInputs.empty())
+      throw UserError(SourceLoc{"spyre run"},
+                      "the model has inputs; give them with --inputs DIR, or "
+                      "--seed N for random ones (or run --timing-only)",
+                      ExitCode::Usage);
+    else // a model without inputs: nothing to read
+      inputs = randomInputs(graph, 0);
+    report.inputsKind = inputs.kind;
+    report.inputsDir = inputs.dir;
+    report.seed = inputs.seed;
+  }
+
+  std::vector<std::string> outputFiles;
+  for (const Value *v : graph.outputs())
+    outputFiles.push_back(compiler::tensorFileName(v->name()));
+  if (!o.outputs.empty()) {
+    std::map<std::string, std::string> owner;
+    for (const Value *v : graph.outputs()) {
+      auto [it, fresh] =
+          owner.emplace(compiler::tensorFileName(v->name()), v->name());
+      if (!fresh && it->second != v->name())
+        throw UserError(SourceLoc{o.outputs},
+                        "outputs '" + it->second + "' and '" + v->name() +
+                            "' would both be written to " + it->first);
+    }
+    checkWritableFolder(o.outputs, outputFiles, "outputs folder");
+  }
+
+  compiler::CompileOptions co;
+  co.optLevel = o.optLevel;
+  DiagnosticEngine diags;
+  std::optional<compiler::CompileResult> compiled =
+      compiler::compileGraph(graph, config, co, diags);
+  if (!compiled)
+    throw CompileError(diags);
+  const isa::Program &program = compiled->program;
+
+  sim::SimOptions so;
+  so.numerics = report.numerics;
+  so.checks = true;
+  // Per-instruction records give the per-op summary and the statistics'
+  // per-op figures and critical path.
+  so.trace = true;
+  sim::Machine machine(config, program, so);
+
+  // What the device stores is what the reference is fed: each input goes
+  // into device memory and is read back from there.
+  compiler::ref::TensorMap refInputs;
+  if (report.numerics)
+    for (const Value *v : graphInputs) {
+      const NpyArray &host = inputs.arrays.at(v->name());
+      const isa::TensorDecl *t =
+          findTensor(program, v->name(), isa::TensorKind::Input);
+      if (!t) {
+        refInputs[v->name()] = compiler::ref::tensorFromNpy(host);
+        continue;
+      }
+      auto file = inputs.files.find(v->name());
+      sim::writeTensor(*t, host,
+                       file == inputs.files.end() ? v->name() : file->second,
+                       machine.deviceMemory());
+      refInputs[v->name()] = compiler::ref::tensorFromNpy(
+          sim::readTensor(*t, machine.deviceMemory()));
+    }
+
+  if (o.useSystemC)
+    sim::runWithSystemC(machine, o.quantum);
+  else
+    machine.run();
+
+  std::vector<NpyArray> results;
+  if (report.numerics)
+    for (const Value *v : graph.outputs()) {
+      const isa::TensorDecl *t =
+          findTensor(program, v->name(), isa::TensorKind::Output);
+      SPYRE_ASSERT(t,
+                   "the program has no output tensor for '" + v->name() + "'");
+      results.push_back(sim::readTensor(*t, machine.deviceMemory()));
+    }
+
+  if (o.check) {
+    report.checked = true;
+    std::vector<compiler::ref::RefTensor> reference;
+    const bool needReference = std::any_of(
+        graph.outputs().begin(), graph.outputs().end(),
+        [&](const Value *v) { return !inputs.expected.count(v->name()); });
+    if (needReference)
+      reference = compiler::ref::evaluateGraph(graph, refInputs);
+    for (size_t i = 0; i < graph.outputs().size(); ++i) {
+      const Value *v = graph.outputs()[i];
+      OutputCheck c;
+      c.output = v->name();
+      c.shape = v->type().shape;
+      auto e = inputs.expected.find(v->name());
+      const std::vector<double> &want =
+          e != inputs.expected.end() ? e->second.values : reference[i].values;
+      if (e != inputs.expected.end())
+        c.against = e->second.file;
+      const std::vector<double> got =
+          compiler::ref::tensorFromNpy(results[i]).values;
+      c.tolerance = outputTolerance(want);
+      c.result = compareTensors(got, want, c.tolerance);
+      c.got = got[c.result.worst];
+      c.expected = want[c.result.worst];
+      report.checks.push_back(std::move(c));
+    }
+  }
+
+  OutputFiles written;
+  try {
+    if (!o.outputs.empty()) {
+      written.createFolder(o.outputs);
+      for (size_t i = 0; i < results.size(); ++i)
+        written.write((fs::path(o.outputs) / outputFiles[i]).string(),
+                      serializeNpy(results[i]));
+    }
+    if (!o.stats.empty())
+      written.write(o.stats, sim::statsJson(machine));
+    if (!o.trace.empty())
+      written.write(o.trace, sim::traceJson(machine));
+  } catch (...) {
+    written.rollback();
+    throw;
+  }
+
+  const sim::Profile profile = sim::profileOf(machine);
+  report.cycles = machine.totalCycles();
+  report.clockGhz = config.chip.clockGhz;
+  report.macs = machine.macOps();
+  report.readBytes = machine.deviceReadBytes();
+  report.writeBytes = machine.deviceWriteBytes();
+  report.cores = config.chip.cores;
+  report.peakMacsPerCyclePerCore = profile.peakMacsPerCyclePerCore;
+  report.memoryPeakGbps = profile.memoryPeakGbps;
+  report.ops = sim::opSummaries(profile);
+  for (const sim::Finding &f : machine.findings())
+    report.findings.push_back(f.str());
+  report.findingsDropped = machine.findingsDropped();
+  return report;
+}
+
+std::string summaryText(const RunReport &r, size_t topOps) {
+  std::string out;
+  out += field("model", r.modelName + " (" + r.model + ")");
+  out += field("level", "-O" + std::to_string(r.optLevel));
+  std::string inputs;
+  if (!r.numerics)
+    inputs = "none (--timing-only)";
+  else if (!r.hasInputs)
+    inputs = "none (the model has no inputs)";
+  else if (r.inputsKind == InputsKind::Random)
+    inputs = "random, seed " + std::to_string(r.seed);
+  else
+    inputs =
+        r.inputsDir + (r.inputsKind == InputsKind::Npy ? " (.npy files)"
+                                                       : " (ONNX test data)");
+  out += field("inputs", inputs);
+  out += field("cycles", fmt::format("{} ({:.3f} us at {} GHz)", r.cycles,
+                                     r.simulatedUs(), r.clockGhz));
+  out += field("compute", fmt::format("{:.3f} TFLOP/s DL16 ({} MACs)",
+                                      r.achievedTflops(), r.macs));
+  out +=
+      field("memory", fmt::format("{:.2f} GB/s device memory ({} bytes read, "
+                                  "{} bytes written)",
+                                  r.achievedGbps(), r.readBytes, r.writeBytes));
+  const sim::Roofline roof = runRoofline(r);
+  const double computeRoof =
+      2.0 * r.peakMacsPerCyclePerCore * r.cores * r.clockGhz * 1e9 / 1e12;
+  if (roof.regime == "-")
+    out += field("roofline", "- (no MACs and no device-memory traffic)");
+  else if (r.macs > 0)
+    out +=
+        field("roofline",
+              fmt::format("{} at {:.2f} FLOP/B: bound {:.2f} TFLOP/s "
+                          "(compute {:.2f} = {} cores x {} MAC/cycle, memory "
+                          "{} GB/s), reached {}",
+                          roof.regime, roof.intensity, roof.bound, computeRoof,
+                          r.cores, r.peakMacsPerCyclePerCore, r.memoryPeakGbps,
+                          percent(roof.fraction)));
+  else
+    out += field("roofline",
+                 fmt::format("memory-bound (no MACs): bound {} GB/s, "
+                             "reached {}",
+                             r.memoryPeakGbps, percent(roof.fraction)));
+
+  const size_t shown = std::min(topOps, r.ops.size());
+  out += fmt::format("\nops by time (top {} of {})\n", shown, r.ops.size());
+  std::vector<std::vector<std::string>> rows = {
+      {"op", "cycles", "share", "MACs", "device B", "of bound", "regime"}};
+  for (size_t i = 0; i < shown; ++i) {
+    const sim::OpSummary &op = r.ops[i];
+    const bool none = op.roofline.regime == "-";
+    rows.push_back(
+        {op.op.empty() ? "(none)" : op.op, std::to_string(op.span()),
+         percent(r.cycles ? static_cast<double>(op.span()) /
+                                static_cast<double>(r.cycles)
+                          : 0.0),
+         std::to_string(op.macs), std::to_string(op.readBytes + op.writeBytes),
+         none ? "-" : percent(op.roofline.fraction), op.roofline.regime});
+  }
+  out += table(rows, {true, false, false, false, false, false, true});
+  out += "\n";
+
+  if (!r.numerics) {
+    out += field("check", "none (--timing-only computes no numbers)");
+  } else if (!r.checked) {
+    out += field("check", "not asked for (--check)");
+  } else {
+    size_t failed = 0;
+    size_t width = 0;
+    for (const OutputCheck &c : r.checks) {
+      failed += c.result.ok() ? 0 : 1;
+      width = std::max(width, c.output.size());
+    }
+    out += field("check", failed == 0
+                              ? "ok: " + plural(r.checks.size(), "output") +
+                                    " within the tolerance"
+                              : fmt::format("MISMATCH in {} of {}", failed,
+                                            plural(r.checks.size(), "output")));
+    for (const OutputCheck &c : r.checks) {
+      const std::string name =
+          c.output + std::string(width - c.output.size(), ' ');
+      const std::string against =
+          c.against.empty() ? std::string("the host reference") : c.against;
+      const std::string tolerance = fmt::format(
+          "{:.6g} x (|expected| + {:.6g})", c.tolerance.rtol,
+          c.tolerance.rtol > 0 ? c.tolerance.atol / c.tolerance.rtol : 0.0);
+      if (c.result.ok()) {
+        out += fmt::format("  {}  ok: {} elements against {}, max |difference| "
+                           "{:.6g}, tolerance {}\n",
+                           name, c.result.elements, against,
+                           c.result.maxAbsDiff, tolerance);
+        continue;
+      }
+      out +=
+          fmt::format("  {}  MISMATCH: {} of {} elements outside the tolerance "
+                      "against {}; worst at {}: got {:.8g}, expected {:.8g}, "
+                      "tolerance {:.6g}\n",
+                      name, c.result.outside, c.result.elements, against,
+                      flatIndexText(c.shape, c.result.worst), c.got, c.expected,
+                      c.tolerance.allowed(c.expected));
+    }
+  }
+  out +=
+      field("findings", std::to_string(r.findings.size() + r.findingsDropped));
+  for (const std::string &f : r.findings)
+    out += "  " + f + "\n";
+  if (r.findingsDropped > 0)
+    out += fmt::format("  ({} more not listed)\n", r.findingsDropped);
+  return out;
+}
+
+} // namespace spyre::run

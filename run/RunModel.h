@@ -1,0 +1,136 @@
+// `spyre run` as a library: a model (graph JSON or ONNX) compiled for a
+// config and simulated in one step, fed inputs from a folder or a seed
+// (run/Inputs.h), its outputs checked against expected files or against the
+// host reference evaluator fed the same device-rounded inputs, and a short
+// deterministic summary of the run (docs/run.md).
+#pragma once
+
+#include "compiler/import/ModelLoader.h"
+#include "run/Inputs.h"
+#include "sim/analysis/Summary.h"
+#include "support/Diagnostic.h"
+#include "support/TensorCompare.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace spyre::run {
+
+/// `x=3,64` -> {"x", [3, 64]}; `x=` is a scalar. The name is everything
+/// before the last '=', so names holding '=' still work. A malformed value
+/// is a usage error naming --shape.
+std::pair<std::string, compiler::Shape>
+parseShapeOverride(const std::string &text);
+
+/// The load options of repeated `--shape NAME=D0,D1,...` values; an input
+/// given twice is a usage error.
+compiler::ModelLoadOptions
+shapeOverrideOptions(const std::vector<std::string> &shapes);
+
+struct RunOptions {
+  std::string model;
+  std::string config; ///< hardware config YAML; empty: the built-in config
+  int optLevel = 2;
+  compiler::ModelLoadOptions load;
+  std::string inputs;           ///< inputs folder; empty: random from seed
+  std::optional<uint64_t> seed; ///< random inputs (not with `inputs`)
+  std::string outputs;          ///< folder for one NAME.npy per output
+  bool check = false;
+  std::string stats; ///< statistics JSON file, as `spyre sim --stats`
+  std::string trace; ///< trace JSON file, as `spyre sim --trace`
+  bool timingOnly = false;
+  uint64_t quantum = 1000; ///< cycles between SystemC time steps
+  /// false: the plain-C++ event loop instead of the SystemC kernel. The
+  /// results are the same; the kernel can only be elaborated once per
+  /// process, so a process that runs several models (a test) needs this.
+  bool useSystemC = true;
+};
+
+/// The check of one model output.
+struct OutputCheck {
+  std::string output;  ///< the graph output's name
+  std::string against; ///< the expected file, or empty for the host reference
+  std::vector<int64_t> shape;
+  Tolerance tolerance;
+  TensorComparison result;
+  double got = 0;      ///< the worst element's value
+  double expected = 0; ///< and what was expected there
+};
+
+/// What a run did and found: everything the summary prints.
+struct RunReport {
+  std::string model;     ///< the model file as given
+  std::string modelName; ///< the graph's name
+  int optLevel = 2;
+  InputsKind inputsKind = InputsKind::Random;
+  std::string inputsDir;
+  uint64_t seed = 0;
+  bool numerics = true; ///< false for --timing-only
+  bool hasInputs = true;
+
+  uint64_t cycles = 0;
+  double clockGhz = 1;
+  uint64_t macs = 0;
+  uint64_t readBytes = 0; ///< device memory
+  uint64_t writeBytes = 0;
+  int cores = 0; ///< of the config
+  double peakMacsPerCyclePerCore = 0;
+  double memoryPeakGbps = 0;
+  std::vector<sim::OpSummary> ops; ///< longest span first
+
+  bool checked = false;
+  std::vector<OutputCheck> checks; ///< in graph output order
+  std::vector<std::string> findings;
+  uint64_t findingsDropped = 0;
+
+  double simulatedUs() const;
+  /// 2 x MACs over the simulated time, in TFLOP/s.
+  double achievedTflops() const;
+  /// Device-memory bytes read and written over the simulated time, GB/s.
+  double achievedGbps() const;
+  bool checkFailed() const;
+  /// 0, or 3 (ExitCode::VerifyFailed) for a finding or a failed check.
+  int exitCode() const;
+};
+
+/// The compiler refused the model; what() is the first diagnostic and
+/// `diagnostics` all of them, as `spyre compile` prints them.
+class CompileError : public UserError {
+public:
+  explicit CompileError(const DiagnosticEngine &diags);
+
+  const std::string &diagnostics() const { return diagnostics_; }
+  /// A pass failed on a bug rather than on the model.
+  bool internal() const { return internal_; }
+
+private:
+  std::string diagnostics_;
+  bool internal_ = false;
+};
+
+/// DL16 keeps 9 fraction bits, so every stored value is within 2^-10 of
+/// itself, relatively (docs/compiler.md): an output element may differ from
+/// its expected value by depth x 2^-8 x (|expected| + mean |expected|), with
+/// depth 8 for a model. The mean is over the finite expected values.
+constexpr int kCheckDepth = 8;
+Tolerance outputTolerance(const std::vector<double> &expected);
+
+/// The roofline of the whole run: compute roof = PT peak x the config's
+/// cores, memory roof = FLOP per device-memory byte x the memory peak (for a
+/// run without MACs, bandwidth against the memory peak).
+sim::Roofline runRoofline(const RunReport &report);
+
+/// Compiles and simulates `options.model`. Every input file is checked and
+/// every output path tested for writability before compiling; bad input is
+/// a UserError (a CompileError for the compiler's diagnostics) and leaves
+/// no file behind. Outputs, statistics and trace are written for exit codes
+/// 0 and 3 alike, so a failed check can be inspected.
+RunReport runModel(const RunOptions &options);
+
+/// The terminal summary; `topOps` ops are listed.
+std::string summaryText(const RunReport &report, size_t topOps = 5);
+
+} // namespace spyre::run

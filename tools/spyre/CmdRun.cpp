@@ -1,0 +1,96 @@
+// `spyre run`: compile a model and simulate it in one step, with inputs from
+// a folder or a seed, an optional check of the outputs, and a summary of the
+// run (run/RunModel.h; docs/run.md).
+#include "Commands.h"
+
+#include "run/RunModel.h"
+#include "support/Diagnostic.h"
+
+#include <iostream>
+#include <memory>
+
+namespace spyre::cli {
+
+namespace {
+
+/// What main() returns for a bug (an uncaught exception).
+constexpr int kInternalErrorExit = 70;
+
+struct RunCliOptions {
+  run::RunOptions run;
+  std::vector<std::string> shapes; ///< --shape NAME=D0,D1,...
+  uint64_t seed = 0;
+};
+
+int runRun(RunCliOptions &o, bool haveSeed) {
+  o.run.load = run::shapeOverrideOptions(o.shapes);
+  if (haveSeed)
+    o.run.seed = o.seed;
+  try {
+    const run::RunReport report = run::runModel(o.run);
+    std::cout << run::summaryText(report);
+    return report.exitCode();
+  } catch (const run::CompileError &e) {
+    std::cout.flush();
+    std::cerr << e.diagnostics();
+    return e.internal() ? kInternalErrorExit
+                        : static_cast<int>(ExitCode::BadInput);
+  }
+}
+
+} // namespace
+
+void addRunCommand(CLI::App &app, Dispatch &dispatch) {
+  auto opts = std::make_shared<RunCliOptions>();
+  CLI::App *cmd = app.add_subcommand(
+      "run", "Compile a model and simulate it in one step; check its outputs "
+             "and summarise the run");
+  cmd->add_option("model", opts->run.model,
+                  "Model file: graph JSON (.json) or ONNX (.onnx)")
+      ->required();
+  cmd->add_option("--config", opts->run.config,
+                  "Hardware config YAML (default: the built-in Spyre config)");
+  cmd->add_option("-O", opts->run.optLevel,
+                  "Optimisation level: -O0 the naive plan, -O1 cost-model work "
+                  "division, -O2 (default) overlapped phases")
+      ->check(CLI::Range(0, 2));
+  CLI::Option *inputs = cmd->add_option(
+      "--inputs", opts->run.inputs,
+      "Folder with NAME.npy per model input (and expected_NAME.npy per "
+      "output), or ONNX test data (input_N.pb, output_N.pb)");
+  CLI::Option *seed = cmd->add_option(
+      "--seed", opts->seed,
+      "Use deterministic random inputs from this seed (as `spyre graph eval "
+      "--seed`), rounded to what the device stores");
+  // Checked as text: CLI11 would otherwise wrap -3 into a huge seed.
+  seed->check(CLI::Validator(
+      [](std::string &text) -> std::string {
+        bool digits = !text.empty() &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? ""
+                      : "must be a non-negative integer, got '" + text + "'";
+      },
+      ""));
+  seed->excludes(inputs);
+  cmd->add_option("--outputs", opts->run.outputs,
+                  "Folder to write one NAME.npy (float32) per model output");
+  cmd->add_flag("--check", opts->run.check,
+                "Compare the outputs with output_N.pb / expected_NAME.npy of "
+                "the inputs folder, else with the host reference (exit 3 on a "
+                "mismatch)");
+  cmd->add_option("--stats", opts->run.stats,
+                  "Write the simulator's statistics JSON to this file");
+  cmd->add_option("--trace", opts->run.trace,
+                  "Write a Chrome trace-event JSON (Perfetto UI) to this file");
+  cmd->add_flag("--timing-only", opts->run.timingOnly,
+                "Skip the numbers: time and check the schedule only");
+  cmd->add_option("--shape", opts->shapes,
+                  "Static shape of an ONNX input whose dimensions are dynamic: "
+                  "NAME=D0,D1,... (repeat for each input)");
+  cmd->callback([opts, seed, &dispatch] {
+    const bool haveSeed = seed->count() > 0;
+    dispatch.run = [opts, haveSeed] { return runRun(*opts, haveSeed); };
+  });
+}
+
+} // namespace spyre::cli
