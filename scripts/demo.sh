@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job on the built-in default config (the README's first command):
-# shows the hardware config, assembles an example program and prints its
-# disassembly and size, then simulates it on real inputs, printing cycles and
-# findings and writing outputs, statistics and a trace (open the trace in
-# Perfetto UI or chrome://tracing). Outputs go to out/.
+# compiles the GPT-style decoder block exported from PyTorch
+# (examples/models/gpt_decoder) for the 32-core card, simulates it with real
+# numbers, checks the result against PyTorch's output, prints the summary,
+# and writes the outputs, statistics, a trace (open it in Perfetto UI or
+# chrome://tracing) and an HTML report. Everything goes to out/.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${SPYRE_BUILD_DIR:-$root/build}"
@@ -13,20 +14,14 @@ out="$root/out"
 mkdir -p "$out"
 cd "$root"
 
-echo "== built-in hardware config (spyre config show)"
-"$spyre" config show
+model=examples/models/gpt_decoder
+echo "== spyre run $model/model.onnx --inputs $model --check"
+"$spyre" run "$model/model.onnx" --inputs "$model" --check \
+  --outputs "$out/gpt_decoder" --stats "$out/gpt_decoder.stats.json" \
+  --trace "$out/gpt_decoder.trace.json"
 echo
-echo "== assemble examples/asm/pt_matmul.s"
-"$spyre" asm examples/asm/pt_matmul.s -o "$out/pt_matmul.spyre"
-echo
-echo "== disassembly of out/pt_matmul.spyre"
-"$spyre" disasm "$out/pt_matmul.spyre"
-echo
-echo "== simulate on examples/data/pt_matmul (A, B)"
-"$spyre" sim "$out/pt_matmul.spyre" --inputs examples/data/pt_matmul/inputs \
-  --outputs "$out/pt_matmul" --stats "$out/pt_matmul.stats.json" \
-  --trace "$out/pt_matmul.trace.json"
-echo
-echo
-echo "== check the result against a double-precision reference"
-"$spyre" compare "$out/pt_matmul/C.npy" examples/data/pt_matmul/C_expected.npy
+echo "== spyre report out/gpt_decoder.trace.json -o out/gpt_decoder.html"
+"$spyre" report "$out/gpt_decoder.trace.json" -o "$out/gpt_decoder.html"
+echo "wrote out/gpt_decoder/y.npy, out/gpt_decoder.stats.json,"
+echo "      out/gpt_decoder.trace.json (Perfetto UI: ui.perfetto.dev, Open trace file)"
+echo "      and out/gpt_decoder.html (any browser, no network needed)"
