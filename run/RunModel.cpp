@@ -131,50 +131,6 @@ SourceLoc firstLoc(const DiagnosticEngine &diags) {
 
 } // namespace
 
-std::pair<std::string, compiler::Shape>
-parseShapeOverride(const std::string &text) {
-  size_t eq = text.rfind('=');
-  auto usage = [&](const std::string &why) {
-    return UserError(
-        SourceLoc{"--shape"},
-        "'" + text + "': " + why +
-            " (expected NAME=D0,D1,... with dimensions of at least 1)",
-        ExitCode::Usage);
-  };
-  if (eq == std::string::npos || eq == 0)
-    throw usage(eq == 0 ? "the input name is empty" : "no '='");
-  compiler::Shape shape;
-  std::string dims = text.substr(eq + 1);
-  size_t start = 0;
-  while (!dims.empty() && start <= dims.size()) {
-    size_t comma = dims.find(',', start);
-    std::string d = dims.substr(
-        start, comma == std::string::npos ? std::string::npos : comma - start);
-    bool digits = !d.empty() && d.size() <= 12 &&
-                  d.find_first_not_of("0123456789") == std::string::npos;
-    if (!digits || std::stoll(d) < 1)
-      throw usage("dimension '" + d + "' is not a positive integer");
-    shape.push_back(std::stoll(d));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
-  return {text.substr(0, eq), shape};
-}
-
-compiler::ModelLoadOptions
-shapeOverrideOptions(const std::vector<std::string> &shapes) {
-  compiler::ModelLoadOptions options;
-  for (const std::string &text : shapes) {
-    auto [name, shape] = parseShapeOverride(text);
-    if (!options.shapeOverrides.emplace(name, shape).second)
-      throw UserError(SourceLoc{"--shape"},
-                      "input '" + name + "' is given more than once",
-                      ExitCode::Usage);
-  }
-  return options;
-}
-
 CompileError::CompileError(const DiagnosticEngine &diags)
     : UserError(firstLoc(diags), firstDiagnostic(diags)),
       diagnostics_(diags.str()) {

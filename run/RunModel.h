@@ -19,17 +19,6 @@
 
 namespace spyre::run {
 
-/// `x=3,64` -> {"x", [3, 64]}; `x=` is a scalar. The name is everything
-/// before the last '=', so names holding '=' still work. A malformed value
-/// is a usage error naming --shape.
-std::pair<std::string, compiler::Shape>
-parseShapeOverride(const std::string &text);
-
-/// The load options of repeated `--shape NAME=D0,D1,...` values; an input
-/// given twice is a usage error.
-compiler::ModelLoadOptions
-shapeOverrideOptions(const std::vector<std::string> &shapes);
-
 struct RunOptions {
   std::string model;
   std::string config; ///< hardware config YAML; empty: the built-in config

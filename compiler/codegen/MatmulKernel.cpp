@@ -261,6 +261,20 @@ std::pair<int64_t, int64_t> gridRange(int64_t total, int64_t align,
   return {std::min(total, u0 * align), std::min(total, u1 * align)};
 }
 
+/// The cores' blocks of a plan's grid, from `firstCore` on (cores whose
+/// block would be empty get none).
+void addParts(MatmulPlan &plan, const Problem &p, int firstCore) {
+  const int64_t mAlign = mAlignOf(p);
+  int core = firstCore;
+  for (int i = 0; i < plan.gridM; ++i)
+    for (int j = 0; j < plan.gridN; ++j) {
+      auto [m0, m1] = gridRange(p.m, mAlign, plan.gridM, i);
+      auto [n0, n1] = gridRange(p.n, kStick, plan.gridN, j);
+      if (m1 > m0 && n1 > n0)
+        plan.parts.push_back({core++, m0, m1, n0, n1});
+    }
+}
+
 } // namespace
 
 std::string MatmulPlan::str() const {
@@ -322,14 +336,7 @@ MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
     return plan;
   }
   plan.estimatedCycles = static_cast<int64_t>(std::ceil(bestCycles));
-  int core = res.firstCore;
-  for (int i = 0; i < plan.gridM; ++i)
-    for (int j = 0; j < plan.gridN; ++j) {
-      auto [m0, m1] = gridRange(p.m, mAlign, plan.gridM, i);
-      auto [n0, n1] = gridRange(p.n, kStick, plan.gridN, j);
-      if (m1 > m0 && n1 > n0)
-        plan.parts.push_back({core++, m0, m1, n0, n1});
-    }
+  addParts(plan, p, res.firstCore);
   return plan;
 }
 
@@ -402,14 +409,7 @@ MatmulPlan planMatmulWith(const hw::HwConfig &config, const MatmulArgs &args,
   plan.estimatedCycles = static_cast<int64_t>(
       std::ceil(estimate(config, p, s, blockM, blockN, res.units,
                          gridM * gridN)));
-  int core = res.firstCore;
-  for (int i = 0; i < plan.gridM; ++i)
-    for (int j = 0; j < plan.gridN; ++j) {
-      auto [m0, m1] = gridRange(p.m, mAlign, plan.gridM, i);
-      auto [n0, n1] = gridRange(p.n, kStick, plan.gridN, j);
-      if (m1 > m0 && n1 > n0)
-        plan.parts.push_back({core++, m0, m1, n0, n1});
-    }
+  addParts(plan, p, res.firstCore);
   return plan;
 }
 

@@ -20,6 +20,17 @@ struct ModelLoadOptions {
   std::map<std::string, Shape> shapeOverrides;
 };
 
+/// `x=3,64` -> {"x", [3, 64]}; `x=` is a scalar. The name is everything
+/// before the last '=', so names holding '=' still work. A malformed value
+/// is a usage error naming --shape.
+std::pair<std::string, Shape>
+parseShapeOverride(const std::string &text);
+
+/// The load options of repeated `--shape NAME=D0,D1,...` values; an input
+/// given twice is a usage error.
+ModelLoadOptions
+shapeOverrideOptions(const std::vector<std::string> &shapes);
+
 /// The format of `path` by its extension (case-insensitive), or nullopt.
 std::optional<ModelFormat> modelFormatOf(const std::string &path);
 

@@ -208,4 +208,11 @@ std::optional<DeviceLayout> valueLayout(const Value &value,
   return layoutFromAttribute(*a, error);
 }
 
+DeviceLayout requireLayout(const Value &value) {
+  std::string error;
+  std::optional<DeviceLayout> l = valueLayout(value, error);
+  SPYRE_ASSERT(l, "value '" + value.name() + "' has no layout: " + error);
+  return *l;
+}
+
 } // namespace spyre::compiler

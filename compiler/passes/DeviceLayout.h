@@ -96,4 +96,8 @@ std::optional<DeviceLayout> layoutFromAttribute(const Attribute &attr,
 /// none or it does not read.
 std::optional<DeviceLayout> valueLayout(const Value &value, std::string &error);
 
+/// The layout of a value of a laid-out graph (the layout pass ran); a
+/// missing one is a bug and asserts.
+DeviceLayout requireLayout(const Value &value);
+
 } // namespace spyre::compiler

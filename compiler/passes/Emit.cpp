@@ -20,13 +20,6 @@ namespace {
 /// yet finite in DL16 and FP32 so that softmax makes it exactly zero.
 constexpr double kMaskValue = -16777216.0; // -2^24
 
-DeviceLayout layoutOf(const Value &v) {
-  std::string error;
-  std::optional<DeviceLayout> l = valueLayout(v, error);
-  SPYRE_ASSERT(l, "value '" + v.name() + "' has no layout: " + error);
-  return *l;
-}
-
 isa::DType isaDType(DeviceDType d) {
   switch (d) {
   case DeviceDType::DL16:
@@ -57,7 +50,7 @@ std::vector<int64_t> refOrder(const Value &v) {
   const int64_t rank = v.type().rank();
   if (rank == 0)
     return {};
-  const int64_t stick = layoutOf(v).stickDim;
+  const int64_t stick = requireLayout(v).stickDim;
   std::vector<int64_t> order;
   for (int64_t i = 0; i < rank; ++i)
     if (i != stick)
@@ -77,7 +70,7 @@ std::vector<int64_t> refShapeOf(const Value &v) {
 }
 
 bool stickLast(const Value &v) {
-  return v.type().rank() == 0 || layoutOf(v).stickDim == v.type().rank() - 1;
+  return v.type().rank() == 0 || requireLayout(v).stickDim == v.type().rank() - 1;
 }
 
 bool isIdentity(const std::vector<int> &p) {
@@ -123,9 +116,9 @@ bool isFreeView(const Op &op, int stickBytes) {
   const Value *x = op.numOperands() > 0 ? op.operand(0) : nullptr;
   if (!x || !stickLast(*x))
     return false;
-  const DeviceLayout xl = layoutOf(*x);
+  const DeviceLayout xl = requireLayout(*x);
   for (const Value *r : op.results())
-    if (!stickLast(*r) || layoutOf(*r).dtype != xl.dtype)
+    if (!stickLast(*r) || requireLayout(*r).dtype != xl.dtype)
       return false;
   const Shape &xs = x->type().shape;
   switch (op.kind()) {
@@ -165,7 +158,7 @@ MatmulWork matmulWork(const Graph &graph, const Op &op,
   auto refOf = [](const Value *v) {
     TensorRef t;
     t.name = v->name();
-    t.dtype = isaDType(layoutOf(*v).dtype);
+    t.dtype = isaDType(requireLayout(*v).dtype);
     t.shape = refShapeOf(*v);
     return t;
   };
@@ -291,9 +284,9 @@ TensorRef Emitter::declare(const Value *v, isa::TensorKind kind) {
   auto it = refs_.find(v);
   if (it != refs_.end())
     return it->second;
-  reserve(v->name(), isaDType(layoutOf(*v).dtype), refShapeOf(*v));
+  reserve(v->name(), isaDType(requireLayout(*v).dtype), refShapeOf(*v));
   const isa::TensorDecl &d = pb_.addTensor(
-      v->name(), kind, isaDType(layoutOf(*v).dtype), refShapeOf(*v));
+      v->name(), kind, isaDType(requireLayout(*v).dtype), refShapeOf(*v));
   TensorRef r = TensorRef::of(d);
   refs_[v] = r;
   return r;
@@ -322,9 +315,9 @@ TensorRef Emitter::declareConstant(const Value *v) {
       }
     }
   }
-  reserve(v->name(), isaDType(layoutOf(*v).dtype), shape);
+  reserve(v->name(), isaDType(requireLayout(*v).dtype), shape);
   const isa::TensorDecl &d = pb_.addConst(
-      v->name(), isaDType(layoutOf(*v).dtype), shape, values);
+      v->name(), isaDType(requireLayout(*v).dtype), shape, values);
   TensorRef r = TensorRef::of(d);
   refs_[v] = r;
   return r;

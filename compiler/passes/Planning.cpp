@@ -36,13 +36,6 @@ bool movesData(const Op &op) {
 /// Sticks of results below which one more core is not worth taking.
 constexpr int64_t kMinSticksPerCore = 32;
 
-DeviceLayout layoutOf(const Value &v) {
-  std::string error;
-  std::optional<DeviceLayout> l = valueLayout(v, error);
-  SPYRE_ASSERT(l, "value '" + v.name() + "' has no layout: " + error);
-  return *l;
-}
-
 /// The bias vector of `add` when it adds one to `mm`'s result: the other
 /// operand has the result's last dim and no other elements.
 const Value *biasOperand(const Op &add, const Op &mm) {
@@ -162,8 +155,8 @@ bool divideRun(Graph &graph, PassContext &ctx) {
         // cores other ops of the phase could use.
         int64_t sticks = 0;
         for (const Value *r : op->results())
-          sticks += layoutOf(*r).deviceElements() /
-                    elementsPerStick(layoutOf(*r).dtype, stickBytes);
+          sticks += requireLayout(*r).deviceElements() /
+                    elementsPerStick(requireLayout(*r).dtype, stickBytes);
         m.cores = std::clamp<int64_t>(
             (sticks + kMinSticksPerCore - 1) / kMinSticksPerCore, 1,
             cfg.chip.cores);

@@ -148,14 +148,14 @@ TEST(RunSummary, CheckLinesNameTheWorstElement) {
 }
 
 TEST(RunOptions, ShapeOverrides) {
-  auto [name, shape] = parseShapeOverride("in=put=3,64");
+  auto [name, shape] = compiler::parseShapeOverride("in=put=3,64");
   EXPECT_EQ(name, "in=put");
   EXPECT_EQ(shape, (compiler::Shape{3, 64}));
-  EXPECT_EQ(parseShapeOverride("s=").second, compiler::Shape{});
-  EXPECT_THROW(parseShapeOverride("x=3,0"), UserError);
-  EXPECT_THROW(parseShapeOverride("=3"), UserError);
+  EXPECT_EQ(compiler::parseShapeOverride("s=").second, compiler::Shape{});
+  EXPECT_THROW(compiler::parseShapeOverride("x=3,0"), UserError);
+  EXPECT_THROW(compiler::parseShapeOverride("=3"), UserError);
   try {
-    shapeOverrideOptions({"x=1", "x=2"});
+    compiler::shapeOverrideOptions({"x=1", "x=2"});
     FAIL() << "no error for an input given twice";
   } catch (const UserError &e) {
     EXPECT_EQ(e.exitCode(), ExitCode::Usage);

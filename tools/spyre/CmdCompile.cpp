@@ -36,7 +36,7 @@ struct CompileCliOptions {
 };
 
 int runCompile(const CompileCliOptions &o) {
-  const compiler::ModelLoadOptions load = run::shapeOverrideOptions(o.shapes);
+  const compiler::ModelLoadOptions load = compiler::shapeOverrideOptions(o.shapes);
   // Refuse unwritable outputs before any work, and leave nothing behind.
   for (const std::string &path : {o.output, o.emitAsm, o.mappingOut})
     if (!path.empty())

@@ -48,47 +48,9 @@ std::string withThousands(int64_t n) {
   return out;
 }
 
-/// `x=3,64` -> {"x", [3, 64]}; `x=` is a scalar. The name is everything
-/// before the last '=', so names holding '=' still work.
-std::pair<std::string, compiler::Shape> parseShapeOverride(const std::string &text) {
-  size_t eq = text.rfind('=');
-  auto usage = [&](const std::string &why) {
-    return UserError(SourceLoc{"--shape"},
-                     "'" + text + "': " + why +
-                         " (expected NAME=D0,D1,... with dimensions of at least 1)",
-                     ExitCode::Usage);
-  };
-  if (eq == std::string::npos || eq == 0)
-    throw usage(eq == 0 ? "the input name is empty" : "no '='");
-  compiler::Shape shape;
-  std::string dims = text.substr(eq + 1);
-  size_t start = 0;
-  while (!dims.empty() && start <= dims.size()) {
-    size_t comma = dims.find(',', start);
-    std::string d = dims.substr(start, comma == std::string::npos ? std::string::npos
-                                                                  : comma - start);
-    bool digits = !d.empty() && d.size() <= 12 &&
-                  d.find_first_not_of("0123456789") == std::string::npos;
-    if (!digits || std::stoll(d) < 1)
-      throw usage("dimension '" + d + "' is not a positive integer");
-    shape.push_back(std::stoll(d));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
-  return {text.substr(0, eq), shape};
-}
-
 Graph loadModel(const GraphOptions &o) {
-  compiler::ModelLoadOptions options;
-  for (const std::string &text : o.shapes) {
-    auto [name, shape] = parseShapeOverride(text);
-    if (!options.shapeOverrides.emplace(name, shape).second)
-      throw UserError(SourceLoc{"--shape"},
-                      "input '" + name + "' is given more than once",
-                      ExitCode::Usage);
-  }
-  return compiler::loadModelOrThrow(o.model, options);
+  return compiler::loadModelOrThrow(o.model,
+                                    compiler::shapeOverrideOptions(o.shapes));
 }
 
 std::string plural(size_t n, const std::string &word) {

@@ -23,7 +23,7 @@ struct RunCliOptions {
 };
 
 int runRun(RunCliOptions &o, bool haveSeed) {
-  o.run.load = run::shapeOverrideOptions(o.shapes);
+  o.run.load = compiler::shapeOverrideOptions(o.shapes);
   if (haveSeed)
     o.run.seed = o.seed;
   try {
