@@ -219,8 +219,11 @@ std::string expand(std::string text, const std::string &cwd) {
     return exitCode == 2
                ? ::testing::AssertionSuccess()
                : ::testing::AssertionFailure() << "names no location: " << line;
+  // The location is a file of the command line, or a flag named without
+  // its dashes (`print-ir-after: error: ...` for --print-ir-after=...).
   for (const std::string &a : args)
-    if (file == a || file.rfind(a + "/", 0) == 0)
+    if (file == a || file.rfind(a + "/", 0) == 0 || a == "--" + file ||
+        a.rfind("--" + file + "=", 0) == 0)
       return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << "'" << file << "' is not a file of the command line: " << line;

@@ -55,10 +55,14 @@ int runCompile(const CompileCliOptions &o) {
   if (!r) {
     std::cout.flush();
     std::cerr << diags.str();
-    for (const Diagnostic &d : diags.diagnostics())
+    bool usage = false;
+    for (const Diagnostic &d : diags.diagnostics()) {
       if (d.message.find("internal error") != std::string::npos)
         return kInternalErrorExit;
-    return static_cast<int>(ExitCode::BadInput);
+      // A pass name --print-ir-after does not know is a misuse of the flag.
+      usage |= d.loc.file == "print-ir-after";
+    }
+    return static_cast<int>(usage ? ExitCode::Usage : ExitCode::BadInput);
   }
   writeFileAtomic(o.output, isa::writeProgram(r->program));
   if (!o.emitAsm.empty())
