@@ -1132,9 +1132,10 @@ bool Emitter::emitOutputs() {
     const isa::TensorDecl *d = pb_.findTensor(v->name());
     if (d && d->kind == isa::TensorKind::Output && d->address == src.address)
       continue;
+    // Each copy uses all cores and all of LX: one at a time.
     if (barrier)
       pb_.barrierAll();
-    barrier = false;
+    barrier = true;
     const std::string name = d ? v->name() + ".out" : v->name();
     reserve(name, src.dtype, refShapeOf(*v));
     const isa::TensorDecl &out = pb_.addTensor(

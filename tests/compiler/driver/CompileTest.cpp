@@ -388,6 +388,18 @@ TEST(CompileOps, SplitAndConcatOffSticks) {
                   1);
 }
 
+TEST(CompileOps, OutputsThatAreViewsOrInputsAreCopiedOneByOne) {
+  checkBothLevels(R"(graph @t {
+  input %x : f32[7, 100]
+  %v = reshape @r(%x) {shape = [1, 7, 100]} : f32[1, 7, 100]
+  %w = reshape @s(%x) {shape = [7, 1, 100]} : f32[7, 1, 100]
+  %y = relu @u(%x) : f32[7, 100]
+  %z = reshape @t(%y) {shape = [1, 700]} : f32[1, 700]
+  return %v, %w, %y, %z
+})",
+                  2);
+}
+
 TEST(CompileOps, CausalMaskThenSoftmax) {
   checkBothLevels(R"(graph @t {
   input %x : f32[2, 7, 9]
