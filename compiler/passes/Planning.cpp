@@ -9,6 +9,7 @@
 #include "support/FileIO.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace spyre::compiler {
@@ -53,6 +54,14 @@ const Value *biasOperand(const Op &add, const Op &mm) {
       add.result()->type().shape != rs)
     return nullptr;
   return other;
+}
+
+/// a + b for non-negative values, INT64_MAX past it (for messages about
+/// mapping values a file may give at any size).
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  return b > std::numeric_limits<int64_t>::max() - a
+             ? std::numeric_limits<int64_t>::max()
+             : a + b;
 }
 
 bool opFail(const PassContext &ctx, const Graph &graph, const Op &op,
@@ -119,12 +128,13 @@ bool divideRun(Graph &graph, PassContext &ctx) {
     if (!opRunsKernels(*op, stickBytes))
       continue;
     if (m.cores >= 0 || m.firstCore >= 0) {
-      if (m.cores < 1 || m.firstCore < 0 ||
-          m.firstCore + m.cores > cfg.chip.cores)
+      // Compared without adding, so that huge values cannot overflow.
+      if (m.cores < 1 || m.firstCore < 0 || m.firstCore > cfg.chip.cores ||
+          m.cores > cfg.chip.cores - m.firstCore)
         return opFail(ctx, graph, *op,
                            "mapping puts the op on cores [" +
                                std::to_string(m.firstCore) + ", " +
-                               std::to_string(m.firstCore + m.cores) +
+                               std::to_string(saturatingAdd(m.firstCore, m.cores)) +
                                "), the chip has cores [0, " +
                                std::to_string(cfg.chip.cores) + ")");
       ctx.addStatistic("ops-given");
@@ -286,11 +296,12 @@ bool lxPlanRun(Graph &graph, PassContext &ctx) {
         m.lx = shares[i] ? std::vector<int64_t>{slot++ * share, share}
                          : std::vector<int64_t>{0, lxSticks};
         ctx.addStatistic("regions-planned");
-      } else if (m.lx[1] < 1 || m.lx[0] + m.lx[1] > lxSticks) {
+      } else if (m.lx[1] < 1 || m.lx[0] > lxSticks ||
+                 m.lx[1] > lxSticks - m.lx[0]) {
         return opFail(ctx, graph, *ops[i],
                            "mapping gives the LX region [" +
                                std::to_string(m.lx[0]) + ", " +
-                               std::to_string(m.lx[0] + m.lx[1]) +
+                               std::to_string(saturatingAdd(m.lx[0], m.lx[1])) +
                                ") sticks, LX has " + std::to_string(lxSticks));
       }
       setOpMapping(*ops[i], m);
@@ -333,6 +344,14 @@ bool tileRun(Graph &graph, PassContext &ctx) {
       return opFail(ctx, graph, *op,
                          "mapping gives 'grid' or 'tile' without the other");
     if (!m.grid.empty()) {
+      // The planner takes grid sides as int; larger ones cannot fit anyway.
+      if (m.grid[0] > cfg.chip.cores || m.grid[1] > cfg.chip.cores)
+        return opFail(ctx, graph, *op,
+                      "mapping cannot be used: grid " +
+                          std::to_string(m.grid[0]) + "x" +
+                          std::to_string(m.grid[1]) + " has more parts than "
+                          "the chip has cores (" +
+                          std::to_string(cfg.chip.cores) + ")");
       std::string why = codegen::matmulPlanProblem(
           cfg, w.args, o, static_cast<int>(m.grid[0]),
           static_cast<int>(m.grid[1]), m.tile[0], m.tile[1], m.tile[2],

@@ -388,7 +388,7 @@ TEST(CompileOps, SplitAndConcatOffSticks) {
                   1);
 }
 
-TEST(CompileOps, OutputsThatAreViewsOrInputsAreCopiedOneByOne) {
+TEST(CompileOps, OutputsThatAreViewsOrInputsAreCopied) {
   checkBothLevels(R"(graph @t {
   input %x : f32[7, 100]
   %v = reshape @r(%x) {shape = [1, 7, 100]} : f32[1, 7, 100]
@@ -508,6 +508,15 @@ TEST(CompileMapping, ImpossibleMappingsAreNamedErrors) {
       {R"({"ops": {"fc1": {"cores": 0}}})", "'cores' must be an integer >= 1"},
       {R"({"ops": {"fc1": {"tiles": [1]}}})", "unknown mapping field 'tiles'"},
       {R"({"ops": [}})", "not valid JSON"},
+      // Values that would overflow a sum or an int are refused, not wrapped.
+      {R"({"ops": {"fc1": {"cores": 9223372036854775807, "first_core": 1}}})",
+       "mapping puts the op on cores [1, 9223372036854775807), the chip has "
+       "cores [0, 32)"},
+      {R"({"ops": {"fc1": {"lx": [9223372036854775000, 1000]}}})",
+       "mapping gives the LX region [9223372036854775000, "
+       "9223372036854775807) sticks, LX has 16384"},
+      {R"({"ops": {"fc1": {"cores": 1, "first_core": 0, "grid": [4294967297, 1], "tile": [8, 64, 64]}}})",
+       "grid 4294967297x1 has more parts than the chip has cores (32)"},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.json);
