@@ -76,6 +76,17 @@ SourceLoc graphLoc(const Graph &graph) {
   return loc;
 }
 
+/// Whether the operands of bias add `add` other than `mm`'s result are
+/// computed before `mm` (the fused kernel reads them while it runs).
+bool biasReadyBefore(const Graph &graph, const Op &add, const Op &mm) {
+  for (const Value *v : add.operands())
+    if (v != mm.result())
+      if (const Op *def = v->definingOp();
+          def && graph.opIndex(def) > graph.opIndex(&mm))
+        return false;
+  return true;
+}
+
 bool divideRun(Graph &graph, PassContext &ctx) {
   const hw::HwConfig &cfg = ctx.hw();
   const int stickBytes = cfg.chip.stickBytes;
@@ -93,7 +104,8 @@ bool divideRun(Graph &graph, PassContext &ctx) {
           uses[0].op->annotations().contains(kMappingAnnotation))
         continue;
       Op *add = uses[0].op;
-      if (matmulWork(graph, *op, "").batches != 1)
+      if (matmulWork(graph, *op, "").batches != 1 ||
+          !biasReadyBefore(graph, *add, *op))
         continue;
       OpMapping mm, am;
       mm.fuseBias = add->name();
@@ -110,13 +122,14 @@ bool divideRun(Graph &graph, PassContext &ctx) {
       if (!add || op->kind() != OpKind::Matmul || !biasOperand(*add, *op) ||
           graph.usesOf(op->result()).size() != 1 ||
           opMapping(*add).fusedInto != op->name() ||
-          matmulWork(graph, *op, "").batches != 1)
+          matmulWork(graph, *op, "").batches != 1 ||
+          !biasReadyBefore(graph, *add, *op))
         return opFail(ctx, graph, *op,
                            "cannot fold '" + m.fuseBias +
                                "' into this op: it must be the only use of "
                                "a matmul without batched B, adding a vector "
-                               "of the last dim, and name the matmul in "
-                               "'fused_into'");
+                               "of the last dim computed before the matmul, "
+                               "and name the matmul in 'fused_into'");
     }
     if (!m.fusedInto.empty()) {
       const Op *mm = graph.findOp(m.fusedInto);

@@ -155,6 +155,22 @@ TEST(CompileOps, LinearWithConstantWeightAndBias) {
                   4);
 }
 
+TEST(CompileOps, BiasComputedAfterTheMatmulIsNotFolded) {
+  // As ONNX Gemm with beta imports: the scaled bias comes after the matmul
+  // in op order, so folding the add into the matmul would read it early.
+  checkBothLevels(R"(graph @t {
+  input %a : f32[2, 7]
+  input %b : f32[7, 4]
+  input %c : f32[4]
+  const %beta : f32[] = dense<[0.5]>
+  %mm = matmul @mm(%a, %b) {transpose_a = false, transpose_b = false} : f32[2, 4]
+  %cb = mul @beta(%c, %beta) : f32[4]
+  %y = add @bias(%mm, %cb) : f32[2, 4]
+  return %y
+})",
+                  4);
+}
+
 TEST(CompileOps, BatchedMatmulPerBatchAndBroadcastB) {
   checkBothLevels(R"(graph @t {
   input %a : f32[3, 7, 64]
@@ -265,6 +281,30 @@ TEST(CompileOps, SoftmaxOnLastAndFirstAxis) {
   return %y
 })",
                   4);
+}
+
+TEST(CompileOps, NormsOverSeveralTrailingDims) {
+  checkBothLevels("graph @t {\n  input %x : f32[5, 3, 7]\n"
+                  "  const %w : f32[3, 7] = " +
+                      dense(21, 3) + "\n  const %b : f32[3, 7] = " +
+                      dense(21, 4) +
+                      "\n  %y = layernorm @ln(%x, %w, %b) {axis = 1, "
+                      "epsilon = 1e-05} : f32[5, 3, 7]\n  return %y\n}",
+                  6);
+  checkBothLevels("graph @t {\n  input %x : f32[4, 33]\n"
+                  "  %y = rmsnorm @rn(%x) {axis = 0, "
+                  "epsilon = 1e-05} : f32[4, 33]\n  return %y\n}",
+                  6);
+}
+
+TEST(CompileOps, SiluWrittenAsMulOfSigmoid) {
+  checkBothLevels(R"(graph @t {
+  input %x : f32[7, 100]
+  %s = sigmoid @s(%x) : f32[7, 100]
+  %y = mul @m(%x, %s) : f32[7, 100]
+  return %y
+})",
+                  3);
 }
 
 TEST(CompileOps, LayerNormAndRmsNorm) {
