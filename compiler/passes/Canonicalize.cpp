@@ -86,7 +86,10 @@ private:
     case OpKind::Neg:
       return removeDoubleNeg(op);
     case OpKind::Mul:
-      return fuseErfGelu(op);
+      return fuseErfGelu(op) || fuseSilu(op);
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
+      return flattenNorm(op);
     default:
       return false;
     }
@@ -204,6 +207,61 @@ private:
       return false;
     context_.addStatistic("double-neg-removed");
     return true;
+  }
+
+  /// A norm over several trailing dims is the same norm over the last dim
+  /// of x reshaped to [rows, elements normalised] (weight and bias
+  /// flattened alike), reshaped back: the device normalises rows only.
+  bool flattenNorm(Op *op) {
+    Value *x = op->operand(0);
+    const Shape shape = x->type().shape;
+    const int64_t rank = x->type().rank();
+    const int64_t axis = *normalizeAxis(op->intAttr("axis"), rank);
+    if (axis == rank - 1)
+      return false;
+    int64_t rows = 1, cols = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < axis ? rows : cols) *= shape[static_cast<size_t>(d)];
+    AttrDict attrs = op->attrs();
+    attrs.set("axis", int64_t{-1});
+    const OpKind kind = op->kind();
+    const std::vector<Value *> params(op->operands().begin() + 1,
+                                      op->operands().end());
+    replaceOpInPlace(graph_, op, [&](OpBuilder &b, const ReplacedNames &n) {
+      auto reshape = [&](Value *v, const std::string &what, Shape to) {
+        return b.create(OpKind::Reshape, graph_.uniqueOpName(n.opName + what),
+                        {v}, {{"shape", Attribute::ints(to)}},
+                        graph_.uniqueValueName(n.resultName + what));
+      };
+      std::vector<Value *> operands{reshape(x, ".rows", {rows, cols})};
+      for (size_t i = 0; i < params.size(); ++i)
+        operands.push_back(
+            reshape(params[i], ".param" + std::to_string(i + 1), {cols}));
+      Value *y = b.create(kind, n.opName, operands, attrs,
+                          graph_.uniqueValueName(n.resultName + ".flat"));
+      return b.create(OpKind::Reshape,
+                      graph_.uniqueOpName(n.opName + ".unflatten"), {y},
+                      {{"shape", Attribute::ints(shape)}}, n.resultName);
+    });
+    context_.addStatistic("norm-flattened");
+    return true;
+  }
+
+  /// x * sigmoid(x) (either order) becomes silu(x).
+  bool fuseSilu(Op *op) {
+    for (size_t i = 0; i < 2; ++i) {
+      Value *x = op->operand(i);
+      Op *sig = definedBy(op->operand(1 - i), OpKind::Sigmoid);
+      if (!sig || sig->operand(0) != x || !onlyFeeds(sig->result(), op) ||
+          op->result()->type() != x->type())
+        continue;
+      replaceOpInPlace(graph_, op, [&](OpBuilder &b, const ReplacedNames &n) {
+        return b.create(OpKind::Silu, n.opName, {x}, {}, n.resultName);
+      });
+      context_.addStatistic("silu-fused");
+      return true;
+    }
+    return false;
   }
 
   /// Whether `v` is the result of an op that only `user` reads (once) and
@@ -359,6 +417,10 @@ const PassInfo &canonicalizePass() {
           {"double-neg-removed", "neg of a neg removed"},
           {"erf-gelu-fused", "x * 0.5 * (1 + erf(x / sqrt 2)) rewritten as "
                              "gelu {approximate = \"none\"}"},
+          {"silu-fused", "x * sigmoid(x) rewritten as silu"},
+          {"norm-flattened",
+           "layernorm/rmsnorm over several trailing dims rewritten as the "
+           "norm of x reshaped to [rows, elements normalised]"},
           {"dead-ops-erased", "ops erased because nothing used their results"},
       },
       [](Graph &graph, PassContext &context) {

@@ -358,6 +358,68 @@ TEST(Canonicalize, ErfGeluLookalikesStay) {
   EXPECT_EQ(stat(c.stats, "erf-gelu-fused"), 0);
 }
 
+TEST(Canonicalize, SiluInEitherOrderBecomesSilu) {
+  // y1 and y2 are x * sigmoid(x); y3 multiplies by the sigmoid of another
+  // tensor and y4's sigmoid is also an output, so both stay.
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  input %z : f32[2, 3]
+  %s1 = sigmoid @s1(%x) : f32[2, 3]
+  %y1 = mul @m1(%x, %s1) : f32[2, 3]
+  %s2 = sigmoid @s2(%x) : f32[2, 3]
+  %y2 = mul @m2(%s2, %x) : f32[2, 3]
+  %s3 = sigmoid @s3(%z) : f32[2, 3]
+  %y3 = mul @m3(%x, %s3) : f32[2, 3]
+  %s4 = sigmoid @s4(%x) : f32[2, 3]
+  %y4 = mul @m4(%x, %s4) : f32[2, 3]
+  return %y1, %y2, %y3, %y4, %s4
+}
+)");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[2, 3]
+  input %z : f32[2, 3]
+  %y1 = silu @m1(%x) : f32[2, 3]
+  %y2 = silu @m2(%x) : f32[2, 3]
+  %s3 = sigmoid @s3(%z) : f32[2, 3]
+  %y3 = mul @m3(%x, %s3) : f32[2, 3]
+  %s4 = sigmoid @s4(%x) : f32[2, 3]
+  %y4 = mul @m4(%x, %s4) : f32[2, 3]
+  return %y1, %y2, %y3, %y4, %s4
+}
+)");
+  EXPECT_EQ(stat(c.stats, "silu-fused"), 2);
+}
+
+TEST(Canonicalize, NormOverSeveralDimsBecomesANormOfRows) {
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[2, 3, 4]
+  input %w : f32[3, 4]
+  input %b : f32[3, 4]
+  %y = layernorm @ln(%x, %w, %b) {axis = 1, epsilon = 1e-05} : f32[2, 3, 4]
+  %r = rmsnorm @rn(%x) {axis = -3, epsilon = 1e-06} : f32[2, 3, 4]
+  %k = layernorm @last(%x) {axis = -1, epsilon = 1e-05} : f32[2, 3, 4]
+  return %y, %r, %k
+}
+)");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[2, 3, 4]
+  input %w : f32[3, 4]
+  input %b : f32[3, 4]
+  %y.rows = reshape @ln.rows(%x) {shape = [2, 12]} : f32[2, 12]
+  %y.param1 = reshape @ln.param1(%w) {shape = [12]} : f32[12]
+  %y.param2 = reshape @ln.param2(%b) {shape = [12]} : f32[12]
+  %y.flat = layernorm @ln(%y.rows, %y.param1, %y.param2) {axis = -1, epsilon = 1e-05} : f32[2, 12]
+  %y = reshape @ln.unflatten(%y.flat) {shape = [2, 3, 4]} : f32[2, 3, 4]
+  %r.rows = reshape @rn.rows(%x) {shape = [1, 24]} : f32[1, 24]
+  %r.flat = rmsnorm @rn(%r.rows) {axis = -1, epsilon = 1e-06} : f32[1, 24]
+  %r = reshape @rn.unflatten(%r.flat) {shape = [2, 3, 4]} : f32[2, 3, 4]
+  %k = layernorm @last(%x) {axis = -1, epsilon = 1e-05} : f32[2, 3, 4]
+  return %y, %r, %k
+}
+)");
+  EXPECT_EQ(stat(c.stats, "norm-flattened"), 2);
+}
+
 TEST(Canonicalize, DeadOpsAreErasedAndLiveOnesKept) {
   Canonicalized c = canonicalize(R"(graph @g {
   input %x : f32[3]
@@ -397,6 +459,8 @@ TEST(Canonicalize, AlreadyCanonicalIrIsUnchanged) {
   pow-to-reciprocal   0  pow with exponent -1 rewritten as reciprocal
   double-neg-removed  0  neg of a neg removed
   erf-gelu-fused      0  x * 0.5 * (1 + erf(x / sqrt 2)) rewritten as gelu {approximate = "none"}
+  silu-fused          0  x * sigmoid(x) rewritten as silu
+  norm-flattened      0  layernorm/rmsnorm over several trailing dims rewritten as the norm of x reshaped to [rows, elements normalised]
   dead-ops-erased     0  ops erased because nothing used their results
 )");
 }
