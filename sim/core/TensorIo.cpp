@@ -31,7 +31,10 @@ float hostFloat(const NpyArray &a, uint64_t i) {
 
 void writeTensor(const isa::TensorDecl &t, const NpyArray &host,
                  const std::string &fileName, DeviceMemory &memory) {
-  if (host.shape != t.hostShape)
+  // Program tensors have rank 1 at least: a scalar is declared as [1].
+  const bool scalar = host.shape.empty() &&
+                      t.hostShape == std::vector<int64_t>{1};
+  if (host.shape != t.hostShape && !scalar)
     throw UserError(SourceLoc{fileName},
                     "input '" + t.name + "' has shape " + shapeText(host.shape) +
                         " but the program expects " + shapeText(t.hostShape));

@@ -13,23 +13,21 @@
 #include "compiler/ref/Evaluator.h"
 #include "support/FileIO.h"
 #include "testlib/Golden.h"
+#include "testlib/OnnxNodeTests.h"
 
 #include "onnx/onnx_pb.h"
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <set>
 
 namespace spyre::compiler {
 namespace {
 
 namespace fs = std::filesystem;
 
-const char *const kNodeTests = "/usr/share/libonnx-testdata/data/node";
 const char *const kBegin = "<!-- BEGIN ONNX CONFORMANCE: checked by "
                            "tests/compiler/import/OnnxConformanceTest.cpp -->";
 const char *const kEnd = "<!-- END ONNX CONFORMANCE -->";
@@ -49,44 +47,6 @@ std::optional<OnnxTensorValues> readPb(const std::string &path) {
   return readOnnxTensor(t, why);
 }
 
-bool isStaticEverywhere(const onnx::GraphProto &g, const std::string &name) {
-  bool used = false;
-  for (const onnx::NodeProto &n : g.node())
-    for (int k = 0; k < n.input_size(); ++k)
-      if (n.input(k) == name) {
-        used = true;
-        if (!isOnnxStaticInput(n.op_type(), k))
-          return false;
-      }
-  return used;
-}
-
-/// Whether the importer claims the test: every op supported, and every
-/// input that stays an input a float tensor with a static shape.
-bool claims(const onnx::ModelProto &model) {
-  std::set<std::string_view> ops;
-  for (std::string_view op : onnxSupportedOpTypes())
-    ops.insert(op);
-  const onnx::GraphProto &g = model.graph();
-  for (const onnx::NodeProto &n : g.node())
-    if (!(n.domain().empty() || n.domain() == "ai.onnx") ||
-        !ops.contains(n.op_type()))
-      return false;
-  for (const onnx::ValueInfoProto &in : g.input()) {
-    if (isStaticEverywhere(g, in.name()))
-      continue;
-    if (!in.type().has_tensor_type())
-      return false;
-    int32_t t = in.type().tensor_type().elem_type();
-    if (t != onnx::TensorProto::FLOAT && t != onnx::TensorProto::FLOAT16)
-      return false;
-    for (const auto &d : in.type().tensor_type().shape().dim())
-      if (!d.has_dim_value())
-        return false;
-  }
-  return true;
-}
-
 ref::RefTensor toRef(const OnnxTensorValues &v) {
   return ref::RefTensor{Shape(v.dims.begin(), v.dims.end()), v.values};
 }
@@ -94,34 +54,21 @@ ref::RefTensor toRef(const OnnxTensorValues &v) {
 /// Imports and runs one node test; nullopt when the importer does not
 /// claim it.
 std::optional<Outcome> runNodeTest(const fs::path &dir) {
-  onnx::ModelProto model;
-  DiagnosticEngine readDiags;
-  if (!readOnnxModel((dir / "model.onnx").string(), model, readDiags) ||
-      !claims(model))
+  bool claimed = false;
+  test::FrozenNodeTest frozen = test::freezeNodeTest(dir, claimed);
+  if (!claimed)
     return std::nullopt;
   Outcome out{dir.filename().string()};
-  fs::path data = dir / "test_data_set_0";
-  onnx::GraphProto *g = model.mutable_graph();
+  EXPECT_EQ(frozen.error, "") << dir;
+  const onnx::ModelProto &model = frozen.model;
   ref::TensorMap inputs;
-  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
-  for (int k = 0; k < g->input_size(); ++k) {
-    const onnx::ValueInfoProto &in = g->input(k);
-    std::string file = (data / ("input_" + std::to_string(k) + ".pb")).string();
-    onnx::TensorProto t;
-    EXPECT_TRUE(t.ParseFromString(readFile(file))) << file;
-    if (isStaticEverywhere(*g, in.name())) {
-      t.set_name(in.name());
-      *g->add_initializer() = t;
-      continue;
-    }
-    std::string why;
-    std::optional<OnnxTensorValues> v = readOnnxTensor(t, why);
-    EXPECT_TRUE(v.has_value()) << file << ": " << why;
+  for (int k = 0; k < model.graph().input_size(); ++k) {
+    const std::string file = frozen.inputFiles[static_cast<size_t>(k)].string();
+    std::optional<OnnxTensorValues> v = readPb(file);
+    EXPECT_TRUE(v.has_value()) << file;
     if (v)
-      inputs[in.name()] = toRef(*v);
-    *kept.Add() = in;
+      inputs[model.graph().input(k).name()] = toRef(*v);
   }
-  g->mutable_input()->Swap(&kept);
 
   DiagnosticEngine diags;
   std::optional<Graph> graph =
@@ -134,8 +81,7 @@ std::optional<Outcome> runNodeTest(const fs::path &dir) {
   out.imported = true;
   std::vector<ref::RefTensor> results = ref::evaluateGraph(*graph, inputs);
   for (size_t j = 0; j < results.size() && out.mismatch.empty(); ++j) {
-    std::string file =
-        (data / ("output_" + std::to_string(j) + ".pb")).string();
+    std::string file = frozen.outputFiles[j].string();
     std::optional<OnnxTensorValues> want = readPb(file);
     if (!want) {
       out.mismatch = file + " does not read";
@@ -170,14 +116,10 @@ std::string escapeCell(std::string text) {
 }
 
 TEST(OnnxConformance, ClaimedNodeTestsPassOrAreListedInTheDocs) {
-  ASSERT_TRUE(fs::is_directory(kNodeTests))
-      << kNodeTests
+  ASSERT_TRUE(fs::is_directory(test::kOnnxNodeTests))
+      << test::kOnnxNodeTests
       << " is missing: install libonnx-testdata (scripts/install-deps.sh)";
-  std::vector<fs::path> dirs;
-  for (const auto &e : fs::directory_iterator(kNodeTests))
-    if (e.is_directory() && fs::exists(e.path() / "model.onnx"))
-      dirs.push_back(e.path());
-  std::sort(dirs.begin(), dirs.end());
+  std::vector<fs::path> dirs = test::onnxNodeTestDirs();
 
   std::vector<Outcome> outcomes;
   for (const fs::path &dir : dirs)
