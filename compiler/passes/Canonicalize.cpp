@@ -292,15 +292,21 @@ private:
     if (factors.size() != 3 || inner.size() != 1)
       return false;
     Value *x = nullptr;
+    bool tanh = false;
     for (size_t i = 0; i < 3 && !x; ++i) {
       Value *half = factors[i];
       Value *sum = factors[(i + 1) % 3], *other = factors[(i + 2) % 3];
       if (!isScalarConstant(half, 0.5))
         continue;
-      if (Value *arg = erfGeluArgument(sum, other))
-        x = arg;
-      else if ((arg = erfGeluArgument(other, sum)))
-        x = arg;
+      for (int order = 0; order < 2 && !x; ++order) {
+        if ((x = erfGeluArgument(sum, other)))
+          break;
+        if ((x = tanhGeluArgument(sum, other))) {
+          tanh = true;
+          break;
+        }
+        std::swap(sum, other);
+      }
     }
     if (!x || op->result()->type() != x->type())
       return false;
@@ -309,10 +315,65 @@ private:
       return false;
     replaceOpInPlace(graph_, op, [&](OpBuilder &b, const ReplacedNames &n) {
       return b.create(OpKind::Gelu, n.opName, {x},
-                      {{"approximate", std::string("none")}}, n.resultName);
+                      {{"approximate", std::string(tanh ? "tanh" : "none")}},
+                      n.resultName);
     });
-    context_.addStatistic("erf-gelu-fused");
+    context_.addStatistic(tanh ? "tanh-gelu-fused" : "erf-gelu-fused");
     return true;
+  }
+
+  /// When `sum` is 1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)), as
+  /// exporters write GELU's tanh form (x^3 as x * (x * x), either order, or
+  /// pow x 3; each step used only by the next) and `x` is that x: x; else
+  /// nullptr.
+  Value *tanhGeluArgument(Value *sum, Value *x) const {
+    constexpr double kBeta = 0.79788456080286535588; // sqrt(2 / pi)
+    constexpr double kKappa = 0.044715;
+    Value *t = scalarTerm(sum, OpKind::Add, 1.0);
+    Op *th = t ? definedBy(t, OpKind::Tanh) : nullptr;
+    if (!th || graph_.isOutput(sum) || graph_.usesOf(sum).size() != 1)
+      return nullptr;
+    Value *s = scalarTerm(th->operand(0), OpKind::Mul, kBeta);
+    Op *add = s ? definedBy(s, OpKind::Add) : nullptr;
+    if (!add)
+      return nullptr;
+    for (int i = 0; i < 2; ++i) {
+      Value *cube = scalarTerm(add->operand(1 - i), OpKind::Mul, kKappa);
+      if (add->operand(i) == x && cube && onlyFeeds(add->operand(1 - i), add) &&
+          isCubeOf(cube, x))
+        return x;
+    }
+    return nullptr;
+  }
+
+  /// When `v` is op(c, other) or op(other, c) for a scalar constant c near
+  /// `value`, and `v` has one use (the next step of a pattern): other.
+  Value *scalarTerm(Value *v, OpKind kind, double value) const {
+    Op *op = definedBy(v, kind);
+    if (!op || graph_.isOutput(v) || graph_.usesOf(v).size() != 1)
+      return nullptr;
+    for (int i = 0; i < 2; ++i)
+      if (isScalarNear(op->operand(i), value) && op->operand(1 - i) != v)
+        return op->operand(1 - i);
+    return nullptr;
+  }
+
+  /// `v` = x * (x * x) in either order, or pow(x, 3), used only once.
+  bool isCubeOf(Value *v, const Value *x) const {
+    if (graph_.isOutput(v) || graph_.usesOf(v).size() != 1)
+      return false;
+    if (Op *p = definedBy(v, OpKind::Pow))
+      return p->operand(0) == x && p->floatAttr("exponent") == 3.0;
+    Op *m = definedBy(v, OpKind::Mul);
+    if (!m)
+      return false;
+    for (int i = 0; i < 2; ++i) {
+      Op *sq = definedBy(m->operand(1 - i), OpKind::Mul);
+      if (m->operand(i) == x && sq && sq->operand(0) == x &&
+          sq->operand(1) == x && onlyFeeds(m->operand(1 - i), m))
+        return true;
+    }
+    return false;
   }
 
   /// When `sum` is 1 + erf(x / sqrt 2) (each step used only by the next)
@@ -391,9 +452,9 @@ const PassInfo &canonicalizePass() {
   static const PassInfo info{
       "canonicalize",
       "Rewrites linear as matmul + add, folds transposes of constants into "
-      "matmul, "
-      "collapses view chains, simplifies pow and double negation, fuses the "
-      "erf form of GELU, erases dead ops",
+      "matmul, collapses view chains, simplifies pow and double negation, "
+      "fuses the erf and tanh forms of GELU and SiLU, flattens norms over "
+      "several dims, erases dead ops",
       "no `linear` op remains, nor a `pow` with exponent 2, 0.5, -0.5 or -1; "
       "every "
       "rewrite computes the same values (pow -> sqrt/rsqrt differ from C pow "
@@ -417,6 +478,9 @@ const PassInfo &canonicalizePass() {
           {"double-neg-removed", "neg of a neg removed"},
           {"erf-gelu-fused", "x * 0.5 * (1 + erf(x / sqrt 2)) rewritten as "
                              "gelu {approximate = \"none\"}"},
+          {"tanh-gelu-fused",
+           "x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) "
+           "rewritten as gelu {approximate = \"tanh\"}"},
           {"silu-fused", "x * sigmoid(x) rewritten as silu"},
           {"norm-flattened",
            "layernorm/rmsnorm over several trailing dims rewritten as the "

@@ -297,6 +297,27 @@ TEST(CompileOps, NormsOverSeveralTrailingDims) {
                   6);
 }
 
+TEST(CompileOps, TanhGeluWrittenOut) {
+  checkBothLevels(R"(graph @t {
+  input %x : f32[7, 100]
+  const %half : f32[] = dense<[0.5]>
+  const %one : f32[] = dense<[1.0]>
+  const %beta : f32[] = dense<[0.7978845]>
+  const %kappa : f32[] = dense<[0.044715]>
+  %sq = mul @sq(%x, %x) : f32[7, 100]
+  %cb = mul @cb(%x, %sq) : f32[7, 100]
+  %k = mul @k(%kappa, %cb) : f32[7, 100]
+  %s = add @s(%x, %k) : f32[7, 100]
+  %i = mul @i(%beta, %s) : f32[7, 100]
+  %t = tanh @t(%i) : f32[7, 100]
+  %p = add @p(%one, %t) : f32[7, 100]
+  %m = mul @m(%x, %p) : f32[7, 100]
+  %y = mul @g(%half, %m) : f32[7, 100]
+  return %y
+})",
+                  3);
+}
+
 TEST(CompileOps, SiluWrittenAsMulOfSigmoid) {
   checkBothLevels(R"(graph @t {
   input %x : f32[7, 100]

@@ -358,6 +358,61 @@ TEST(Canonicalize, ErfGeluLookalikesStay) {
   EXPECT_EQ(stat(c.stats, "erf-gelu-fused"), 0);
 }
 
+// The written-out tanh form carries sqrt(2 / pi) as a float32 constant,
+// 1e-7 away from the value the fused gelu uses: a few parts in 1e7.
+constexpr int64_t kTanhConstantUlps = int64_t(1) << 31;
+
+TEST(Canonicalize, TanhGeluAsExportersWriteItBecomesGelu) {
+  // y1 as torch.onnx writes GELU(approximate="tanh"): 0.5 * (x * (1 +
+  // tanh(beta * (x + kappa * (x * (x * x)))))); y2 groups the product the
+  // other way and cubes with pow; y3 has 0.05 for kappa and stays.
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[2, 3]
+  const %half : f32[] = dense<[0.5]>
+  const %one : f32[] = dense<[1.0]>
+  const %beta : f32[] = dense<[0.7978845]>
+  const %kappa : f32[] = dense<[0.044715]>
+  const %notkappa : f32[] = dense<[0.05]>
+  %sq1 = mul @sq1(%x, %x) : f32[2, 3]
+  %cb1 = mul @cb1(%x, %sq1) : f32[2, 3]
+  %k1 = mul @k1(%kappa, %cb1) : f32[2, 3]
+  %s1 = add @s1(%x, %k1) : f32[2, 3]
+  %i1 = mul @i1(%beta, %s1) : f32[2, 3]
+  %t1 = tanh @t1(%i1) : f32[2, 3]
+  %p1 = add @p1(%one, %t1) : f32[2, 3]
+  %m1 = mul @m1(%x, %p1) : f32[2, 3]
+  %y1 = mul @g1(%half, %m1) : f32[2, 3]
+  %cb2 = pow @cb2(%x) {exponent = 3.0} : f32[2, 3]
+  %k2 = mul @k2(%cb2, %kappa) : f32[2, 3]
+  %s2 = add @s2(%k2, %x) : f32[2, 3]
+  %i2 = mul @i2(%s2, %beta) : f32[2, 3]
+  %t2 = tanh @t2(%i2) : f32[2, 3]
+  %p2 = add @p2(%t2, %one) : f32[2, 3]
+  %h2 = mul @h2(%x, %half) : f32[2, 3]
+  %y2 = mul @g2(%h2, %p2) : f32[2, 3]
+  %cb3 = pow @cb3(%x) {exponent = 3.0} : f32[2, 3]
+  %k3 = mul @k3(%cb3, %notkappa) : f32[2, 3]
+  %s3 = add @s3(%k3, %x) : f32[2, 3]
+  %i3 = mul @i3(%s3, %beta) : f32[2, 3]
+  %t3 = tanh @t3(%i3) : f32[2, 3]
+  %p3 = add @p3(%t3, %one) : f32[2, 3]
+  %h3 = mul @h3(%x, %half) : f32[2, 3]
+  %y3 = mul @g3(%h3, %p3) : f32[2, 3]
+  return %y1, %y2, %y3
+}
+)",
+                                 kTanhConstantUlps);
+  EXPECT_EQ(stat(c.stats, "tanh-gelu-fused"), 2);
+  EXPECT_EQ(stat(c.stats, "erf-gelu-fused"), 0);
+  EXPECT_NE(c.ir.find("%y1 = gelu @g1(%x) {approximate = \"tanh\"}"),
+            std::string::npos)
+      << c.ir;
+  EXPECT_NE(c.ir.find("%y2 = gelu @g2(%x) {approximate = \"tanh\"}"),
+            std::string::npos)
+      << c.ir;
+  EXPECT_NE(c.ir.find("%y3 = mul @g3(%h3, %p3)"), std::string::npos) << c.ir;
+}
+
 TEST(Canonicalize, SiluInEitherOrderBecomesSilu) {
   // y1 and y2 are x * sigmoid(x); y3 multiplies by the sigmoid of another
   // tensor and y4's sigmoid is also an output, so both stay.
@@ -459,6 +514,7 @@ TEST(Canonicalize, AlreadyCanonicalIrIsUnchanged) {
   pow-to-reciprocal   0  pow with exponent -1 rewritten as reciprocal
   double-neg-removed  0  neg of a neg removed
   erf-gelu-fused      0  x * 0.5 * (1 + erf(x / sqrt 2)) rewritten as gelu {approximate = "none"}
+  tanh-gelu-fused     0  x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) rewritten as gelu {approximate = "tanh"}
   silu-fused          0  x * sigmoid(x) rewritten as silu
   norm-flattened      0  layernorm/rmsnorm over several trailing dims rewritten as the norm of x reshaped to [rows, elements normalised]
   dead-ops-erased     0  ops erased because nothing used their results
