@@ -20,7 +20,8 @@
 //     streaming all M rows of a product (min(1, sqrt(passes / full-rate
 //     passes)), sim/timing/CostModel.h);
 //   memory: every operand read once and the result written once, in whole
-//     sticks, at the sustained mixed read/write bandwidth.
+//     sticks, at the sustained bandwidths in the memory channel's cost
+//     model (memoryCycles below).
 // Simulation time dominates: run with --benchmark_filter to pick cases.
 #include "compiler/driver/Compile.h"
 #include "compiler/ir/Graph.h"
@@ -75,15 +76,21 @@ struct Bound {
   double cycles() const { return std::max(compute, memory); }
 };
 
-/// The memory bound of moving `bytes` once at the sustained mixed bandwidth.
-double memoryCycles(double bytes) {
+/// The memory bound of reading `read` bytes and writing `written` bytes
+/// once, in the channel's own cost model (sim/timing/MemoryChannel.h, IBM's
+/// (R + W) / S + alpha min(R, W)): S the sustained one-way rate, and each
+/// byte paired with traffic the other way costs alpha = 2 / M - 2 / S more,
+/// M the sustained mixed rate.
+double memoryCycles(double read, double written) {
   const hw::HwConfig &c = hw::builtinConfig();
-  return bytes / (c.memory.sustainedMixedGBps / c.chip.clockGhz);
+  const double s = c.memory.sustainedReadGBps / c.chip.clockGhz;
+  const double m = c.memory.sustainedMixedGBps / c.chip.clockGhz;
+  return (read + written) / s + (2 / m - 2 / s) * std::min(read, written);
 }
 
 /// The bound of `products` matmuls of [m, k] x [k, n].
 Bound matmulBound(double products, int64_t m, int64_t k, int64_t n,
-                  double bytes) {
+                  double read, double written) {
   const hw::HwConfig &c = hw::builtinConfig();
   const double passes = std::ceil(static_cast<double>(m) / c.pt.passRows);
   const double eff = std::min(1.0, std::sqrt(passes / c.pt.fullRatePasses));
@@ -93,7 +100,7 @@ Bound matmulBound(double products, int64_t m, int64_t k, int64_t n,
   Bound b;
   b.compute = products * static_cast<double>(m) * static_cast<double>(k) *
               static_cast<double>(n) / macsPerCycle;
-  b.memory = memoryCycles(bytes);
+  b.memory = memoryCycles(read, written);
   return b;
 }
 
@@ -165,8 +172,9 @@ void BM_Matmul(benchmark::State &state) {
                    "\n  input %b : f32" + dims({k, n}) +
                    "\n  %y = matmul @mm(%a, %b) : f32" + dims({m, n}) +
                    "\n  return %y\n}\n";
-  double bytes = stickBytes({m, k}) + stickBytes({k, n}) + stickBytes({m, n});
-  runCase(state, ir, matmulBound(1, m, k, n, bytes));
+  runCase(state, ir,
+          matmulBound(1, m, k, n, stickBytes({m, k}) + stickBytes({k, n}),
+                      stickBytes({m, n})));
 }
 
 /// [8, 512, 4096] x [4096, n], B shared by the batch.
@@ -176,10 +184,10 @@ void BM_BatchedMatmul(benchmark::State &state) {
                    "\n  input %b : f32" + dims({k, n}) +
                    "\n  %y = matmul @bmm(%a, %b) : f32" + dims({b, m, n}) +
                    "\n  return %y\n}\n";
-  double bytes =
-      stickBytes({b, m, k}) + stickBytes({k, n}) + stickBytes({b, m, n});
   // One B for all batches: the bound streams the batch's rows together.
-  runCase(state, ir, matmulBound(1, b * m, k, n, bytes));
+  runCase(state, ir,
+          matmulBound(1, b * m, k, n, stickBytes({b, m, k}) + stickBytes({k, n}),
+                      stickBytes({b, m, n})));
 }
 
 void BM_Softmax(benchmark::State &state) {
@@ -188,7 +196,7 @@ void BM_Softmax(benchmark::State &state) {
                    "\n  %y = softmax @sm(%x) {axis = -1} : f32" + dims({m, n}) +
                    "\n  return %y\n}\n";
   Bound b;
-  b.memory = memoryCycles(2 * stickBytes({m, n}));
+  b.memory = memoryCycles(stickBytes({m, n}), stickBytes({m, n}));
   runCase(state, ir, b);
 }
 
@@ -201,7 +209,8 @@ void BM_LayerNorm(benchmark::State &state) {
                    "1e-05} : f32" +
                    dims({m, n}) + "\n  return %y\n}\n";
   Bound b;
-  b.memory = memoryCycles(2 * stickBytes({m, n}) + 2 * stickBytes({n}));
+  b.memory = memoryCycles(stickBytes({m, n}) + 2 * stickBytes({n}),
+                          stickBytes({m, n}));
   runCase(state, ir, b);
 }
 
