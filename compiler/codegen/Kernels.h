@@ -88,6 +88,27 @@ RowPlan emitBinary(ProgramBuilder &pb, std::string_view op, const TensorRef &a,
                    const TensorRef &b, const TensorRef &y,
                    const KernelOptions &opt = {});
 
+/// One step of an elementwise chain (emitChain). The running value v
+/// becomes op(v) for an SFU unary op; op(v, imm) for a scalar op (adds,
+/// muls, maxs, pows) when `imm` is set; op(v, operand) for a binary op, or
+/// op(operand, v) with `operandFirst` (sub and div only when the operand is
+/// broadcast). The operand has x's shape, or is one row of x's last dim, or
+/// one element, in x's dtype.
+struct ChainStep {
+  std::string op;
+  std::optional<float> imm;
+  std::optional<TensorRef> operand;
+  bool operandFirst = false;
+};
+
+/// y = the chain applied to x in one pass: each tile is loaded once, every
+/// step runs on it in LX, and only the result is stored (the fusion of
+/// elementwise ops consumed on the same cores). x and y have the same shape
+/// and dtype.
+RowPlan emitChain(ProgramBuilder &pb, const TensorRef &x,
+                  const std::vector<ChainStep> &chain, const TensorRef &y,
+                  const KernelOptions &opt = {});
+
 /// y = x converted between DL16 and FP32 (same shape).
 RowPlan emitConvert(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
                     const KernelOptions &opt = {});

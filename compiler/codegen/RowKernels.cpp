@@ -592,6 +592,128 @@ RowPlan emitBinary(ProgramBuilder &pb, std::string_view op, const TensorRef &a,
   return runRowKernel(pb, k, opt, op);
 }
 
+RowPlan emitChain(ProgramBuilder &pb, const TensorRef &x,
+                  const std::vector<ChainStep> &chain, const TensorRef &y,
+                  const KernelOptions &opt) {
+  SPYRE_ASSERT(!chain.empty(), "an elementwise chain needs a step");
+  requireSameShape(x, y, "chain");
+  requireFloat(x, "chain");
+  SPYRE_ASSERT(x.dtype == y.dtype, "chain: dtypes differ");
+  enum class Mode { Unary, Scalar, Full, FullSwapped, Row, Broadcast };
+  struct Step {
+    std::string op;
+    Mode mode = Mode::Unary;
+    float imm = 0;
+    size_t slot = 0; ///< input (Full) or constant (Row, Broadcast) index
+    size_t bcast = 0; ///< the unit's scratch stick (Broadcast)
+  };
+  RowKernel k;
+  k.what = "chain";
+  k.inputs = {StickMatrix::of(x)};
+  k.output = StickMatrix::of(y);
+  std::vector<Step> steps;
+  size_t broadcasts = 0;
+  for (const ChainStep &c : chain) {
+    if (!c.operand) {
+      SPYRE_ASSERT(c.imm ? isScalarOp(c.op) : isUnaryOp(c.op),
+                   "chain: '" + c.op + "' is not an SFU " +
+                       (c.imm ? "scalar" : "unary") + " op");
+      steps.push_back({c.op, c.imm ? Mode::Scalar : Mode::Unary,
+                       c.imm.value_or(0.0f)});
+      continue;
+    }
+    SPYRE_ASSERT(isBinaryOp(c.op), "chain: '" + c.op + "' is not binary");
+    const TensorRef &b = *c.operand;
+    SPYRE_ASSERT(b.dtype == x.dtype, "chain: dtypes differ");
+    if (b.shape == x.shape) {
+      steps.push_back({c.op, c.operandFirst ? Mode::FullSwapped : Mode::Full,
+                       0, k.inputs.size()});
+      k.inputs.push_back(StickMatrix::of(b));
+      continue;
+    }
+    const uint64_t elems = isa::elementCount(b.shape);
+    const bool scalar = elems == 1;
+    SPYRE_ASSERT(scalar || (b.cols() == x.cols() &&
+                            elems == static_cast<uint64_t>(x.cols())),
+                 "chain: '" + b.name + "' is neither x's shape, one row nor "
+                 "one element");
+    if (c.operandFirst) {
+      // operand - v = -v + operand; operand / v = (1 / v) * operand: the
+      // SFU broadcasts its second source only.
+      SPYRE_ASSERT(c.op == "sub" || c.op == "div",
+                   "chain: operand-first '" + c.op + "'");
+      steps.push_back({c.op == "sub" ? "neg" : "recip", Mode::Unary});
+    }
+    const std::string op =
+        !c.operandFirst ? c.op : (c.op == "sub" ? "add" : "mul");
+    steps.push_back({op, scalar ? Mode::Broadcast : Mode::Row, 0,
+                     k.consts.size(), scalar ? broadcasts++ : 0});
+    k.consts.push_back({StickMatrix::of(b), 0});
+  }
+  const bool f32 = x.dtype == kF32;
+  if (broadcasts > 0) {
+    // Each unit broadcasts lane 0 of every scalar's stick over a stick.
+    k.scratch = [broadcasts](int64_t) {
+      return static_cast<int64_t>(broadcasts);
+    };
+    k.prologue = [&steps, f32](const UnitCtx &u) {
+      for (const Step &st : steps) {
+        if (st.mode != Mode::Broadcast)
+          continue;
+        InstrBuilder bc =
+            instr("bcast")
+                .set("dst", at(u.scratch + static_cast<int64_t>(st.bcast)))
+                .set("src", at(u.consts[st.slot]))
+                .set("lane", 0);
+        if (f32)
+          bc.setEnum("fmt", "f32");
+        u.sfu->append(bc);
+      }
+    };
+  }
+  const int64_t nb = k.inputs[0].blocks();
+  k.compute = [&k, &steps, f32, nb](const UnitCtx &u, const SubTile &st) {
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step &step = steps[i];
+      // The first step reads x's tile; every later one works in place on
+      // the output tile, so the intermediates never leave LX.
+      const Addr src = i == 0 ? st.in[0] : st.out;
+      elementwise(*u.sfu, k.inputs[0], st,
+                  [&](int64_t off, const Rows &r, bool last) {
+                    Rows rr = r;
+                    switch (step.mode) {
+                    case Mode::Unary:
+                      return sfuUnary(step.op, st.out + off, src + off, rr, f32);
+                    case Mode::Scalar:
+                      return sfuScalar(step.op, st.out + off, src + off,
+                                       step.imm, rr, f32);
+                    case Mode::Full:
+                      return sfuBinary(step.op, st.out + off, src + off,
+                                       st.in[step.slot] + off, rr, false, f32);
+                    case Mode::FullSwapped:
+                      return sfuBinary(step.op, st.out + off,
+                                       st.in[step.slot] + off, src + off, rr,
+                                       false, f32);
+                    case Mode::Row:
+                      rr.s2s = last ? 0 : 1;
+                      return sfuBinary(
+                          step.op, st.out + off, src + off,
+                          at(u.consts[step.slot] + (last ? nb - 1 : 0)), rr,
+                          true, f32);
+                    case Mode::Broadcast:
+                      rr.s2s = 0;
+                      return sfuBinary(
+                          step.op, st.out + off, src + off,
+                          at(u.scratch + static_cast<int64_t>(step.bcast)), rr,
+                          true, f32);
+                    }
+                    SPYRE_UNREACHABLE("chain step mode");
+                  });
+    }
+  };
+  return runRowKernel(pb, k, opt, "chain");
+}
+
 RowPlan emitConvert(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
                     const KernelOptions &opt) {
   requireSameShape(x, y, "convert");

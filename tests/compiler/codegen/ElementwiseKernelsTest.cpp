@@ -9,7 +9,8 @@
 // 2^-10 |ref| for the rounding plus 2^-16 |ref| for the FP32 step (far more
 // than one ulp), plus 2^-31 where a result falls below DL16's smallest
 // value. FP32 output: 2^-16 |ref|. Conversions are exact: DL16 -> FP32
-// gives the same value, FP32 -> DL16 the codec's rounding of it.
+// gives the same value, FP32 -> DL16 the codec's rounding of it. A chain of
+// them (emitChain) runs every step on a tile in LX and stores only the end.
 #include "KernelHarness.h"
 
 #include "compiler/codegen/Kernels.h"
@@ -278,6 +279,101 @@ TEST(ConvertKernel, BothDirectionsExactly) {
       checkConvert(s, from, 1 + i++ % 4);
   checkConvert({3, 20}, DType::Fp32, 1); // one FP32 block: odd block count
   checkConvert({9, 96}, DType::Fp32, 2); // three FP32 blocks
+}
+
+} // namespace
+} // namespace spyre::codegen
+
+// ----------------------------------------------------------------- chain
+
+namespace spyre::codegen {
+namespace {
+
+/// A chain of every step kind: v = x * 0.5; v = v + b (full); v = r - v
+/// (a row, operand first); v = gelu(v); v = v / s (a scalar); v = max(f, v)
+/// (full, operand first). Each intermediate is rounded to the tensors' dtype
+/// in LX, so the result may differ from the double-precision reference by
+/// one rounding per step: depth 6 in the tolerance of
+/// tests/compiler/driver/CompileTest.cpp.
+void checkChain(const Shape &s, DType dtype, int cores) {
+  SCOPED_TRACE(std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " +
+               std::string(isa::dtypeName(dtype)) + " on " +
+               std::to_string(cores) + " cores");
+  ProgramBuilder pb(hw::builtinConfig(), "chain");
+  const auto &x = pb.addTensor("x", TensorKind::Input, dtype, {s.rows, s.cols});
+  const auto &b = pb.addTensor("b", TensorKind::Input, dtype, {s.rows, s.cols});
+  const auto &r = pb.addTensor("r", TensorKind::Input, dtype, {s.cols});
+  const auto &sc = pb.addTensor("s", TensorKind::Input, dtype, {1});
+  const auto &f = pb.addTensor("f", TensorKind::Input, dtype, {s.rows, s.cols});
+  const auto &y = pb.addTensor("y", TensorKind::Output, dtype, {s.rows, s.cols});
+  std::vector<ChainStep> steps = {
+      {"muls", 0.5f, std::nullopt, false},
+      {"add", std::nullopt, TensorRef::of(b), false},
+      {"sub", std::nullopt, TensorRef::of(r), true},
+      {"gelu", std::nullopt, std::nullopt, false},
+      {"div", std::nullopt, TensorRef::of(sc), false},
+      {"max", std::nullopt, TensorRef::of(f), true},
+  };
+  KernelOptions opt;
+  opt.cores = cores;
+  RowPlan plan = emitChain(pb, TensorRef::of(x), steps, TensorRef::of(y), opt);
+  ASSERT_EQ(plan.error, "");
+  isa::Program p = pb.finish();
+  ASSERT_EQ(test::programFileProblem(p), "");
+  const size_t n = static_cast<size_t>(s.rows * s.cols);
+  std::vector<float> xv = randomValues(n, 11, -3, 3, dtype);
+  std::vector<float> bv = randomValues(n, 12, -1, 1, dtype);
+  std::vector<float> rv = randomValues(static_cast<size_t>(s.cols), 13, -1, 1, dtype);
+  std::vector<float> sv = randomValues(1, 14, 0.5f, 2, dtype);
+  std::vector<float> fv = randomValues(n, 15, -1, 1, dtype);
+  test::SimResult res = simulate(
+      p, {{{"x", xv}, {"b", bv}, {"r", rv}, {"s", sv}, {"f", fv}}});
+  ASSERT_TRUE(res.findings.empty()) << res.findings[0];
+  std::vector<double> expect;
+  for (size_t i = 0; i < n; ++i) {
+    double v = xv[i] * 0.5 + bv[i];
+    v = rv[i % static_cast<size_t>(s.cols)] - v;
+    v = 0.5 * v * (1 + std::erf(v / std::numbers::sqrt2));
+    v = v / sv[0];
+    expect.push_back(std::max<double>(fv[i], v));
+  }
+  double mean = 0;
+  for (double e : expect)
+    mean += std::fabs(e) / static_cast<double>(expect.size());
+  std::vector<double> tol;
+  for (double e : expect)
+    tol.push_back(6 * std::ldexp(1.0, -8) * (std::fabs(e) + mean) + kDl16Tiny);
+  EXPECT_TRUE(allClose(res.outputs["y"], expect, tol));
+}
+
+TEST(ChainKernel, EveryStepKindInOnePass) {
+  int i = 0;
+  for (const Shape &s : shapes()) {
+    ++i;
+    checkChain(s, i % 3 == 0 ? DType::Fp32 : DType::Dl16, 1 + i % 4);
+  }
+}
+
+TEST(ChainKernel, LoadsEachInputOnceAndStoresOnce) {
+  // The fused chain moves x, b and the result once: no intermediate goes
+  // through device memory.
+  ProgramBuilder pb(hw::builtinConfig(), "chain");
+  const auto &x = pb.addTensor("x", TensorKind::Input, DType::Dl16, {64, 128});
+  const auto &b = pb.addTensor("b", TensorKind::Input, DType::Dl16, {64, 128});
+  const auto &y = pb.addTensor("y", TensorKind::Output, DType::Dl16, {64, 128});
+  std::vector<ChainStep> steps = {{"exp", std::nullopt, std::nullopt, false},
+                                  {"add", std::nullopt, TensorRef::of(b), false},
+                                  {"relu", std::nullopt, std::nullopt, false}};
+  KernelOptions opt;
+  opt.cores = 2;
+  emitChain(pb, TensorRef::of(x), steps, TensorRef::of(y), opt);
+  isa::Program p = pb.finish();
+  test::SimResult res = simulate(p, {{{"x", std::vector<float>(64 * 128, 1)},
+                                      {"b", std::vector<float>(64 * 128, 1)}}});
+  ASSERT_TRUE(res.findings.empty()) << res.findings[0];
+  const uint64_t tensorBytes = 64 * 2 * 128; // 64 rows of two sticks
+  EXPECT_EQ(res.readBytes, 2 * tensorBytes);
+  EXPECT_EQ(res.writeBytes, tensorBytes);
 }
 
 } // namespace

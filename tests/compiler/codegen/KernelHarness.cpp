@@ -52,6 +52,8 @@ SimResult simulate(const isa::Program &program, const SimRequest &request) {
   r.cycles = m.totalCycles();
   r.instructionsExecuted = m.instructionsExecuted();
   r.macs = m.macOps();
+  r.readBytes = m.deviceReadBytes();
+  r.writeBytes = m.deviceWriteBytes();
   for (const sim::Finding &f : m.findings())
     r.findings.push_back(f.str());
   if (!request.numerics)

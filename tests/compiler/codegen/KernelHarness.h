@@ -29,6 +29,8 @@ struct SimResult {
   sim::Cycle cycles = 0;
   uint64_t instructionsExecuted = 0;
   uint64_t macs = 0;
+  uint64_t readBytes = 0;  ///< device memory
+  uint64_t writeBytes = 0; ///< device memory
   /// Schedule findings, and any padding lane of a tensor left nonzero.
   std::vector<std::string> findings;
   /// Every input and output tensor after the run, in host order.
