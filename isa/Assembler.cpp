@@ -202,6 +202,10 @@ private:
   void dirEngine(const Token &d);
   void dirOp(const Token &d);
   void dirTensor(const Token &d);
+  void dirHost(const Token &d);
+  /// Resolves the tensors of `.host` directives and checks every host op
+  /// and every `host` instruction's op index.
+  void finishHostOps();
   void instruction();
   std::optional<Operand> operand();
   bool convert(const InstrDesc &desc, size_t field, const Operand &op,
@@ -235,6 +239,12 @@ private:
   std::map<std::tuple<int, Engine, int>, int> streamLine_;
   std::map<std::string, uint32_t> opIndex_;
   std::vector<TensorLoc> tensorLoc_;
+  struct PendingHost {
+    Token at;
+    HostOpDecl decl;
+    std::vector<Token> inputs, outputs;
+  };
+  std::vector<PendingHost> hosts_;
 };
 
 void Assembler::error(int line, int col, const std::string &msg) {
@@ -396,6 +406,7 @@ Program Assembler::run() {
       next();
   }
   finishStream();
+  finishHostOps();
   flushErrors();
 
   // Streams in (core, engine, unit) order whatever the text order; source
@@ -464,8 +475,10 @@ void Assembler::directive() {
     return dirOp(d);
   if (d.text == ".tensor")
     return dirTensor(d);
+  if (d.text == ".host")
+    return dirHost(d);
   error(d, "unknown directive '" + d.text +
-               "' (expected .program, .tensor, .core, .engine or .op)");
+               "' (expected .program, .tensor, .host, .core, .engine or .op)");
   skipLine();
 }
 
@@ -593,6 +606,94 @@ void Assembler::dirOp(const Token &d) {
   }
   streams_[static_cast<size_t>(current_)].currentOp = op;
   expectLineEnd("the op name");
+}
+
+void Assembler::dirHost(const Token &d) {
+  auto want = [&](bool ok, const std::string &what) {
+    if (ok)
+      return true;
+    error(peek(), "'.host' expects " + what + ", found " + describe(peek()) +
+                      " (syntax: .host NAME OPTYPE \"ATTRS\" in TENSORS... "
+                      "out TENSORS... flops N)");
+    skipLine();
+    return false;
+  };
+  auto isName = [&] {
+    return peek().kind == Tok::Ident || peek().kind == Tok::String;
+  };
+  PendingHost h;
+  h.at = d;
+  if (!want(isName(), "a name"))
+    return;
+  h.decl.name = next().text;
+  if (!want(isName(), "an ONNX op type"))
+    return;
+  h.decl.opType = next().text;
+  if (!want(peek().kind == Tok::String, "the attributes as a quoted JSON object"))
+    return;
+  h.decl.attrs = next().text;
+  if (!want(peek().kind == Tok::Ident && peek().text == "in", "'in'"))
+    return;
+  next();
+  while (isName() && peek().text != "out")
+    h.inputs.push_back(next());
+  if (!want(peek().kind == Tok::Ident && peek().text == "out", "'out'"))
+    return;
+  next();
+  while (isName() && peek().text != "flops")
+    h.outputs.push_back(next());
+  if (!want(peek().kind == Tok::Ident && peek().text == "flops", "'flops'"))
+    return;
+  next();
+  std::optional<int64_t> flops;
+  if (peek().kind == Tok::Number)
+    flops = parseInt(peek().text);
+  if (!want(flops && *flops >= 0, "a flop count"))
+    return;
+  next();
+  h.decl.flops = static_cast<uint64_t>(*flops);
+  hosts_.push_back(std::move(h));
+  expectLineEnd("the flop count");
+}
+
+void Assembler::finishHostOps() {
+  for (PendingHost &h : hosts_) {
+    bool ok = true;
+    for (auto [names, indices] :
+         {std::pair{&h.inputs, &h.decl.inputs},
+          std::pair{&h.outputs, &h.decl.outputs}})
+      for (const Token &n : *names) {
+        const TensorDecl *t = program_.findTensor(n.text);
+        if (!t) {
+          error(n, "no tensor '" + n.text + "' (declare it with .tensor)");
+          ok = false;
+          continue;
+        }
+        indices->push_back(static_cast<uint32_t>(t - program_.tensors.data()));
+      }
+    if (!ok)
+      continue;
+    std::string problem = checkHostOp(program_, h.decl);
+    if (!problem.empty())
+      error(h.at, "host op '" + h.decl.name + "': " + problem);
+    program_.hostOps.push_back(h.decl);
+  }
+  const int opField = instrDesc(Opcode::Host).fieldIndex("op");
+  for (const StreamState &s : streams_)
+    for (size_t k = 0; k < s.stream.code.size(); ++k) {
+      const Instr &in = s.stream.code[k];
+      if (in.opcode == Opcode::Host &&
+          static_cast<uint64_t>(in.value[static_cast<size_t>(opField)]) >=
+              program_.hostOps.size())
+        error(k < s.instrLoc.size() ? s.instrLoc[k].first : 0,
+              k < s.instrLoc.size() ? s.instrLoc[k].second : 0,
+              "stream " + s.stream.name() + ", instruction " +
+                  std::to_string(k) + ": host op " +
+                  std::to_string(in.value[static_cast<size_t>(opField)]) +
+                  " is not declared (the program has " +
+                  std::to_string(program_.hostOps.size()) +
+                  " .host directives)");
+    }
 }
 
 void Assembler::dirTensor(const Token &d) {

@@ -131,6 +131,18 @@ std::string disassemble(const Program &program) {
     out += "\n";
   for (const TensorDecl &t : program.tensors)
     writeTensor(out, t);
+  if (!program.hostOps.empty())
+    out += "\n";
+  for (const HostOpDecl &h : program.hostOps) {
+    out += ".host " + quoted(h.name) + " " + quoted(h.opType) + " " +
+           quoted(h.attrs) + " in";
+    for (uint32_t t : h.inputs)
+      out += " " + quoted(program.tensors[t].name);
+    out += " out";
+    for (uint32_t t : h.outputs)
+      out += " " + quoted(program.tensors[t].name);
+    out += " flops " + std::to_string(h.flops) + "\n";
+  }
   int core = -1;
   for (const Stream &s : program.streams) {
     if (!out.empty())

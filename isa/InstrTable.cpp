@@ -378,6 +378,21 @@ std::vector<InstrDesc> buildTable() {
       "Copies n2 x n1 runs of `run` sticks from LX to device memory: " +
           pattern(false));
 
+  add(Opcode::Host, "host", kDmaLoad, TimingClass::Host,
+      {F("op", FieldKind::Int, 16, false,
+         "index of the op in the program's HOST section")},
+      "Run an op of the program's HOST section on the host.",
+      "Runs host op `op` (docs/program-file.md, section HOST): its input "
+      "tensors go from device memory to the host over PCIe, the host "
+      "computes the op, and its output tensors come back to device memory. "
+      "Takes host.pcie_latency_cycles + input bytes / host.pcie_gb_per_s, then "
+      "flops / host.host_gflops (at least 1 cycle), then "
+      "host.pcie_latency_cycles + output bytes / host.pcie_gb_per_s, in "
+      "chip cycles at chip.clock_ghz; the device engines are idle meanwhile "
+      "unless they have work of their own. Device data is converted to "
+      "double on the way out and rounded to each output's dtype on the way "
+      "back. The compiler puts a chip-wide barrier before and after it.");
+
   // ---- PT ----
   add(Opcode::Mm, "mm", kPt, TimingClass::Pt, matmulFields(false),
       "DL16 matrix multiply with FP32 accumulation.",
@@ -756,6 +771,8 @@ std::string_view timingClassName(TimingClass t) {
     return "ring";
   case TimingClass::Reduce:
     return "reduce";
+  case TimingClass::Host:
+    return "host";
   }
   return "?";
 }

@@ -68,8 +68,9 @@ enum class TimingClass : uint8_t {
   SfuReduce,
   Ring,
   Reduce,
+  Host,
 };
-constexpr int kNumTimingClasses = 11;
+constexpr int kNumTimingClasses = 12;
 
 enum class FieldKind : uint8_t {
   Reg,     ///< rN, a source register

@@ -6,6 +6,7 @@
 // allocation. The byte layout is documented in docs/program-file.md.
 #include "isa/Program.h"
 
+#include "host/HostOp.h"
 #include "hw/HwConfig.h"
 #include "isa/InstrTable.h"
 
@@ -41,6 +42,9 @@ constexpr uint32_t kTagStrings = tag("STRS");
 constexpr uint32_t kTagTensors = tag("TENS");
 constexpr uint32_t kTagStreams = tag("STRM");
 constexpr uint32_t kTagProvenance = tag("PROV");
+constexpr uint32_t kTagHost = tag("HOST");
+/// Bounds of a HOST record, far above what any model has.
+constexpr uint32_t kMaxHostOperands = 1024;
 
 std::string tagText(uint32_t t) {
   std::string s;
@@ -454,6 +458,26 @@ std::string writeProgram(const Program &program) {
     }
     sections.emplace_back(kTagProvenance, std::move(w.out()));
   }
+  if (!program.hostOps.empty()) {
+    ByteWriter w;
+    auto text = [&](const std::string &s) {
+      w.u32(static_cast<uint32_t>(s.size()));
+      w.str(s);
+    };
+    w.u32(static_cast<uint32_t>(program.hostOps.size()));
+    for (const HostOpDecl &h : program.hostOps) {
+      text(h.name);
+      text(h.opType);
+      text(h.attrs);
+      for (const std::vector<uint32_t> *list : {&h.inputs, &h.outputs}) {
+        w.u32(static_cast<uint32_t>(list->size()));
+        for (uint32_t t : *list)
+          w.u32(t);
+      }
+      w.u64(h.flops);
+    }
+    sections.emplace_back(kTagHost, std::move(w.out()));
+  }
 
   ByteWriter payload;
   for (const auto &[t, body] : sections) {
@@ -466,7 +490,8 @@ std::string writeProgram(const Program &program) {
   ByteWriter file;
   file.bytes(kMagic, sizeof kMagic);
   file.u16(kIsaVersionMajor);
-  file.u16(kIsaVersionMinor);
+  // The lowest version that holds the program: 1.0 without host ops.
+  file.u16(program.hostOps.empty() ? 0 : kIsaVersionMinor);
   file.u32(static_cast<uint32_t>(kHeaderBytes));
   file.u64(program.configFingerprint);
   file.u64(payload.out().size());
@@ -657,7 +682,99 @@ void readProvenance(std::string_view body, const std::string &fileName,
   r.expectEnd();
 }
 
+void readHostOps(std::string_view body, const std::string &fileName,
+                 Program &p) {
+  ByteReader r(body, fileName, "section 'HOST'");
+  uint32_t count = r.u32();
+  // Smallest record: three empty strings, two counts and the flops.
+  r.checkCount(count, 3 * 4 + 2 * 4 + 8, "host op");
+  for (uint32_t i = 0; i < count; ++i) {
+    HostOpDecl h;
+    auto text = [&] { return std::string(r.take(r.u32())); };
+    h.name = text();
+    h.opType = text();
+    h.attrs = text();
+    for (std::vector<uint32_t> *list : {&h.inputs, &h.outputs}) {
+      uint32_t n = r.u32();
+      if (n > kMaxHostOperands)
+        r.fail("host op " + std::to_string(i) + ": " + std::to_string(n) +
+               " tensors (at most " + std::to_string(kMaxHostOperands) + ")");
+      r.checkCount(n, 4, "tensor index");
+      for (uint32_t k = 0; k < n; ++k)
+        list->push_back(r.u32());
+    }
+    h.flops = r.u64();
+    std::string problem = checkHostOp(p, h);
+    if (!problem.empty())
+      r.fail("host op " + std::to_string(i) + " ('" + h.name + "'): " + problem);
+    p.hostOps.push_back(std::move(h));
+  }
+  r.expectEnd();
+  const int opField = instrDesc(Opcode::Host).fieldIndex("op");
+  for (const Stream &s : p.streams)
+    for (size_t k = 0; k < s.code.size(); ++k)
+      if (s.code[k].opcode == Opcode::Host &&
+          static_cast<uint64_t>(s.code[k].value[static_cast<size_t>(opField)]) >=
+              p.hostOps.size())
+        throw UserError(SourceLoc{fileName},
+                        "stream " + s.name() + ", instruction " +
+                            std::to_string(k) + ": host op " +
+                            std::to_string(s.code[k].value[static_cast<size_t>(opField)]) +
+                            " does not exist (the program has " +
+                            std::to_string(p.hostOps.size()) + ")");
+}
+
 } // namespace
+
+std::string checkHostOp(const Program &program, const HostOpDecl &op) {
+  if (op.inputs.empty() || op.outputs.empty())
+    return "a host op has at least one input and one output tensor";
+  std::vector<host::HostShape> shapes;
+  for (const std::vector<uint32_t> *list : {&op.inputs, &op.outputs})
+    for (uint32_t t : *list) {
+      if (t >= program.tensors.size())
+        return "tensor index " + std::to_string(t) + " is out of range (" +
+               std::to_string(program.tensors.size()) + " tensors)";
+      const TensorDecl &d = program.tensors[t];
+      if (d.dtype != DType::Dl16 && d.dtype != DType::Fp32)
+        return "tensor '" + d.name + "' is " + std::string(dtypeName(d.dtype)) +
+               "; host ops read and write dl16 and fp32 tensors";
+      if (list == &op.outputs &&
+          (d.kind == TensorKind::Input || d.kind == TensorKind::Const))
+        return "output tensor '" + d.name + "' is an " +
+               std::string(tensorKindName(d.kind)) + " tensor";
+      if (list == &op.inputs)
+        shapes.push_back(d.hostShape);
+    }
+  std::string why;
+  std::optional<nlohmann::json> attrs = host::parseHostAttrs(op.attrs, why);
+  if (!attrs)
+    return why;
+  if (!host::isHostOpType(op.opType))
+    return "op type '" + op.opType + "' has no host implementation";
+  host::HostInference inf = host::inferHostOp({op.opType, *attrs}, shapes);
+  if (!inf.ok())
+    return op.opType + ": " + inf.error;
+  if (inf.outputs.size() != op.outputs.size())
+    return op.opType + " gives " + std::to_string(inf.outputs.size()) +
+           " outputs, the op lists " + std::to_string(op.outputs.size());
+  for (size_t i = 0; i < inf.outputs.size(); ++i) {
+    const TensorDecl &d = program.tensors[op.outputs[i]];
+    // A rank-0 result is held as a one-element tensor of shape [1].
+    const host::HostShape want =
+        inf.outputs[i].empty() ? host::HostShape{1} : inf.outputs[i];
+    if (d.hostShape != want) {
+      std::string got, exp;
+      for (int64_t v : d.hostShape)
+        got += (got.empty() ? "" : ", ") + std::to_string(v);
+      for (int64_t v : want)
+        exp += (exp.empty() ? "" : ", ") + std::to_string(v);
+      return "output tensor '" + d.name + "' is [" + got + "], " + op.opType +
+             " gives [" + exp + "]";
+    }
+  }
+  return "";
+}
 
 Program readProgram(std::string_view bytes, const std::string &fileName) {
   auto fail = [&](const std::string &msg) {
@@ -717,15 +834,16 @@ Program readProgram(std::string_view bytes, const std::string &fileName) {
     if (reserved != 0)
       fail(name + ": reserved field is not zero");
     if (t != kTagName && t != kTagStrings && t != kTagTensors &&
-        t != kTagStreams && t != kTagProvenance)
+        t != kTagStreams && t != kTagProvenance &&
+        (t != kTagHost || minor < 1))
       fail("unknown " + name);
     if (sections.count(t))
       fail(name + " appears twice");
     sections[t] = payload.take(size);
   }
-  for (uint32_t t :
-       {kTagName, kTagStrings, kTagTensors, kTagStreams, kTagProvenance})
-    if (!sections.count(t))
+  for (uint32_t t : {kTagName, kTagStrings, kTagTensors, kTagStreams,
+                     kTagProvenance, kTagHost})
+    if (!sections.count(t) && (t != kTagHost || minor >= 1))
       fail("missing section '" + tagText(t) + "'");
 
   Program p;
@@ -746,6 +864,9 @@ Program readProgram(std::string_view bytes, const std::string &fileName) {
   readTensors(sections[kTagTensors], fileName, strings, p);
   readStreams(sections[kTagStreams], fileName, p);
   readProvenance(sections[kTagProvenance], fileName, strings.size(), p);
+  // A 1.0 file has no HOST section: a `host` instruction there finds no op.
+  readHostOps(minor >= 1 ? sections[kTagHost] : std::string_view("\0\0\0\0", 4),
+              fileName, p);
 
   // Keep only the strings that name source ops, in canonical order, so a
   // program read back equals the one that was written.

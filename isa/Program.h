@@ -17,9 +17,11 @@ struct HwConfig;
 
 namespace spyre::isa {
 
-/// ISA version of this build, stored in every program file.
+/// ISA version of this build, stored in every program file. 1.1 added the
+/// host fallback (the HOST section and the `host` instruction); a program
+/// without host ops is written as 1.0, so older readers still take it.
 constexpr uint16_t kIsaVersionMajor = 1;
-constexpr uint16_t kIsaVersionMinor = 0;
+constexpr uint16_t kIsaVersionMinor = 1;
 constexpr size_t kHeaderBytes = 48;
 /// Provenance value of an instruction with no source op.
 constexpr uint32_t kNoProvenance = 0xFFFFFFFF;
@@ -74,6 +76,20 @@ struct TensorDecl {
   friend bool operator==(const TensorDecl &, const TensorDecl &) = default;
 };
 
+/// An op the host runs for the program (the `host` instruction's operand
+/// indexes Program::hostOps): an ONNX op type and attributes that the host
+/// library (host/HostOp.h) computes from tensors in device memory.
+struct HostOpDecl {
+  std::string name;   ///< the source op, for stats and traces
+  std::string opType; ///< ONNX op type
+  std::string attrs;  ///< the attributes, a JSON object
+  std::vector<uint32_t> inputs;  ///< indices into Program::tensors
+  std::vector<uint32_t> outputs; ///< indices into Program::tensors
+  uint64_t flops = 0;            ///< host work, timed at host.host_gflops
+
+  friend bool operator==(const HostOpDecl &, const HostOpDecl &) = default;
+};
+
 /// One engine instance's in-order instruction stream.
 struct Stream {
   int core = 0;
@@ -99,6 +115,8 @@ struct Program {
   std::vector<Stream> streams;
   /// Names of source ops (the targets of provenance indices).
   std::vector<std::string> strings;
+  /// Ops run on the host (section HOST); empty for most programs.
+  std::vector<HostOpDecl> hostOps;
 
   size_t instructionCount() const;
   /// Source op of an instruction, or nullptr.
@@ -127,6 +145,12 @@ std::string checkProgramFits(const Program &program, const hw::HwConfig &config)
 /// and the string table is rebuilt canonically, so equal programs give equal
 /// bytes.
 std::string writeProgram(const Program &program);
+
+/// Checks a host op against the program's tensors: indices in range, float
+/// tensors, outputs not inputs or constants, attributes a JSON object, an
+/// op type the host library runs, and output shapes equal to what the host
+/// library infers from the input shapes. Returns the problem or "".
+std::string checkHostOp(const Program &program, const HostOpDecl &op);
 
 /// Parses and checks a program file. Every problem throws a UserError naming
 /// `fileName`: truncated, not a Spyre program, unsupported ISA version,

@@ -361,6 +361,11 @@ RunReport runModel(const RunOptions &o) {
   report.macs = machine.macOps();
   report.readBytes = machine.deviceReadBytes();
   report.writeBytes = machine.deviceWriteBytes();
+  for (const sim::HostRun &h : machine.hostRuns()) {
+    ++report.hostOps;
+    report.hostPcieCycles += h.pcieCycles();
+    report.hostComputeCycles += h.computeCycles();
+  }
   report.cores = config.chip.cores;
   report.peakMacsPerCyclePerCore = profile.peakMacsPerCyclePerCore;
   report.memoryPeakGbps = profile.memoryPeakGbps;
@@ -395,6 +400,18 @@ std::string summaryText(const RunReport &r, size_t topOps) {
       field("memory", fmt::format("{:.2f} GB/s device memory ({} bytes read, "
                                   "{} bytes written)",
                                   r.achievedGbps(), r.readBytes, r.writeBytes));
+  if (r.hostOps > 0) {
+    const uint64_t host = r.hostPcieCycles + r.hostComputeCycles;
+    out += field("host", fmt::format("{} cycles, {} of the run ({} host op{}: "
+                                     "{} PCIe, {} compute)",
+                                     host,
+                                     percent(r.cycles > 0
+                                                 ? static_cast<double>(host) /
+                                                       static_cast<double>(r.cycles)
+                                                 : 0.0),
+                                     r.hostOps, r.hostOps == 1 ? "" : "s",
+                                     r.hostPcieCycles, r.hostComputeCycles));
+  }
   const sim::Roofline roof = runRoofline(r);
   const double computeRoof =
       2.0 * r.peakMacsPerCyclePerCore * r.cores * r.clockGhz * 1e9 / 1e12;

@@ -65,6 +65,10 @@ struct RunReport {
   uint64_t macs = 0;
   uint64_t readBytes = 0; ///< device memory
   uint64_t writeBytes = 0;
+  /// Host fallback ops: how many ran, and their PCIe and compute cycles.
+  size_t hostOps = 0;
+  uint64_t hostPcieCycles = 0;
+  uint64_t hostComputeCycles = 0;
   int cores = 0; ///< of the config
   double peakMacsPerCyclePerCore = 0;
   double memoryPeakGbps = 0;

@@ -36,6 +36,7 @@ std::optional<Graph> loadModel(const std::string &path,
   if (*format == ModelFormat::Onnx) {
     OnnxImportOptions onnxOptions;
     onnxOptions.shapeOverrides = options.shapeOverrides;
+    onnxOptions.hostFallback = options.hostFallback;
     return importOnnx(path, onnxOptions, diags);
   }
   if (!options.shapeOverrides.empty()) {

@@ -18,6 +18,8 @@ enum class ModelFormat { GraphJson, Onnx };
 struct ModelLoadOptions {
   /// Static shapes for model inputs (ONNX only): input name -> shape.
   std::map<std::string, Shape> shapeOverrides;
+  /// ONNX: run nodes the device cannot on the host (OnnxImportOptions).
+  bool hostFallback = true;
 };
 
 /// `x=3,64` -> {"x", [3, 64]}; `x=` is a scalar. The name is everything

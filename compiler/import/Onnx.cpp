@@ -11,6 +11,7 @@
 #include "compiler/import/OnnxPatterns.h"
 #include "compiler/import/OnnxTensor.h"
 #include "compiler/ir/Verifier.h"
+#include "host/HostOp.h"
 #include "support/FileIO.h"
 
 #include "onnx/checker.h"
@@ -19,6 +20,7 @@
 #include "onnx/shape_inference/implementation.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <filesystem>
@@ -141,6 +143,12 @@ struct OpRule {
 
 const OpRule *findRule(std::string_view opType);
 
+} // namespace
+
+std::string hostParamName(std::string_view opType, int index);
+
+namespace {
+
 class Importer {
 public:
   /// Takes the model by value: overrides and shape inference edit it.
@@ -158,8 +166,11 @@ public:
       try {
         convertNode(i);
       } catch (const Unsupported &u) {
+        std::optional<std::string> hostWhy = tryHost(i);
+        if (!hostWhy)
+          continue;
         fail(nodePath(i),
-             describeNode(model_.graph().node(i)) + ": " + u.reason);
+             describeNode(model_.graph().node(i)) + ": " + u.reason + *hostWhy);
       }
     }
     setOutputs();
@@ -175,7 +186,7 @@ public:
     const auto &nodes = model_.graph().node();
     for (int i = 0; i < nodes.size(); ++i) {
       const NodeProto &node = nodes.Get(i);
-      OpCoverage c{i, node.name(), qualifiedOpType(node), true, ""};
+      OpCoverage c{i, node.name(), qualifiedOpType(node), true, false, ""};
       if (!nodeNeeded_[static_cast<size_t>(i)]) {
         c.reason = notNeededReason(node);
         out.push_back(std::move(c));
@@ -184,9 +195,14 @@ public:
       try {
         convertNode(i);
       } catch (const Unsupported &u) {
-        c.supported = false;
         c.reason = u.reason;
-        standInForOutputs(i);
+        std::optional<std::string> hostWhy = tryHost(i);
+        c.onHost = !hostWhy;
+        c.supported = c.onHost;
+        if (!c.onHost) {
+          c.reason += *hostWhy;
+          standInForOutputs(i);
+        }
       }
       out.push_back(std::move(c));
     }
@@ -449,7 +465,9 @@ private:
       const OpRule *rule =
           isDefaultDomain(node) ? findRule(node.op_type()) : nullptr;
       for (int k = 0; k < node.input_size(); ++k) {
-        bool param = rule && k < 32 && ((rule->paramInputs >> k) & 1u);
+        bool param = rule ? k < 32 && ((rule->paramInputs >> k) & 1u)
+                          : isDefaultDomain(node) &&
+                                isHostParamInput(node.op_type(), k);
         if (!node.input(k).empty() && !param)
           work.push_back(node.input(k));
       }
@@ -537,6 +555,99 @@ private:
                   "' is not supported (docs/onnx.md lists the supported ops)");
     (this->*rule->convert)(node);
     checkOutputs(node);
+  }
+
+  /// After the device converter refused node `index`: converts it to a
+  /// `host` op when the fallback is on and the host library runs it.
+  /// Returns nullopt on success, else what to add to the device's reason.
+  std::optional<std::string> tryHost(int index) {
+    if (!options_.hostFallback)
+      return std::string();
+    const NodeProto &node = model_.graph().node(index);
+    if (!isDefaultDomain(node) || !host::isHostOpType(node.op_type()))
+      return std::string();
+    try {
+      node_ = &node;
+      nodeIndex_ = index;
+      mainNamed_ = false;
+      convertHost(node);
+      checkOutputs(node);
+      return std::nullopt;
+    } catch (const Unsupported &u) {
+      return "; the host fallback cannot run it either: " + u.reason;
+    }
+  }
+
+  /// The node as a `host` op: its ONNX attributes and constant parameter
+  /// inputs become the op's attrs JSON, its float inputs its operands.
+  void convertHost(const NodeProto &node) {
+    nlohmann::json attrs = nlohmann::json::object();
+    for (const AttributeProto &a : node.attribute()) {
+      switch (a.type()) {
+      case AttributeProto::INT:
+        attrs[a.name()] = a.i();
+        break;
+      case AttributeProto::FLOAT:
+        attrs[a.name()] = static_cast<double>(a.f());
+        break;
+      case AttributeProto::STRING:
+        attrs[a.name()] = a.s();
+        break;
+      case AttributeProto::INTS:
+        attrs[a.name()] = std::vector<int64_t>(a.ints().begin(), a.ints().end());
+        break;
+      case AttributeProto::FLOATS: {
+        std::vector<double> v(a.floats().begin(), a.floats().end());
+        attrs[a.name()] = v;
+        break;
+      }
+      default:
+        unsupported("attribute '" + a.name() + "' has a type the host op "
+                    "cannot take");
+      }
+    }
+    std::vector<Value *> operands;
+    const std::string &type = node.op_type();
+    for (int k = 0; k < node.input_size(); ++k) {
+      if (!hasInput(node, k))
+        continue;
+      if (!isHostParamInput(type, k)) {
+        operands.push_back(data(node, k));
+        continue;
+      }
+      const std::string name = hostParamName(type, k);
+      const OnnxTensorValues *v = constInput(node, k);
+      if (!v)
+        notConstant(node, k, "the " + name, "; the host op needs it at "
+                                            "compile time");
+      const bool floatParam = name == "min" || name == "max" ||
+                              name == "constant_value";
+      if (floatParam) {
+        if (v->values.size() != 1)
+          unsupported("the " + name + " '" + node.input(k) +
+                      "' must hold one value");
+        attrs[name] = v->values[0];
+        continue;
+      }
+      if (!isOnnxIntegerType(v->dataType))
+        unsupported("the " + name + " '" + node.input(k) + "' is a " +
+                    onnxTypeName(v->dataType) + " constant, not integers");
+      if (name == "axis") {
+        if (v->ints.size() != 1)
+          unsupported("the axis '" + node.input(k) + "' must hold one value");
+        attrs[name] = v->ints[0];
+        continue;
+      }
+      attrs[name] = v->ints;
+      if (name == "indices")
+        attrs["indices_shape"] = v->dims;
+    }
+    if (operands.empty())
+      unsupported("it has no float data input");
+    if (node.output_size() != 1 || node.output(0).empty())
+      unsupported("a host op has exactly one output");
+    emitOutput(OpKind::Host, std::move(operands),
+               AttrDict{{"op", type}, {"attrs", host::hostAttrsText(attrs)}});
   }
 
   /// Every needed output is defined, with the type ONNX inferred for it.
@@ -1498,6 +1609,38 @@ bool isOnnxStaticInput(std::string_view opType, int index) {
   const OpRule *rule = findRule(opType);
   return rule && index >= 0 && index < 32 &&
          ((rule->paramInputs >> index) & 1u);
+}
+
+namespace {
+
+/// The parameter inputs of host ops, by position, under the attribute
+/// names the host library reads (host/HostOp.h).
+struct HostParams {
+  std::string_view opType;
+  std::array<std::string_view, 5> names;
+};
+constexpr HostParams kHostParams[] = {
+    {"Clip", {"", "min", "max"}},
+    {"CumSum", {"", "axis"}},
+    {"Expand", {"", "shape"}},
+    {"Gather", {"", "indices"}},
+    {"Pad", {"", "pads", "constant_value"}},
+    {"Slice", {"", "starts", "ends", "axes", "steps"}},
+    {"Tile", {"", "repeats"}},
+};
+
+} // namespace
+
+std::string hostParamName(std::string_view opType, int index) {
+  for (const HostParams &p : kHostParams)
+    if (p.opType == opType && index >= 0 &&
+        static_cast<size_t>(index) < p.names.size())
+      return std::string(p.names[static_cast<size_t>(index)]);
+  return "";
+}
+
+bool isHostParamInput(std::string_view opType, int index) {
+  return !hostParamName(opType, index).empty();
 }
 
 bool readOnnxModel(const std::string &path, onnx::ModelProto &model,

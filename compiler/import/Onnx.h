@@ -47,6 +47,10 @@ struct OnnxImportOptions {
   /// in the model: input name -> the whole shape. A dimension the model
   /// states must agree.
   std::map<std::string, Shape> shapeOverrides;
+  /// A node the device cannot run becomes a `host` op when the host
+  /// library runs it (docs/onnx.md, "Host fallback"); false makes every
+  /// such node an error (`--no-fallback`).
+  bool hostFallback = true;
 };
 
 /// Whether the importer converts one node, and if not, why.
@@ -55,6 +59,9 @@ struct OpCoverage {
   std::string nodeName; ///< as in the model (may be empty)
   std::string opType;   ///< `MatMul`; `com.example.Foo` for other domains
   bool supported = false;
+  /// Supported by running on the host (a `host` op); `reason` says why the
+  /// device does not run it.
+  bool onHost = false;
   /// Empty when the node converts as written; otherwise why it does not,
   /// or, for a supported node, how it is handled (`not needed: ...`).
   std::string reason;
@@ -70,6 +77,12 @@ std::span<const std::string_view> onnxSupportedOpTypes();
 /// constant, or (for shapes, axes and sizes) follow from the static shapes
 /// ONNX shape inference gives.
 bool isOnnxStaticInput(std::string_view opType, int index);
+
+/// Whether input `index` of a node of `opType` that runs on the host is a
+/// parameter folded into the host op's attributes (Slice's starts, ends,
+/// axes and steps; Gather's indices; Pad's pads and constant value;
+/// Expand's shape; Tile's repeats; Clip's bounds; CumSum's axis).
+bool isHostParamInput(std::string_view opType, int index);
 
 /// Imports a .onnx file. Returns nullopt after reporting the first error.
 std::optional<Graph> importOnnx(const std::string &path,

@@ -1,5 +1,6 @@
 #include "compiler/ir/OpRegistry.h"
 
+#include "host/HostOp.h"
 #include "support/Diagnostic.h"
 
 #include <algorithm>
@@ -386,6 +387,34 @@ bool inferCausalMask(InferContext &c) {
   return true;
 }
 
+/// A host op's results are what the host library infers for its ONNX op
+/// type and attributes (host/HostOp.h).
+bool inferHost(InferContext &c) {
+  std::string why;
+  std::optional<nlohmann::json> attrs =
+      host::parseHostAttrs(c.stringAttr("attrs"), why);
+  if (!attrs)
+    return c.attrError("attrs", why);
+  host::HostOp op{c.stringAttr("op"), std::move(*attrs)};
+  if (!host::isHostOpType(op.opType))
+    return c.attrError("op", "op type '" + op.opType +
+                                 "' has no host implementation");
+  std::vector<host::HostShape> shapes;
+  for (size_t i = 0; i < c.numOperands(); ++i)
+    shapes.push_back(c.operand(i).shape);
+  host::HostInference r = host::inferHostOp(op, shapes);
+  if (!r.ok())
+    return c.opError(op.opType + ": " + r.error);
+  for (const host::HostShape &s : r.outputs) {
+    for (int64_t d : s)
+      if (d < 1)
+        return c.opError(op.opType + ": the result " + shapeStr(s) +
+                         " has an empty dimension");
+    c.addResult({c.elementType(), s});
+  }
+  return true;
+}
+
 // ---- The table ----
 
 const OperandSpec kX{"x", OperandArity::Required, "the input"};
@@ -676,6 +705,27 @@ std::vector<OpDef> buildTable() {
        "cache) nothing earlier is hidden; with Q > K the first Q - K rows are "
        "all -inf. The addition follows IEEE arithmetic: a masked NaN stays "
        "NaN and a masked +inf becomes NaN."});
+  t.push_back(
+      {OpKind::Host,
+       "host",
+       "An ONNX op the device does not run, computed on the host",
+       {{"inputs", OperandArity::Variadic,
+         "the op's float data inputs, in ONNX input order"}},
+       kFloatTypes,
+       {{"op", AttrType::String, std::nullopt, {},
+         "the ONNX op type (one the host library implements: docs/onnx.md)"},
+        {"attrs", AttrType::String, Attribute(std::string("{}")), {},
+         "the ONNX attributes as a JSON object, with constant parameter "
+         "inputs (Slice starts/ends/axes/steps, Gather indices, Pad pads, "
+         "Expand shape, Tile repeats, Clip min/max) folded in under their "
+         "ONNX input names"}},
+       inferHost,
+       nullptr,
+       "what the ONNX op gives for these inputs and attributes",
+       "The results of the ONNX op `op` with attributes `attrs` on the "
+       "inputs, computed in double precision by the host library "
+       "(host/HostOp.h). On the chip it runs on the host: its inputs go over "
+       "PCIe to the host and its results come back."});
   t.push_back(
       {OpKind::Relayout,
        "relayout",

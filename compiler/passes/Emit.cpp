@@ -4,6 +4,7 @@
 #include "compiler/codegen/Kernels.h"
 #include "compiler/passes/DeviceLayout.h"
 #include "compiler/passes/Mapping.h"
+#include "host/HostOp.h"
 
 #include <algorithm>
 #include <map>
@@ -252,6 +253,7 @@ private:
   bool emitConcat(const Op &op);
   bool emitCausalMask(const Op &op);
   bool emitRelayoutOp(const Op &op);
+  bool emitHost(const Op &op);
   bool emitOutputs();
 
   Graph &g_;
@@ -260,6 +262,13 @@ private:
   codegen::ProgramBuilder pb_;
   int stickBytes_;
   std::map<const Value *, TensorRef> refs_;
+  /// Host ops in emission order, their tensors by name until finish()
+  /// fixes the tensor indices.
+  struct PendingHostOp {
+    isa::HostOpDecl decl;
+    std::vector<std::string> inputs, outputs;
+  };
+  std::vector<PendingHostOp> hostOps_;
 
   const Op *op_ = nullptr;
   OpMapping m_;
@@ -1028,6 +1037,56 @@ bool Emitter::emitRelayoutOp(const Op &op) {
   return true;
 }
 
+bool Emitter::emitHost(const Op &op) {
+  // A host op moves whole tensors over PCIe, in the default layout; an
+  // operand that is a view in another layout is copied into one first. A
+  // chip-wide barrier comes before it (everything that wrote its inputs is
+  // done) and the next op's phase starts after another (the schedule pass
+  // gives a host op a phase of its own).
+  auto barrier = [&] {
+    if (emittedAny_)
+      pb_.barrierAll();
+    emittedAny_ = true;
+  };
+  PendingHostOp h;
+  std::vector<host::HostShape> shapes;
+  for (const Value *v : op.operands()) {
+    shapes.push_back(v->type().shape);
+    const TensorRef src = ref(v);
+    const isa::TensorDecl *d = pb_.findTensor(src.name);
+    if (src.isDefault() && d && d->address == src.address &&
+        d->hostShape == src.shape && d->dtype == src.dtype) {
+      h.inputs.push_back(d->name);
+      continue;
+    }
+    barrier();
+    const TensorRef copy = scratch(src.dtype, src.shape);
+    KernelOptions o;
+    o.op = op.name();
+    codegen::emitRelayout(pb_, src, copy, o);
+    h.inputs.push_back(copy.name);
+  }
+  for (const Value *r : op.results())
+    h.outputs.push_back(result(r).name);
+  barrier();
+  std::string why;
+  std::optional<nlohmann::json> attrs =
+      host::parseHostAttrs(op.stringAttr("attrs"), why);
+  SPYRE_ASSERT(attrs, "verified host op '" + op.name() + "' has bad attrs");
+  h.decl.name = op.name();
+  h.decl.opType = op.stringAttr("op");
+  h.decl.attrs = host::hostAttrsText(*attrs);
+  h.decl.flops = host::hostOpFlops({h.decl.opType, *attrs}, shapes);
+  pb_.setOp(op.name());
+  pb_.stream(0, isa::Engine::DmaLoad)
+      .append(codegen::instr("host")
+                  .set("op", static_cast<int64_t>(hostOps_.size()))
+                  .build());
+  hostOps_.push_back(std::move(h));
+  phase_ = m_.phase;
+  return true;
+}
+
 bool Emitter::emitOp(Op &op) {
   op_ = &op;
   m_ = opMapping(op);
@@ -1037,6 +1096,10 @@ bool Emitter::emitOp(Op &op) {
     return true; // the matmul did it
   if (isFreeView(op, stickBytes_))
     return emitFreeView(op);
+  if (op.kind() == OpKind::Host) {
+    SPYRE_ASSERT(m_.phase >= 0, "host op '" + op.name() + "' has no phase");
+    return emitHost(op);
+  }
   SPYRE_ASSERT(m_.cores >= 1 && m_.firstCore >= 0 && m_.lx.size() == 2 &&
                    m_.phase >= 0,
                "op '" + op.name() + "' has no complete mapping");
@@ -1163,7 +1226,21 @@ std::optional<isa::Program> Emitter::run() {
                           std::to_string(cfg_.memory.sizeBytes));
     return std::nullopt;
   }
-  return pb_.finish();
+  isa::Program program = pb_.finish();
+  auto indexOf = [&](const std::string &name) {
+    for (size_t i = 0; i < program.tensors.size(); ++i)
+      if (program.tensors[i].name == name)
+        return static_cast<uint32_t>(i);
+    SPYRE_UNREACHABLE("host op tensor '" + name + "' was not declared");
+  };
+  for (PendingHostOp &h : hostOps_) {
+    for (const std::string &n : h.inputs)
+      h.decl.inputs.push_back(indexOf(n));
+    for (const std::string &n : h.outputs)
+      h.decl.outputs.push_back(indexOf(n));
+    program.hostOps.push_back(std::move(h.decl));
+  }
+  return program;
 }
 
 } // namespace

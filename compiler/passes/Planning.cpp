@@ -138,8 +138,8 @@ bool divideRun(Graph &graph, PassContext &ctx) {
                            "'fused_into' names '" + m.fusedInto +
                                "', whose mapping does not fuse this op");
     }
-    if (!opRunsKernels(*op, stickBytes))
-      continue;
+    if (!opRunsKernels(*op, stickBytes) || op->kind() == OpKind::Host)
+      continue; // host ops run on the host: no cores, no LX
     if (m.cores >= 0 || m.firstCore >= 0) {
       // Compared without adding, so that huge values cannot overflow.
       if (m.cores < 1 || m.firstCore < 0 || m.firstCore > cfg.chip.cores ||
@@ -213,10 +213,13 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
   const int64_t maxOps = ctx.options().getInt("max-ops-per-phase");
   std::map<const Op *, int64_t> phaseOf;
   int64_t phase = -1, inPhase = 0, nextFree = 0;
+  // A host op has a phase of its own, with barriers around it.
+  bool hostPhase = false;
   for (Op *op : graph.ops()) {
     if (!opRunsKernels(*op, stickBytes))
       continue;
     OpMapping m = opMapping(*op);
+    const bool onHost = op->kind() == OpKind::Host;
     // The latest phase this op reads from.
     int64_t after = -1;
     std::string from;
@@ -237,6 +240,12 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
         if (v != op->result())
           reads(v);
     if (m.phase >= 0) {
+      if (m.phase == phase && (onHost || hostPhase))
+        return opFail(ctx, graph, *op,
+                      "mapping puts the op in phase " +
+                          std::to_string(m.phase) +
+                          " beside other ops, but a host op has a phase of "
+                          "its own");
       if (m.phase < phase || m.phase <= after)
         return opFail(ctx, graph, *op,
                            "mapping puts the op in phase " +
@@ -249,7 +258,8 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
                                           std::to_string(phase)) +
                                " (phases follow op order; an op reads only "
                                "from earlier phases)");
-    } else if (phase >= 0 && overlap && after < phase && inPhase < maxOps &&
+    } else if (phase >= 0 && overlap && !onHost && !hostPhase &&
+               after < phase && inPhase < maxOps &&
                m.firstCore == 0 &&
                nextFree + m.cores <= ctx.hw().chip.cores) {
       // Beside the phase's other ops, so that they run at the same time.
@@ -265,7 +275,9 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
       nextFree = 0;
       ctx.addStatistic("phases");
     }
-    nextFree = std::max(nextFree, m.firstCore + m.cores);
+    hostPhase = onHost;
+    if (!onHost)
+      nextFree = std::max(nextFree, m.firstCore + m.cores);
     ++inPhase;
     phaseOf[op] = m.phase;
     setOpMapping(*op, m);
@@ -284,7 +296,7 @@ bool lxPlanRun(Graph &graph, PassContext &ctx) {
   // Ops grouped by phase, in op order.
   std::map<int64_t, std::vector<Op *>> phases;
   for (Op *op : graph.ops())
-    if (opRunsKernels(*op, stickBytes))
+    if (opRunsKernels(*op, stickBytes) && op->kind() != OpKind::Host)
       phases[opMapping(*op).phase].push_back(op);
   for (auto &[phase, ops] : phases) {
     // Ops sharing a core with another op of the phase split LX evenly.
@@ -402,11 +414,12 @@ bool checkMappings(const Graph &graph, const PassContext &ctx,
       continue;
     const OpMapping m = opMapping(*op);
     std::string missing;
-    if (m.cores < 1 || m.firstCore < 0)
+    const bool onHost = op->kind() == OpKind::Host;
+    if (!onHost && (m.cores < 1 || m.firstCore < 0))
       missing += " cores";
     if (phase && m.phase < 0)
       missing += " phase";
-    if (lx && m.lx.size() != 2)
+    if (lx && !onHost && m.lx.size() != 2)
       missing += " lx";
     if (tile && op->kind() == OpKind::Matmul && m.tile.size() != 3)
       missing += " tile";

@@ -1,5 +1,7 @@
 #include "compiler/ref/Evaluator.h"
 
+#include "host/HostOp.h"
+
 #include "numerics/Half.h"
 
 #include <algorithm>
@@ -80,6 +82,23 @@ double sigmoid(double x) {
     return 1 / (1 + std::exp(-x));
   double e = std::exp(x);
   return e / (1 + e);
+}
+
+/// A host op through the host library, the same code the simulator runs.
+std::vector<RefTensor> hostOp(const Op &op,
+                              const std::vector<const RefTensor *> &operands) {
+  std::string why;
+  std::optional<nlohmann::json> attrs =
+      host::parseHostAttrs(op.stringAttr("attrs"), why);
+  SPYRE_ASSERT(attrs, "verified host op '" + op.name() + "' has bad attrs");
+  std::vector<host::HostTensor> in;
+  for (const RefTensor *t : operands)
+    in.push_back({t->shape, t->values});
+  std::vector<RefTensor> out;
+  for (host::HostTensor &t :
+       host::runHostOp({op.stringAttr("op"), std::move(*attrs)}, in))
+    out.push_back({std::move(t.shape), std::move(t.data)});
+  return out;
 }
 
 double unaryValue(const Op &op, double x) {
@@ -474,6 +493,8 @@ std::vector<RefTensor> evaluateOp(const Op &op,
     return {concat(op, operands)};
   case OpKind::CausalMaskAdd:
     return {causalMaskAdd(x)};
+  case OpKind::Host:
+    return hostOp(op, operands);
   }
   SPYRE_UNREACHABLE("op kind without a reference implementation");
 }

@@ -2,11 +2,15 @@
 #include "sim/core/Machine.h"
 
 #include "sim/core/Semantics.h"
+#include "sim/core/TensorIo.h"
+
+#include "host/HostOp.h"
 #include "support/Diagnostic.h"
 #include "support/Hash.h"
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -25,6 +29,7 @@ struct FieldPos {
   int sigCounter, sigValue, sigCore, waitCounter, waitValue, barId, barCount;
   int ringCore, mmM, mmK, mmN;
   int xposeM, xposeK;
+  int hostOp;
   /// Per opcode: the position of its `n` (sticks per row) and `m` (rows)
   /// fields, -1 where it has none; looked up once, not per instruction.
   std::array<int8_t, 256> rowSticks{}, rows{};
@@ -62,6 +67,7 @@ struct FieldPos {
     }
     xposeM = at(Opcode::Xpose, "m");
     xposeK = at(Opcode::Xpose, "k");
+    hostOp = at(Opcode::Host, "op");
   }
 };
 
@@ -100,6 +106,7 @@ bool isLocal(Opcode op) {
   case Opcode::Recv:
   case Opcode::Rsend:
   case Opcode::Racc:
+  case Opcode::Host: // reads and writes device memory other streams use
     return false;
   default:
     return true;
@@ -117,6 +124,27 @@ ChipTiming::ChipTiming(const hw::HwConfig &config)
 DmaRunTiming ChipTiming::dmaBurst(Cycle t, int core, uint64_t /*addrBytes*/,
                                   uint64_t bytes, Direction dir, bool newRun) {
   return timeDmaRun(costs_, memory_, dataRing_, t, core, bytes, dir, newRun);
+}
+
+// ----------------------------------------------------------- host timing
+
+HostTiming hostOpTiming(const hw::HwConfig &config, uint64_t bytesToHost,
+                        uint64_t flops, uint64_t bytesFromHost) {
+  // GB/s over Gcycles/s is bytes per chip cycle; GFLOP/s likewise flops
+  // per cycle. Rounded up so that no part is free.
+  const double ghz = config.chip.clockGhz;
+  auto transfer = [&](uint64_t bytes) {
+    return static_cast<Cycle>(config.host.pcieLatencyCycles) +
+           static_cast<Cycle>(std::ceil(static_cast<double>(bytes) * ghz /
+                                        config.host.pcieGBps));
+  };
+  HostTiming t;
+  t.toHost = transfer(bytesToHost);
+  t.compute = std::max<Cycle>(
+      1, static_cast<Cycle>(std::ceil(static_cast<double>(flops) * ghz /
+                                      config.host.hostGflops)));
+  t.fromHost = transfer(bytesFromHost);
+  return t;
 }
 
 // ------------------------------------------------------------------ Machine
@@ -433,6 +461,9 @@ bool Machine::execute(StreamState &st) {
     return doWait(st, in);
   case Opcode::Barrier:
     return doBarrier(st, in);
+  case Opcode::Host:
+    doHost(st, in);
+    return true;
   default:
     break;
   }
@@ -1055,6 +1086,70 @@ void Machine::finish() {
     if (options_.trace)
       recordSlice(st, st.instrStart, endOfRun);
   }
+}
+
+// ------------------------------------------------------------ host ops
+
+void Machine::doHost(StreamState &st, const Instr &in) {
+  const auto index = static_cast<uint32_t>(in[fields().hostOp]);
+  SPYRE_ASSERT(index < program_.hostOps.size(),
+               "host op index past the HOST section; loading checks it");
+  const isa::HostOpDecl &h = program_.hostOps[index];
+  auto bytesOf = [&](const std::vector<uint32_t> &tensors) {
+    uint64_t n = 0;
+    for (uint32_t t : tensors)
+      n += program_.tensors[t].sizeSticks * isa::kStickBytes;
+    return n;
+  };
+  HostRun run;
+  run.op = index;
+  run.stream = static_cast<uint32_t>(st.index);
+  run.bytesToHost = bytesOf(h.inputs);
+  run.bytesFromHost = bytesOf(h.outputs);
+  if (options_.checks)
+    for (uint32_t t : h.inputs) {
+      const isa::TensorDecl &d = program_.tensors[t];
+      const auto first = static_cast<int64_t>(d.address);
+      const auto last = first + static_cast<int64_t>(d.sizeSticks);
+      if (auto gap = written_.firstGap(first, last)) {
+        report(FindingKind::MemUninitRead, &st, st.time,
+               "host op '" + h.name + "' reads device memory never written (" +
+                   std::string(isa::tensorKindName(d.kind)) + " tensor '" +
+                   d.name + "')",
+               sticksText("mem", gap->first, gap->second - 1));
+        break;
+      }
+    }
+  for (uint32_t t : h.outputs)
+    markMemoryWritten(static_cast<int64_t>(program_.tensors[t].address),
+                      static_cast<int64_t>(program_.tensors[t].sizeSticks));
+  if (options_.numerics) {
+    std::string why;
+    std::optional<nlohmann::json> attrs = host::parseHostAttrs(h.attrs, why);
+    SPYRE_ASSERT(attrs, "host op attributes were checked at loading: " + why);
+    std::vector<host::HostTensor> inputs;
+    for (uint32_t t : h.inputs) {
+      const isa::TensorDecl &d = program_.tensors[t];
+      inputs.push_back({d.hostShape, readTensorValues(d, memory_)});
+    }
+    std::vector<host::HostTensor> outputs =
+        host::runHostOp({h.opType, std::move(*attrs)}, inputs);
+    for (size_t k = 0; k < outputs.size(); ++k)
+      writeTensorValues(program_.tensors[h.outputs[k]], outputs[k].data, memory_);
+  }
+  const HostTiming t =
+      hostOpTiming(config_, run.bytesToHost, h.flops, run.bytesFromHost);
+  run.start = st.time;
+  run.toHostEnd = run.start + t.toHost;
+  run.computeEnd = run.toHostEnd + t.compute;
+  run.end = run.computeEnd + t.fromHost;
+  st.note.bytes = run.bytesToHost + run.bytesFromHost;
+  st.note.work = h.flops;
+  if (options_.trace)
+    run.slice = static_cast<int64_t>(trace_.size());
+  hostRuns_.push_back(run);
+  st.stats.busyCycles += run.end - run.start;
+  complete(st, run.end);
 }
 
 // ----------------------------------------------------------- findings

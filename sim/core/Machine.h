@@ -98,6 +98,34 @@ struct TraceSlice {
   }
 };
 
+/// One run of a host op (the `host` instruction): the three parts of its
+/// time, kept for statistics and the trace. Cycles are chip cycles.
+struct HostRun {
+  uint32_t op = 0;      ///< index into Program::hostOps
+  uint32_t stream = 0;  ///< the stream that ran the instruction
+  int64_t slice = -1;   ///< its trace slice (tracing only)
+  Cycle start = 0;      ///< the transfer to the host starts
+  Cycle toHostEnd = 0;  ///< the host starts computing
+  Cycle computeEnd = 0; ///< the transfer back starts
+  Cycle end = 0;        ///< the outputs are in device memory
+  uint64_t bytesToHost = 0;
+  uint64_t bytesFromHost = 0;
+
+  Cycle pcieCycles() const { return (toHostEnd - start) + (end - computeEnd); }
+  Cycle computeCycles() const { return computeEnd - toHostEnd; }
+};
+
+/// Chip cycles of a host op's parts (the `host` instruction, docs/isa.md):
+/// each transfer is the link latency plus bytes over the PCIe bandwidth,
+/// the compute is flops over the host rate, at least one cycle.
+struct HostTiming {
+  Cycle toHost = 0;
+  Cycle compute = 0;
+  Cycle fromHost = 0;
+};
+HostTiming hostOpTiming(const hw::HwConfig &config, uint64_t bytesToHost,
+                        uint64_t flops, uint64_t bytesFromHost);
+
 /// The slices of a run, in fixed-size chunks: a long run appends millions
 /// without copying the earlier ones or touching memory twice.
 class SliceLog {
@@ -260,6 +288,8 @@ public:
   const ActivityCounters &activity() const { return activity_; }
   bool tracing() const { return options_.trace; }
   uint64_t macOps() const { return macOps_; }
+  /// Every host op run, in execution order.
+  const std::vector<HostRun> &hostRuns() const { return hostRuns_; }
   uint64_t deviceReadBytes() const { return dramRead_; }
   uint64_t deviceWriteBytes() const { return dramWrite_; }
   /// Peak LX bytes written-and-live is not tracked; this is the highest LX
@@ -413,6 +443,7 @@ private:
   bool doWait(StreamState &st, const isa::Instr &in);
   bool doBarrier(StreamState &st, const isa::Instr &in);
   bool doTransfer(StreamState &st, const isa::Instr &resolved, bool inBounds);
+  void doHost(StreamState &st, const isa::Instr &in);
   void matchTransfers(Channel &ch, bool reduce, int srcCore, int dstCore);
   void wake(StreamState &st, const Release &release);
 
@@ -457,6 +488,7 @@ private:
   SliceLog trace_;
   ActivityCounters activity_;
   std::vector<int64_t> lxHighWater_;
+  std::vector<HostRun> hostRuns_;
   Cycle totalCycles_ = 0;
   uint64_t instructions_ = 0;
   uint64_t macOps_ = 0;

@@ -120,6 +120,37 @@ std::string statsJson(const Machine &m) {
     cores.push_back(c);
   }
   j["cores"] = cores;
+  if (!m.program().hostOps.empty()) {
+    // Host fallback ops: PCIe transfers both ways and host compute, in chip
+    // cycles (docs/sim-output.md).
+    ordered_json ops = ordered_json::array();
+    uint64_t toHost = 0, fromHost = 0;
+    Cycle pcie = 0, compute = 0;
+    for (const HostRun &r : m.hostRuns()) {
+      const isa::HostOpDecl &h = m.program().hostOps[r.op];
+      ops.push_back({{"name", h.name},
+                     {"op_type", h.opType},
+                     {"bytes_to_host", r.bytesToHost},
+                     {"bytes_from_host", r.bytesFromHost},
+                     {"pcie_cycles", r.pcieCycles()},
+                     {"compute_cycles", r.computeCycles()},
+                     {"start_cycle", r.start},
+                     {"end_cycle", r.end}});
+      toHost += r.bytesToHost;
+      fromHost += r.bytesFromHost;
+      pcie += r.pcieCycles();
+      compute += r.computeCycles();
+    }
+    j["host"] = {{"ops", ops},
+                 {"bytes_to_host", toHost},
+                 {"bytes_from_host", fromHost},
+                 {"pcie_cycles", pcie},
+                 {"compute_cycles", compute},
+                 {"total_cycles", pcie + compute},
+                 {"share", total > 0 ? static_cast<double>(pcie + compute) /
+                                           static_cast<double>(total)
+                                     : 0.0}};
+  }
   if (m.tracing()) {
     Profile profile = profileOf(m);
     j["ops"] = opsJson(opSummaries(profile));
@@ -406,6 +437,40 @@ std::string traceJson(const Machine &m, const TraceFilter &filter) {
         TraceWriter::str(std::string(isa::engineName(code.engine))), code.core,
         t.stream, w.us(t.start), w.durUs(t.start, t.end),
         sliceArgs(m, i, op ? *op : std::string())));
+  }
+
+  // Host fallback ops: a `host` process after the chip, with the PCIe link
+  // and the host CPU as tracks; each op is three slices named after it.
+  if (!m.hostRuns().empty()) {
+    const int hostPid = chipPid + 1;
+    w.emit(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},"
+                       "\"args\":{{\"name\":\"host\"}}}}",
+                       hostPid));
+    w.emit(fmt::format("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},"
+                       "\"args\":{{\"sort_index\":{}}}}}",
+                       hostPid, hostPid));
+    for (int tid = 0; tid < 2; ++tid)
+      w.emit(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},"
+                         "\"tid\":{},\"args\":{{\"name\":\"{}\"}}}}",
+                         hostPid, tid, tid == 0 ? "pcie" : "cpu"));
+    for (const HostRun &r : m.hostRuns()) {
+      const isa::HostOpDecl &h = m.program().hostOps[r.op];
+      auto part = [&](int tid, const char *what, Cycle from, Cycle to,
+                      uint64_t bytes) {
+        if (from >= filter.end || to <= filter.start)
+          return;
+        w.emit(fmt::format(
+            "{{\"ph\":\"X\",\"name\":{},\"cat\":\"host\",\"pid\":{},"
+            "\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"op\":{},"
+            "\"op_type\":{},\"part\":\"{}\",\"bytes\":{},\"cycles\":{}}}}}",
+            TraceWriter::str(h.name), hostPid, tid, w.us(from),
+            w.durUs(from, to), TraceWriter::str(h.name),
+            TraceWriter::str(h.opType), what, bytes, to - from));
+      };
+      part(0, "to host", r.start, r.toHostEnd, r.bytesToHost);
+      part(1, "compute", r.toHostEnd, r.computeEnd, 0);
+      part(0, "from host", r.computeEnd, r.end, r.bytesFromHost);
+    }
   }
 
   // Flows: sync edges that released a wait or barrier, and send -> receive.

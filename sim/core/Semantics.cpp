@@ -124,6 +124,7 @@ Family familyOf(Opcode op) {
   case Opcode::Wait:
   case Opcode::Barrier:
   case Opcode::Halt:
+  case Opcode::Host: // device memory only, moved by the machine (doHost)
     return Family::Control;
   case Opcode::Ld:
   case Opcode::St:

@@ -120,6 +120,35 @@ NpyArray readTensor(const isa::TensorDecl &t, const DeviceMemory &memory) {
   return out;
 }
 
+std::vector<double> readTensorValues(const isa::TensorDecl &t,
+                                     const DeviceMemory &memory) {
+  SPYRE_ASSERT(t.dtype == isa::DType::Dl16 || t.dtype == isa::DType::Fp32,
+               "tensor '" + t.name + "' is not a float tensor");
+  NpyArray a = readTensor(t, memory);
+  std::vector<double> out(isa::elementCount(t.hostShape));
+  for (size_t i = 0; i < out.size(); ++i) {
+    float f;
+    std::memcpy(&f, a.data.data() + i * 4, 4);
+    out[i] = f;
+  }
+  return out;
+}
+
+void writeTensorValues(const isa::TensorDecl &t,
+                       const std::vector<double> &values, DeviceMemory &memory) {
+  SPYRE_ASSERT(values.size() == isa::elementCount(t.hostShape),
+               "value count of tensor '" + t.name + "'");
+  NpyArray a;
+  a.dtype = NpyDtype::F32;
+  a.shape = t.hostShape;
+  a.data.assign(values.size() * 4, '\0');
+  for (size_t i = 0; i < values.size(); ++i) {
+    auto f = static_cast<float>(values[i]);
+    std::memcpy(a.data.data() + i * 4, &f, 4);
+  }
+  writeTensor(t, a, "<host op>", memory);
+}
+
 void loadInputs(const isa::Program &program, const std::string &dir,
                 const std::string &programFile, DeviceMemory &memory) {
   std::set<std::string> inputs;

@@ -23,6 +23,16 @@ void writeTensor(const isa::TensorDecl &tensor, const NpyArray &host,
 /// FP32 tensors, INT8/INT32 for integer ones.
 NpyArray readTensor(const isa::TensorDecl &tensor, const DeviceMemory &memory);
 
+/// A float (DL16 or FP32) tensor's elements in host order, exactly.
+std::vector<double> readTensorValues(const isa::TensorDecl &tensor,
+                                     const DeviceMemory &memory);
+
+/// Writes host-order values into a float tensor: each is rounded to FP32
+/// (nearest, ties to even) and, for DL16, on to DL16 as the SFU rounds its
+/// results; padding lanes are zero.
+void writeTensorValues(const isa::TensorDecl &tensor,
+                       const std::vector<double> &values, DeviceMemory &memory);
+
 /// Loads every input tensor of `program` from `dir/NAME.npy`. A missing
 /// input, or a `.npy` file in `dir` that names no input, is a UserError (a
 /// misnamed file is almost always a mistake); errors about the inputs as a

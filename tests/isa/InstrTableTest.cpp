@@ -168,6 +168,7 @@ TEST(InstrTable, EnginesAndTimingClassesFollowTheSpecification) {
       {"barrier", kAllEngines, TimingClass::Sync},
       {"ld", engineBit(Engine::DmaLoad), TimingClass::Dma},
       {"st", engineBit(Engine::DmaStore), TimingClass::Dma},
+      {"host", engineBit(Engine::DmaLoad), TimingClass::Host},
       {"mm", engineBit(Engine::Pt), TimingClass::Pt},
       {"mmi8", engineBit(Engine::Pt), TimingClass::PtI8},
       {"relu", engineBit(Engine::Sfu), TimingClass::SfuSimple},
@@ -189,7 +190,7 @@ TEST(InstrTable, EnginesAndTimingClassesFollowTheSpecification) {
     EXPECT_EQ(d->timing, e.timing) << e.mnemonic;
   }
   // 8 control, 2 DMA, 2 PT, 30 SFU, 4 ring.
-  EXPECT_EQ(instructionTable().size(), 47u);
+  EXPECT_EQ(instructionTable().size(), 48u);
 }
 
 TEST(InstrTable, DerivedDefaults) {

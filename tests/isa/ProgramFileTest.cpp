@@ -149,12 +149,16 @@ TEST(ProgramFile, RejectsFutureIsaVersions) {
   setLe(b, 8, 2, 2);
   fixCrc(b);
   EXPECT_EQ(readError(b), "p.spyre: error: unsupported ISA version 2.0 (this "
-                          "build reads 1.0)");
+                          "build reads 1.1)");
   setLe(b, 8, 2, 1);
+  setLe(b, 10, 2, 2);
+  fixCrc(b);
+  EXPECT_EQ(readError(b), "p.spyre: error: unsupported ISA version 1.2 (this "
+                          "build reads 1.1)");
+  // 1.1 files carry a HOST section; a 1.0 body under a 1.1 header lacks it.
   setLe(b, 10, 2, 1);
   fixCrc(b);
-  EXPECT_EQ(readError(b), "p.spyre: error: unsupported ISA version 1.1 (this "
-                          "build reads 1.0)");
+  EXPECT_EQ(readError(b), "p.spyre: error: missing section 'HOST'");
 }
 
 TEST(ProgramFile, RejectsUnknownHeaderFields) {

@@ -5,6 +5,7 @@
 
 #include "compiler/driver/Compile.h"
 #include "compiler/import/ModelLoader.h"
+#include "compiler/import/Onnx.h"
 #include "hw/HwConfig.h"
 #include "isa/Disassembler.h"
 #include "run/RunModel.h"
@@ -33,10 +34,78 @@ struct CompileCliOptions {
   std::string mappingIn;
   std::string mappingOut;
   bool stats = false;
+  bool coverage = false;
+  bool noFallback = false;
 };
 
+/// `spyre compile --coverage`: one line per node (index, name, op type,
+/// where it runs, why), then the totals. Exit 1 when a node runs nowhere.
+int runCoverage(const CompileCliOptions &o) {
+  compiler::OnnxImportOptions io;
+  io.shapeOverrides = compiler::shapeOverrideOptions(o.shapes).shapeOverrides;
+  io.hostFallback = !o.noFallback;
+  if (compiler::modelFormatOf(o.model) != compiler::ModelFormat::Onnx)
+    throw UserError(SourceLoc{o.model},
+                    "--coverage lists the nodes of an ONNX model (.onnx)",
+                    ExitCode::Usage);
+  DiagnosticEngine diags;
+  std::vector<compiler::OpCoverage> cov =
+      compiler::onnxCoverage(o.model, io, diags);
+  if (diags.hasErrors()) {
+    std::cerr << diags.str();
+    return static_cast<int>(ExitCode::BadInput);
+  }
+  size_t nameWidth = 4, typeWidth = 7;
+  for (const compiler::OpCoverage &c : cov) {
+    nameWidth = std::max(nameWidth, c.nodeName.size());
+    typeWidth = std::max(typeWidth, c.opType.size());
+  }
+  auto pad = [](std::string s, size_t w) {
+    s.resize(std::max(w, s.size()), ' ');
+    return s;
+  };
+  std::ostringstream out;
+  out << pad("node", 6) << pad("name", nameWidth + 2)
+      << pad("op type", typeWidth + 2) << pad("runs on", 13) << "reason\n";
+  size_t device = 0, onHost = 0, none = 0;
+  std::vector<std::string> unsupported;
+  for (const compiler::OpCoverage &c : cov) {
+    std::string where = c.onHost ? "host" : c.supported ? "device" : "unsupported";
+    (c.onHost ? onHost : c.supported ? device : none) += 1;
+    if (!c.supported)
+      unsupported.push_back(std::to_string(c.nodeIndex) +
+                            (c.nodeName.empty() ? "" : " '" + c.nodeName + "'") +
+                            " (" + c.opType + ")");
+    std::string line = pad(std::to_string(c.nodeIndex), 6) +
+                       pad(c.nodeName, nameWidth + 2) +
+                       pad(c.opType, typeWidth + 2) + pad(where, 13) + c.reason;
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
+    out << line << "\n";
+  }
+  out << cov.size() << " nodes: " << device << " on the device, " << onHost
+      << " on the host, " << none << " unsupported\n";
+  std::cout << out.str();
+  if (unsupported.empty())
+    return static_cast<int>(ExitCode::Ok);
+  std::string names;
+  for (const std::string &n : unsupported)
+    names += (names.empty() ? "" : ", ") + n;
+  std::cerr << o.model << ": error: " << unsupported.size()
+            << (unsupported.size() == 1 ? " node runs" : " nodes run")
+            << " neither on the device nor on the host: node " << names << "\n";
+  return static_cast<int>(ExitCode::BadInput);
+}
+
 int runCompile(const CompileCliOptions &o) {
-  const compiler::ModelLoadOptions load = compiler::shapeOverrideOptions(o.shapes);
+  if (o.coverage)
+    return runCoverage(o);
+  if (o.output.empty())
+    throw UserError(SourceLoc{"spyre compile"},
+                    "--output is required (except with --coverage)",
+                    ExitCode::Usage);
+  compiler::ModelLoadOptions load = compiler::shapeOverrideOptions(o.shapes);
+  load.hostFallback = !o.noFallback;
   // Refuse unwritable outputs before any work, and leave nothing behind.
   for (const std::string &path : {o.output, o.emitAsm, o.mappingOut})
     if (!path.empty())
@@ -83,8 +152,8 @@ void addCompileCommand(CLI::App &app, Dispatch &dispatch) {
   cmd->add_option("model", opts->model,
                   "Model file: graph JSON (.json) or ONNX (.onnx)")
       ->required();
-  cmd->add_option("-o,--output", opts->output, "Program file to write")
-      ->required();
+  cmd->add_option("-o,--output", opts->output,
+                  "Program file to write (required unless --coverage)");
   cmd->add_option("--config", opts->config,
                   "Hardware config YAML (default: the built-in Spyre config)");
   cmd->add_option("-O", opts->optLevel,
@@ -104,6 +173,12 @@ void addCompileCommand(CLI::App &app, Dispatch &dispatch) {
                   "Write the mapping decisions (JSON) to this file");
   cmd->add_flag("--stats", opts->stats,
                 "Print pass statistics and a program summary");
+  cmd->add_flag("--coverage", opts->coverage,
+                "List every node of an ONNX model: device, host or "
+                "unsupported, and why; no program is written");
+  cmd->add_flag("--no-fallback", opts->noFallback,
+                "Make a node the device cannot run an error instead of "
+                "running it on the host");
   cmd->add_option("--shape", opts->shapes,
                   "Static shape of an ONNX input whose dimensions are dynamic: "
                   "NAME=D0,D1,... (repeat for each input)");

@@ -20,10 +20,12 @@ struct RunCliOptions {
   run::RunOptions run;
   std::vector<std::string> shapes; ///< --shape NAME=D0,D1,...
   uint64_t seed = 0;
+  bool noFallback = false;
 };
 
 int runRun(RunCliOptions &o, bool haveSeed) {
   o.run.load = compiler::shapeOverrideOptions(o.shapes);
+  o.run.load.hostFallback = !o.noFallback;
   if (haveSeed)
     o.run.seed = o.seed;
   try {
@@ -84,6 +86,9 @@ void addRunCommand(CLI::App &app, Dispatch &dispatch) {
                   "Write a Chrome trace-event JSON (Perfetto UI) to this file");
   cmd->add_flag("--timing-only", opts->run.timingOnly,
                 "Skip the numbers: time and check the schedule only");
+  cmd->add_flag("--no-fallback", opts->noFallback,
+                "Make a node the device cannot run an error instead of "
+                "running it on the host");
   cmd->add_option("--shape", opts->shapes,
                   "Static shape of an ONNX input whose dimensions are dynamic: "
                   "NAME=D0,D1,... (repeat for each input)");

@@ -151,6 +151,22 @@ int runVerify(const VerifyOptions &o) {
   field("tensors", std::to_string(program.tensors.size()));
   if (!program.tensors.empty())
     out << table(tensors, "    ");
+  if (!program.hostOps.empty()) {
+    // Host fallback ops (ISA 1.1): what runs on the host, on which tensors.
+    std::vector<std::vector<std::string>> hosts = {
+        {"name", "op type", "inputs", "outputs", "flops"}};
+    auto names = [&](const std::vector<uint32_t> &ids) {
+      std::string s;
+      for (uint32_t i : ids)
+        s += (s.empty() ? "" : ", ") + printable(program.tensors[i].name);
+      return s;
+    };
+    for (const isa::HostOpDecl &h : program.hostOps)
+      hosts.push_back({printable(h.name), printable(h.opType), names(h.inputs),
+                       names(h.outputs), std::to_string(h.flops)});
+    field("host ops", std::to_string(program.hostOps.size()));
+    out << table(hosts, "    ");
+  }
   field("device bytes", std::to_string(deviceBytes));
   field("program bytes", std::to_string(bytes.size()));
   std::cout << out.str();

@@ -24,6 +24,9 @@ const std::string kBad = "tests/data/onnx/bad/";
 struct BadModel {
   const char *name;
   const char *error; ///< the first line of stderr, after the path
+  /// A model the host fallback would run: an error of
+  /// `spyre compile --no-fallback` instead of `spyre graph check`.
+  bool noFallback = false;
 };
 
 const BadModel kBadModels[] = {
@@ -42,7 +45,8 @@ const BadModel kBadModels[] = {
     {"unsupported_op",
      ": error: at 'graph.node[1]': node 'hswish' (HardSwish): op "
      "type 'HardSwish' is not supported (docs/onnx.md lists the "
-     "supported ops)"},
+     "supported ops)",
+     true},
     {"wrong_opset",
      ": error: at 'opset_import[0]': opset 11 of the default ONNX "
      "domain is not supported (this importer reads opsets 13 to 17)"},
@@ -68,7 +72,11 @@ class BadOnnxModel : public ::testing::TestWithParam<BadModel> {};
 
 TEST_P(BadOnnxModel, CheckExitsOneWithItsError) {
   std::string path = kBad + GetParam().name + ".onnx";
-  test::ToolResult r = runSpyre({"graph", "check", path});
+  test::ToolResult r =
+      GetParam().noFallback
+          ? runSpyre({"compile", path, "-o", test::makeTempDir() + "/m.spyre",
+                      "--no-fallback"})
+          : runSpyre({"graph", "check", path});
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(firstLine(r.err), path + GetParam().error);

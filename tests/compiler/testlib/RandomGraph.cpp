@@ -189,8 +189,17 @@ private:
       return spec.name == "epsilon" ? 1e-5 * (1 + pick(10)) : 0.5 * pick(7);
     case AttrType::Bool:
       return chance(2);
-    case AttrType::String:
-      return std::string(spec.allowed[static_cast<size_t>(pick(static_cast<int>(spec.allowed.size())))]);
+    case AttrType::String: {
+      if (!spec.allowed.empty())
+        return std::string(spec.allowed[static_cast<size_t>(
+            pick(static_cast<int>(spec.allowed.size())))]);
+      // Free strings: a host op's ONNX type (unary ops, which take any
+      // shape) and its attributes (none).
+      static const char *kHostOps[] = {"Sin", "Floor", "Sign", "Softsign"};
+      if (spec.name == "op")
+        return std::string(kHostOps[pick(4)]);
+      return std::string("{}");
+    }
     case AttrType::FloatList:
       return Attribute::floats({0.5, 1.5});
     case AttrType::IntList:
