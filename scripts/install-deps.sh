@@ -44,6 +44,11 @@ PACKAGES=(
   # package scripts/gen_onnx_models.py writes the test models with.
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata python3-onnx
+  # Sweeps through Slurm: the client commands (sbatch, squeue) and, for the
+  # private single-node cluster of scripts/slurm-local.sh that the Slurm
+  # sweep test starts, the daemons and munge (slurm-wlm pulls in slurmctld,
+  # slurmd and slurm-client).
+  slurm-wlm slurm-client munge
 )
 
 # Optional (--with-torch): Debian's PyTorch, for scripts/export_torch.py.

@@ -28,5 +28,6 @@ void addCompileCommand(CLI::App &app, Dispatch &dispatch);
 void addVerifyCommand(CLI::App &app, Dispatch &dispatch);
 void addReportCommand(CLI::App &app, Dispatch &dispatch);
 void addRunCommand(CLI::App &app, Dispatch &dispatch);
+void addSweepCommand(CLI::App &app, Dispatch &dispatch);
 
 } // namespace spyre::cli

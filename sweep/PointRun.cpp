@@ -1,0 +1,266 @@
+// One sweep point in this process (runPoint in Sweep.h): the effective config
+// written and validated, the model compiled (timed) and simulated through the
+// SystemC kernel (timed), timing-only unless the spec asks for numerics, and
+// the figures of the run's statistics recorded as the point's result. Any
+// user error on the way (a config that fails its checks, a model the
+// compiler refuses) is the point's failure, written to its result like a
+// success.
+#include "sweep/Sweep.h"
+
+#include "compiler/driver/Compile.h"
+#include "compiler/import/ModelLoader.h"
+#include "compiler/ref/Evaluator.h"
+#include "run/Inputs.h"
+#include "run/RunModel.h"
+#include "sim/core/Machine.h"
+#include "sim/core/Report.h"
+#include "sim/core/TensorIo.h"
+#include "sim/systemc/ChipModule.h"
+#include "support/FileIO.h"
+#include "support/TensorCompare.h"
+#include "sweep/Results.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+namespace spyre::sweep {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+/// Cycles between SystemC time steps, as `spyre run` uses.
+constexpr uint64_t kQuantum = 1000;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// The first diagnostic, and how many more there were.
+std::string firstError(const DiagnosticEngine &diags) {
+  if (diags.diagnostics().empty())
+    return "the compiler failed without a message";
+  std::string text = diags.diagnostics().front().str();
+  text = text.substr(0, text.find('\n'));
+  if (diags.diagnostics().size() > 1)
+    text += fmt::format(" (and {} more)", diags.diagnostics().size() - 1);
+  return text;
+}
+
+/// The compiler's LX plan peak from its statistics text (the `peak-lx-bytes`
+/// line of the lx-plan pass), 0 when it is not there.
+uint64_t planPeakLx(const std::string &statistics) {
+  std::istringstream in(statistics);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string name;
+    uint64_t value = 0;
+    if (words >> name && name == "peak-lx-bytes" && words >> value)
+      return value;
+  }
+  return 0;
+}
+
+/// The program tensor of graph value `name`: outputs the emitter had to
+/// copy are named `NAME.out` (compiler/passes/Emit.cpp).
+const isa::TensorDecl *findTensor(const isa::Program &program,
+                                  const std::string &name,
+                                  isa::TensorKind kind) {
+  for (const std::string &candidate : {name, name + ".out"})
+    for (const isa::TensorDecl &t : program.tensors)
+      if (t.kind == kind && t.name == candidate)
+        return &t;
+  return nullptr;
+}
+
+/// Engines of one kind on the whole chip: PT and SFU are per corelet.
+double enginesOfKind(std::string_view kind, const hw::HwConfig &config) {
+  const int perCore = kind == "pt" || kind == "sfu"
+                          ? config.chip.coreletsPerCore
+                          : 1;
+  return static_cast<double>(config.chip.cores) * perCore;
+}
+
+bool isKind(const std::string &engine, std::string_view kind) {
+  return engine == kind ||
+         (engine.size() > kind.size() && engine.starts_with(kind) &&
+          engine[kind.size()] == '.');
+}
+
+/// The figures of the statistics JSON (docs/sim-output.md).
+void readStats(const std::string &statsText, const hw::HwConfig &config,
+               PointResult &r) {
+  const nlohmann::json s = nlohmann::json::parse(statsText);
+  r.cycles = s.at("total_cycles").get<uint64_t>();
+  r.clockGhz = s.at("clock_ghz").get<double>();
+  r.simulatedUs = s.at("simulated_us").get<double>();
+  r.macs = s.at("mac_ops").get<uint64_t>();
+  r.achievedTflops = s.at("achieved_tflops").get<double>();
+  r.readBytes = s.at("dram_read_bytes").get<uint64_t>();
+  r.writeBytes = s.at("dram_write_bytes").get<uint64_t>();
+  r.memoryGbps = s.at("achieved_dram_gbps").get<double>();
+  const double seconds = r.simulatedUs * 1e-6;
+  if (seconds > 0) {
+    r.readGbps = static_cast<double>(r.readBytes) / seconds / 1e9;
+    r.writeGbps = static_cast<double>(r.writeBytes) / seconds / 1e9;
+  }
+  const double cycles = static_cast<double>(r.cycles);
+  if (r.cycles > 0)
+    r.memoryUtilization = s.at("memory").at("busy_cycles").get<double>() / cycles;
+  std::array<double, kUtilKinds.size()> busy{};
+  for (const nlohmann::json &core : s.at("cores")) {
+    r.lxPeakBytes = std::max(r.lxPeakBytes,
+                             core.at("lx_high_water_bytes").get<uint64_t>());
+    for (const nlohmann::json &e : core.at("engines")) {
+      const std::string engine = e.at("engine").get<std::string>();
+      for (size_t k = 0; k < kUtilKinds.size(); ++k)
+        if (isKind(engine, kUtilKinds[k]))
+          busy[k] += e.at("busy_cycles").get<double>();
+    }
+  }
+  for (size_t k = 0; k < kUtilKinds.size(); ++k)
+    if (r.cycles > 0)
+      r.utilization[k] = busy[k] / (cycles * enginesOfKind(kUtilKinds[k], config));
+  r.findings = s.at("findings").size() + s.at("findings_dropped").get<uint64_t>();
+}
+
+/// Puts the inputs into device memory and returns what the reference is
+/// fed: each input as the device stores it.
+compiler::ref::TensorMap writeInputs(const compiler::Graph &graph,
+                                     const isa::Program &program,
+                                     const run::ModelInputs &inputs,
+                                     sim::Machine &machine) {
+  compiler::ref::TensorMap refInputs;
+  for (const compiler::Value *v : graph.inputs()) {
+    const NpyArray &host = inputs.arrays.at(v->name());
+    const isa::TensorDecl *t =
+        findTensor(program, v->name(), isa::TensorKind::Input);
+    if (!t) {
+      refInputs[v->name()] = compiler::ref::tensorFromNpy(host);
+      continue;
+    }
+    sim::writeTensor(*t, host, v->name(), machine.deviceMemory());
+    refInputs[v->name()] = compiler::ref::tensorFromNpy(
+        sim::readTensor(*t, machine.deviceMemory()));
+  }
+  return refInputs;
+}
+
+/// Compares every output with the host reference, as `spyre run --check`.
+std::string checkOutputs(const compiler::Graph &graph,
+                         const isa::Program &program,
+                         const compiler::ref::TensorMap &refInputs,
+                         sim::Machine &machine) {
+  const std::vector<compiler::ref::RefTensor> reference =
+      compiler::ref::evaluateGraph(graph, refInputs);
+  size_t failed = 0;
+  for (size_t i = 0; i < graph.outputs().size(); ++i) {
+    const compiler::Value *v = graph.outputs()[i];
+    const isa::TensorDecl *t =
+        findTensor(program, v->name(), isa::TensorKind::Output);
+    SPYRE_ASSERT(t, "the program has no output tensor for '" + v->name() + "'");
+    const std::vector<double> got =
+        compiler::ref::tensorFromNpy(
+            sim::readTensor(*t, machine.deviceMemory()))
+            .values;
+    const std::vector<double> &want = reference[i].values;
+    if (!compareTensors(got, want, run::outputTolerance(want)).ok())
+      ++failed;
+  }
+  if (failed == 0)
+    return "ok";
+  return fmt::format("mismatch in {} of {} outputs", failed,
+                     graph.outputs().size());
+}
+
+void simulate(const SweepPlan &plan, const SweepPoint &p, PointResult &r) {
+  DiagnosticEngine configDiags;
+  if (!hw::validateConfig(p.config, "points/" + p.id + "/config.yaml",
+                          configDiags)) {
+    r.error = firstError(configDiags);
+    return;
+  }
+  const compiler::Graph graph = compiler::loadModelOrThrow(p.modelPath, {});
+
+  compiler::CompileOptions co;
+  co.optLevel = p.optLevel;
+  co.mappingIn = p.mappingPath;
+  DiagnosticEngine diags;
+  const Clock::time_point compileStart = Clock::now();
+  std::optional<compiler::CompileResult> compiled =
+      compiler::compileGraph(graph, p.config, co, diags);
+  r.compileSeconds = secondsSince(compileStart);
+  if (!compiled) {
+    r.error = firstError(diags);
+    return;
+  }
+  r.lxPlanPeakBytes = planPeakLx(compiled->statistics);
+
+  const Clock::time_point simStart = Clock::now();
+  sim::SimOptions so;
+  so.numerics = plan.numerics;
+  so.checks = true;
+  // Per-instruction records give the statistics' per-op figures.
+  so.trace = true;
+  sim::Machine machine(p.config, compiled->program, so);
+  compiler::ref::TensorMap refInputs;
+  if (plan.numerics)
+    refInputs = writeInputs(graph, compiled->program,
+                            run::randomInputs(graph, plan.seed), machine);
+  sim::runWithSystemC(machine, kQuantum);
+  const std::string stats = sim::statsJson(machine);
+  r.simulateSeconds = secondsSince(simStart);
+
+  readStats(stats, p.config, r);
+  for (const sim::Finding &f : machine.findings()) {
+    if (r.firstFindings.size() == kListedFindings)
+      break;
+    r.firstFindings.push_back(f.str());
+  }
+  if (plan.numerics)
+    r.check = checkOutputs(graph, compiled->program, refInputs, machine);
+  if (plan.keepStats)
+    writeFileAtomic((fs::path(pointDir(plan, p)) / "stats.json").string(),
+                    stats);
+  r.ok = true;
+}
+
+} // namespace
+
+int runPoint(const SweepPlan &plan, size_t index) {
+  SPYRE_ASSERT(index < plan.points.size(), "point index out of range");
+  const SweepPoint &p = plan.points[index];
+  const Clock::time_point start = Clock::now();
+  const std::string dir = pointDir(plan, p);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw UserError(SourceLoc{dir},
+                    "cannot create the point's folder: " + ec.message());
+  writeFileAtomic((fs::path(dir) / "config.yaml").string(),
+                  hw::toYaml(p.config, true));
+
+  PointResult r = resultFor(plan, p);
+  try {
+    simulate(plan, p, r);
+  } catch (const UserError &e) {
+    r.ok = false;
+    const std::string text = e.diagnostic().str();
+    r.error = text.substr(0, text.find('\n'));
+  }
+  r.wallSeconds = secondsSince(start);
+  writeFileAtomic(resultPath(plan, p), resultJson(r));
+  std::cout << fmt::format("point {} ({}): {}\n", p.index, p.id,
+                           r.ok ? fmt::format("ok, {} cycles", r.cycles)
+                                : "failed: " + r.error);
+  return static_cast<int>(ExitCode::Ok);
+}
+
+} // namespace spyre::sweep

@@ -1,0 +1,295 @@
+// Point results as JSON and the results.csv table (Results.h).
+#include "sweep/Results.h"
+
+#include "support/FileIO.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace spyre::sweep {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson valueJson(const hw::ParamValue &v) {
+  if (const int64_t *i = std::get_if<int64_t>(&v))
+    return *i;
+  if (const double *d = std::get_if<double>(&v))
+    return *d;
+  return std::get<std::string>(v);
+}
+
+std::optional<hw::ParamValue> valueFromJson(const nlohmann::json &j) {
+  if (j.is_number_integer())
+    return hw::ParamValue(j.get<int64_t>());
+  if (j.is_number_float())
+    return hw::ParamValue(j.get<double>());
+  if (j.is_string())
+    return hw::ParamValue(j.get<std::string>());
+  return std::nullopt;
+}
+
+/// Shortest text that reads back to the same double: the same bytes on
+/// every machine for the same value.
+std::string number(double v) { return fmt::format("{}", v); }
+
+std::string utilColumn(std::string_view kind) {
+  std::string name = "util_" + std::string(kind);
+  std::replace(name.begin(), name.end(), '.', '_');
+  return name;
+}
+
+} // namespace
+
+hw::ParamValue columnValue(const SweepPoint &point, const std::string &key) {
+  if (key == kOptLevelKey)
+    return hw::ParamValue(static_cast<int64_t>(point.optLevel));
+  if (key == kMappingKey)
+    return hw::ParamValue(point.mapping);
+  const hw::ParamInfo *p = hw::findParam(key);
+  SPYRE_ASSERT(p, "result column of an unknown key '" + key + "'");
+  return p->field.get(point.config);
+}
+
+PointResult resultFor(const SweepPlan &plan, const SweepPoint &point) {
+  PointResult r;
+  r.index = point.index;
+  r.id = point.id;
+  r.model = point.model;
+  r.modelHash = point.modelHash;
+  r.optLevel = point.optLevel;
+  r.mapping = point.mapping;
+  for (const std::string &key : plan.columns())
+    r.parameters.push_back({key, columnValue(point, key)});
+  r.numerics = plan.numerics;
+  r.configFingerprint = point.configFingerprint;
+  return r;
+}
+
+std::string resultJson(const PointResult &r) {
+  ojson j;
+  j["index"] = r.index;
+  j["id"] = r.id;
+  j["model"] = r.model;
+  j["model_hash"] = r.modelHash;
+  j["opt_level"] = r.optLevel;
+  j["mapping"] = r.mapping;
+  ojson params = ojson::object();
+  for (const Setting &s : r.parameters)
+    params[s.key] = valueJson(s.value);
+  j["parameters"] = params;
+  j["numerics"] = r.numerics;
+  j["config_fingerprint"] = r.configFingerprint;
+  j["status"] = r.ok ? "ok" : "error";
+  j["error"] = r.error;
+  if (r.ok) {
+    j["cycles"] = r.cycles;
+    j["clock_ghz"] = r.clockGhz;
+    j["simulated_us"] = r.simulatedUs;
+    j["macs"] = r.macs;
+    j["achieved_tflops"] = r.achievedTflops;
+    j["memory"] = {{"read_bytes", r.readBytes},
+                   {"write_bytes", r.writeBytes},
+                   {"read_gbps", r.readGbps},
+                   {"write_gbps", r.writeGbps},
+                   {"gbps", r.memoryGbps},
+                   {"utilization", r.memoryUtilization}};
+    ojson util = ojson::object();
+    for (size_t k = 0; k < kUtilKinds.size(); ++k)
+      util[std::string(kUtilKinds[k])] = r.utilization[k];
+    j["utilization"] = util;
+    j["lx_peak_bytes"] = r.lxPeakBytes;
+    j["lx_plan_peak_bytes"] = r.lxPlanPeakBytes;
+    j["check"] = r.check;
+    j["findings"] = r.findings;
+    j["first_findings"] = r.firstFindings;
+  }
+  j["wall_seconds"] = {{"compile", r.compileSeconds},
+                       {"simulate", r.simulateSeconds},
+                       {"total", r.wallSeconds}};
+  return j.dump(2) + "\n";
+}
+
+std::optional<PointResult> parseResult(std::string_view text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return std::nullopt;
+  try {
+    PointResult r;
+    r.index = j.at("index").get<size_t>();
+    r.id = j.at("id").get<std::string>();
+    r.model = j.at("model").get<std::string>();
+    r.modelHash = j.at("model_hash").get<std::string>();
+    r.optLevel = j.at("opt_level").get<int>();
+    r.mapping = j.at("mapping").get<std::string>();
+    for (const auto &[key, value] : j.at("parameters").items()) {
+      std::optional<hw::ParamValue> v = valueFromJson(value);
+      if (!v)
+        return std::nullopt;
+      r.parameters.push_back({key, *v});
+    }
+    r.numerics = j.at("numerics").get<bool>();
+    r.configFingerprint = j.at("config_fingerprint").get<std::string>();
+    const std::string status = j.at("status").get<std::string>();
+    if (status != "ok" && status != "error")
+      return std::nullopt;
+    r.ok = status == "ok";
+    r.error = j.at("error").get<std::string>();
+    if (r.ok) {
+      r.cycles = j.at("cycles").get<uint64_t>();
+      r.clockGhz = j.at("clock_ghz").get<double>();
+      r.simulatedUs = j.at("simulated_us").get<double>();
+      r.macs = j.at("macs").get<uint64_t>();
+      r.achievedTflops = j.at("achieved_tflops").get<double>();
+      const nlohmann::json &m = j.at("memory");
+      r.readBytes = m.at("read_bytes").get<uint64_t>();
+      r.writeBytes = m.at("write_bytes").get<uint64_t>();
+      r.readGbps = m.at("read_gbps").get<double>();
+      r.writeGbps = m.at("write_gbps").get<double>();
+      r.memoryGbps = m.at("gbps").get<double>();
+      r.memoryUtilization = m.at("utilization").get<double>();
+      for (size_t k = 0; k < kUtilKinds.size(); ++k)
+        r.utilization[k] =
+            j.at("utilization").at(std::string(kUtilKinds[k])).get<double>();
+      r.lxPeakBytes = j.at("lx_peak_bytes").get<uint64_t>();
+      r.lxPlanPeakBytes = j.at("lx_plan_peak_bytes").get<uint64_t>();
+      r.check = j.at("check").get<std::string>();
+      r.findings = j.at("findings").get<uint64_t>();
+      r.firstFindings = j.at("first_findings").get<std::vector<std::string>>();
+    }
+    const nlohmann::json &w = j.at("wall_seconds");
+    r.compileSeconds = w.at("compile").get<double>();
+    r.simulateSeconds = w.at("simulate").get<double>();
+    r.wallSeconds = w.at("total").get<double>();
+    return r;
+  } catch (const nlohmann::json::exception &) {
+    return std::nullopt;
+  }
+}
+
+std::optional<PointResult> readResult(const SweepPlan &plan,
+                                      const SweepPoint &point) {
+  const std::string path = resultPath(plan, point);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return std::nullopt;
+  std::optional<PointResult> r;
+  try {
+    r = parseResult(readFile(path));
+  } catch (const UserError &) {
+    return std::nullopt;
+  }
+  if (!r || r->id != point.id ||
+      r->configFingerprint != point.configFingerprint ||
+      r->modelHash != point.modelHash)
+    return std::nullopt;
+  // The index follows the spec's current order.
+  r->index = point.index;
+  return r;
+}
+
+std::string csvField(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos)
+    return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"')
+      out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string resultsCsv(const SweepPlan &plan,
+                       const std::map<size_t, PointResult> &results) {
+  const std::vector<std::string> columns = plan.columns();
+  std::vector<std::string> header = {"index", "id", "model"};
+  header.insert(header.end(), columns.begin(), columns.end());
+  for (const char *name :
+       {"status", "config_fingerprint", "cycles", "simulated_us",
+        "achieved_tflops", "macs", "read_bytes", "write_bytes", "read_gbps",
+        "write_gbps", "memory_gbps", "memory_utilization"})
+    header.emplace_back(name);
+  for (std::string_view kind : kUtilKinds)
+    header.push_back(utilColumn(kind));
+  for (const char *name : {"lx_peak_bytes", "lx_plan_peak_bytes", "check",
+                           "findings", "error", "compile_s", "simulate_s",
+                           "wall_s"})
+    header.emplace_back(name);
+
+  auto line = [](const std::vector<std::string> &fields) {
+    std::string out;
+    for (size_t i = 0; i < fields.size(); ++i)
+      out += (i ? "," : "") + csvField(fields[i]);
+    return out + "\n";
+  };
+  std::string out = line(header);
+  for (const SweepPoint &p : plan.points) {
+    std::vector<std::string> row = {std::to_string(p.index), p.id, p.model};
+    for (const std::string &key : columns)
+      row.push_back(hw::formatValue(columnValue(p, key)));
+    auto it = results.find(p.index);
+    if (it == results.end()) {
+      row.push_back("missing");
+      row.push_back(p.configFingerprint);
+      row.resize(header.size());
+      out += line(row);
+      continue;
+    }
+    const PointResult &r = it->second;
+    row.push_back(r.ok ? "ok" : "error");
+    row.push_back(r.configFingerprint);
+    if (r.ok) {
+      for (const std::string &v :
+           {std::to_string(r.cycles), number(r.simulatedUs),
+            number(r.achievedTflops), std::to_string(r.macs),
+            std::to_string(r.readBytes), std::to_string(r.writeBytes),
+            number(r.readGbps), number(r.writeGbps), number(r.memoryGbps),
+            number(r.memoryUtilization)})
+        row.push_back(v);
+      for (double u : r.utilization)
+        row.push_back(number(u));
+      row.push_back(std::to_string(r.lxPeakBytes));
+      row.push_back(std::to_string(r.lxPlanPeakBytes));
+      row.push_back(r.check);
+      row.push_back(std::to_string(r.findings));
+    } else {
+      row.resize(row.size() + 10 + kUtilKinds.size() + 4);
+    }
+    row.push_back(r.error);
+    row.push_back(fmt::format("{:.3f}", r.compileSeconds));
+    row.push_back(fmt::format("{:.3f}", r.simulateSeconds));
+    row.push_back(fmt::format("{:.3f}", r.wallSeconds));
+    out += line(row);
+  }
+  return out;
+}
+
+std::string textTable(const std::vector<std::vector<std::string>> &rows,
+                      const std::vector<bool> &left) {
+  std::vector<size_t> width;
+  for (const auto &row : rows)
+    for (size_t c = 0; c < row.size(); ++c) {
+      width.resize(std::max(width.size(), c + 1));
+      width[c] = std::max(width[c], row[c].size());
+    }
+  std::string out;
+  for (const auto &row : rows) {
+    std::string text = "  ";
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      const bool l = c < left.size() && left[c];
+      text += l ? row[c] + (c + 1 < row.size() ? pad : "") : pad + row[c];
+      if (c + 1 < row.size())
+        text += "  ";
+    }
+    out += text + "\n";
+  }
+  return out;
+}
+
+} // namespace spyre::sweep

@@ -1,0 +1,300 @@
+// The sweep library without running anything: the expression language
+// against hand-computed values and with located errors, the expansion order
+// of grids, linked entries and point lists, point ids that survive
+// reordering the spec, the constraints, the effective config of a point
+// against the config parser's own reading of the same change, and the
+// result file and CSV formats.
+#include "hw/ConfigSchema.h"
+#include "hw/HwConfig.h"
+#include "support/FileIO.h"
+#include "sweep/Expr.h"
+#include "sweep/Results.h"
+#include "sweep/Sweep.h"
+#include "testlib/Golden.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+namespace spyre::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+double evalWith(const std::string &text,
+                const std::map<std::string, double> &values = {}) {
+  const Expr e = Expr::parse(text, SourceLoc{"t", 1, 1});
+  return e.eval([&](const std::string &name) { return values.at(name); });
+}
+
+/// The message and column of the error `text` gives, parsed at column 10.
+std::pair<std::string, int> exprError(const std::string &text) {
+  try {
+    Expr::parse(text, SourceLoc{"spec.yaml", 4, 10});
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.diagnostic().loc.line, 4);
+    return {e.diagnostic().message, e.diagnostic().loc.col};
+  }
+  ADD_FAILURE() << "no error for '" << text << "'";
+  return {};
+}
+
+TEST(SweepExpr, ArithmeticFollowsPrecedence) {
+  EXPECT_EQ(evalWith("1 + 2 * 3"), 7);
+  EXPECT_EQ(evalWith("(1 + 2) * 3"), 9);
+  EXPECT_EQ(evalWith("10 / 4 - 1"), 1.5);
+  EXPECT_EQ(evalWith("-2 * -3"), 6);
+  EXPECT_EQ(evalWith("2e3 + .5"), 2000.5);
+  EXPECT_EQ(evalWith("8 - 2 - 1"), 5); // left to right
+}
+
+TEST(SweepExpr, ComparisonsAndLogic) {
+  EXPECT_EQ(evalWith("1 < 2 and 2 < 1"), 0);
+  EXPECT_EQ(evalWith("1 < 2 or 2 < 1"), 1);
+  EXPECT_EQ(evalWith("not 1 == 2"), 1);
+  EXPECT_EQ(evalWith("3 >= 3 and 3 <= 3 and 3 != 4"), 1);
+  // `and` binds tighter than `or`.
+  EXPECT_EQ(evalWith("1 == 1 or 1 == 2 and 1 == 3"), 1);
+  EXPECT_EQ(evalWith("1 / 0 > 1e300"), 1);
+}
+
+TEST(SweepExpr, NamesAreConfigKeysWithDots) {
+  // The example's constraint: 2 MiB x 32 cores is exactly 64 MiB.
+  const std::string c = "lx.size_bytes * chip.cores <= 67108864";
+  EXPECT_EQ(evalWith(c, {{"lx.size_bytes", 2097152}, {"chip.cores", 32}}), 1);
+  EXPECT_EQ(evalWith(c, {{"lx.size_bytes", 4194304}, {"chip.cores", 32}}), 0);
+  const Expr e = Expr::parse("a.b + a.b * c", SourceLoc{"t"});
+  ASSERT_EQ(e.names().size(), 2u);
+  EXPECT_EQ(e.names()[0], "a.b");
+  EXPECT_EQ(e.names()[1], "c");
+  EXPECT_EQ(e.nameOffset(0), 0u);
+  EXPECT_EQ(e.nameOffset(1), 12u);
+}
+
+TEST(SweepExpr, ErrorsPointAtTheToken) {
+  using Error = std::pair<std::string, int>;
+  EXPECT_EQ(exprError("1 +"),
+            (Error{"the expression ends early; expected a number, a key name "
+                   "or '('",
+                   13}));
+  EXPECT_EQ(exprError("1 < 2 < 3"),
+            (Error{"comparisons do not chain; join them with 'and'", 16}));
+  EXPECT_EQ(exprError("(1 + 2"), (Error{"'(' is never closed", 10}));
+  EXPECT_EQ(exprError("2 $ 3").second, 12);
+  EXPECT_EQ(exprError("3x + 1"), (Error{"malformed number '3x'", 11}));
+  EXPECT_EQ(exprError("1 2"), (Error{"unexpected '2' after the expression", 12}));
+  EXPECT_EQ(exprError("  "), (Error{"the expression is empty", 12}));
+}
+
+/// A spec in a fresh folder; models given by absolute path.
+std::string writeSpec(const std::string &text) {
+  const std::string dir = test::makeTempDir();
+  const std::string path = dir + "/spec.yaml";
+  writeFileAtomic(path, text);
+  return path;
+}
+
+std::string model(const std::string &name) {
+  return test::srcPath("examples/models/" + name + "/model.json");
+}
+
+std::string settingsText(const SweepPoint &p) {
+  std::string out;
+  for (const Setting &s : p.settings)
+    out += (out.empty() ? "" : " ") + s.key + "=" + hw::formatValue(s.value);
+  return out;
+}
+
+TEST(SweepPlan, ModelsOutermostThenGridKeysAsWritten) {
+  const SweepPlan plan = planSweep(
+      writeSpec("models: [" + model("mlp_block") + ", " +
+                model("norm_softmax") +
+                "]\ngrid:\n  chip.cores: [4, 8]\n  lx.size_bytes: [65536, "
+                "131072]\n"),
+      "");
+  ASSERT_EQ(plan.points.size(), 8u);
+  const std::vector<std::string> want = {
+      "chip.cores=4 lx.size_bytes=65536", "chip.cores=4 lx.size_bytes=131072",
+      "chip.cores=8 lx.size_bytes=65536", "chip.cores=8 lx.size_bytes=131072"};
+  for (size_t i = 0; i < plan.points.size(); ++i) {
+    EXPECT_EQ(plan.points[i].index, i);
+    EXPECT_EQ(settingsText(plan.points[i]), want[i % 4]) << i;
+    EXPECT_EQ(plan.points[i].modelPath,
+              i < 4 ? model("mlp_block") : model("norm_softmax"));
+  }
+  ASSERT_EQ(plan.axes.size(), 2u);
+  EXPECT_EQ(plan.axes[0].name, "chip.cores");
+  EXPECT_EQ(plan.axes[1].values, 2u);
+  EXPECT_EQ(plan.columns(),
+            (std::vector<std::string>{"chip.cores", "lx.size_bytes",
+                                      "opt_level"}));
+}
+
+TEST(SweepPlan, IdsSurviveReorderingTheSpec) {
+  const SweepPlan a = planSweep(
+      writeSpec("models: [" + model("mlp_block") +
+                "]\ngrid:\n  chip.cores: [4, 8]\n  lx.size_bytes: [65536, "
+                "131072]\n"),
+      "");
+  const SweepPlan b = planSweep(
+      writeSpec("models: [" + model("mlp_block") +
+                "]\ngrid:\n  lx.size_bytes: [131072, 65536]\n  chip.cores: "
+                "[8, 4]\n"),
+      "");
+  ASSERT_EQ(a.points.size(), 4u);
+  std::map<std::string, std::string> idOf;
+  for (const SweepPoint &p : a.points) {
+    EXPECT_EQ(p.id.size(), 12u);
+    idOf[p.configFingerprint] = p.id;
+  }
+  EXPECT_EQ(idOf.size(), 4u) << "four distinct configs";
+  for (const SweepPoint &p : b.points)
+    EXPECT_EQ(idOf[p.configFingerprint], p.id);
+  // The index follows the new order: b's first point is a's last.
+  EXPECT_EQ(b.points[0].id, a.points[3].id);
+}
+
+TEST(SweepPlan, PointConfigIsTheParsersReadingOfTheChange) {
+  // The sweep sets keys through the schema; the config parser reading the
+  // built-in YAML with the same values changed must give the same config.
+  const SweepPlan plan = planSweep(
+      writeSpec("models: [" + model("mlp_block") +
+                "]\ngrid:\n  memory:\n    - {peak_gb_per_s: 409.6, "
+                "sustained_read_gb_per_s: 300.0, sustained_mixed_gb_per_s: "
+                "210.0}\n  chip.cores: [16]\n"),
+      "");
+  ASSERT_EQ(plan.points.size(), 1u);
+  const SweepPoint &p = plan.points[0];
+  EXPECT_EQ(plan.axes[0].keys,
+            (std::vector<std::string>{"memory.peak_gb_per_s",
+                                      "memory.sustained_read_gb_per_s",
+                                      "memory.sustained_mixed_gb_per_s"}));
+  std::string text(hw::builtinConfigText());
+  auto replace = [&](const std::string &from, const std::string &to) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  replace("peak_gb_per_s: 204.8", "peak_gb_per_s: 409.6");
+  replace("sustained_read_gb_per_s: 150.0", "sustained_read_gb_per_s: 300.0");
+  replace("sustained_mixed_gb_per_s: 105.0", "sustained_mixed_gb_per_s: 210.0");
+  replace("cores: 32", "cores: 16");
+  hw::HwConfig parsed;
+  DiagnosticEngine diags;
+  ASSERT_TRUE(hw::parseConfig(text, "changed.yaml", parsed, diags)) << diags.str();
+  EXPECT_EQ(p.configFingerprint, hw::fingerprintString(parsed.fingerprint()));
+  EXPECT_EQ(p.config.chip.cores, 16);
+  EXPECT_EQ(p.config.memory.sustainedReadGBps, 300.0);
+}
+
+TEST(SweepPlan, ConstraintsDropPointsAndKeepIndicesDense) {
+  const SweepPlan plan = planSweep(
+      writeSpec("models: [" + model("mlp_block") +
+                "]\ngrid:\n  chip.cores: [4, 8, 16]\n  lx.size_bytes: [65536, "
+                "131072]\nconstraints:\n  - lx.size_bytes * chip.cores <= "
+                "524288\n  - \"opt_level == 2\"\n"),
+      "");
+  // 4 x 64 KiB, 4 x 128 KiB and 8 x 64 KiB fit in 512 KiB; 8 x 128 KiB,
+  // 16 x 64 KiB and 16 x 128 KiB do not.
+  EXPECT_EQ(plan.gridSize, 6u);
+  ASSERT_EQ(plan.points.size(), 3u);
+  EXPECT_EQ(settingsText(plan.points[2]), "chip.cores=8 lx.size_bytes=65536");
+  EXPECT_EQ(plan.points[2].index, 2u);
+  ASSERT_EQ(plan.dropped.size(), 3u);
+  EXPECT_EQ(plan.dropped[0].constraint, "lx.size_bytes * chip.cores <= 524288");
+  EXPECT_EQ(plan.axes[0].values, 2u) << "cores 4 and 8 remain";
+}
+
+TEST(SweepPlan, ListedPointsKeepTheBaseForKeysTheyLeaveOut) {
+  const SweepPlan plan = planSweep(
+      writeSpec("models: [" + model("mlp_block") +
+                "]\noptions: {opt_level: 1}\npoints:\n  - {chip.cores: 8}\n  - "
+                "{lx.size_bytes: 1048576, opt_level: 0}\n"),
+      "");
+  ASSERT_EQ(plan.points.size(), 2u);
+  EXPECT_EQ(plan.points[0].config.lx.sizeBytes, 2097152);
+  EXPECT_EQ(plan.points[0].optLevel, 1);
+  EXPECT_EQ(plan.points[1].config.chip.cores, 32);
+  EXPECT_EQ(plan.points[1].optLevel, 0);
+  EXPECT_EQ(columnValue(plan.points[1], "chip.cores"), hw::ParamValue(int64_t{32}));
+}
+
+TEST(SweepPlan, PointCommandRunsThatPoint) {
+  const std::string spec = writeSpec("models: [" + model("mlp_block") +
+                                     "]\ngrid: {chip.cores: [4, 8]}\n");
+  const SweepPlan plan = planSweep(spec, "out");
+  const std::vector<std::string> argv = pointArgv(plan, 1, "/bin/spyre");
+  EXPECT_EQ(argv, (std::vector<std::string>{
+                      "/bin/spyre", "sweep", spec, "-o",
+                      (fs::current_path() / "out").string(), "--point", "1"}));
+  EXPECT_EQ(plan.points[1].command[0], currentExecutable());
+  EXPECT_EQ(resultPath(plan, plan.points[1]),
+            "out/points/" + plan.points[1].id + ".json");
+}
+
+TEST(SweepLocal, APointProcessThatDiesWithoutAResultIsAFailedPoint) {
+  // Points run by a stand-in that aborts: each ends by SIGABRT, without a
+  // result; the runner records each as failed and goes on with the others.
+  const std::string dir = test::makeTempDir();
+  const std::string crash = dir + "/crash.sh";
+  writeFileAtomic(crash, "#!/bin/sh\necho 'about to crash' >&2\nkill -ABRT $$\n");
+  fs::permissions(crash, fs::perms::owner_all);
+  const SweepPlan plan =
+      planSweep(writeSpec("models: [" + model("mlp_block") +
+                          "]\ngrid: {chip.cores: [4, 8, 16]}\n"),
+                dir + "/out");
+  SweepRunOptions options;
+  options.jobs = 2;
+  options.spyreExe = crash;
+  std::ostringstream out, progress;
+  EXPECT_EQ(runLocal(plan, options, out, progress), 3);
+  for (const SweepPoint &p : plan.points) {
+    std::optional<PointResult> r = readResult(plan, p);
+    ASSERT_TRUE(r) << p.index;
+    EXPECT_FALSE(r->ok);
+    EXPECT_EQ(r->error, "the point's process was killed by signal 6 "
+                        "(Aborted) without writing its result: about to "
+                        "crash");
+  }
+  EXPECT_NE(progress.str().find("[3/3] 0 running, 3 failed, eta "),
+            std::string::npos)
+      << progress.str();
+}
+
+TEST(SweepResults, JsonRoundTrip) {
+  PointResult r;
+  r.index = 3;
+  r.id = "0123456789ab";
+  r.model = "m.json";
+  r.modelHash = "0x1";
+  r.parameters = {{"chip.cores", hw::ParamValue(int64_t{8})},
+                  {"memory.peak_gb_per_s", hw::ParamValue(204.8)}};
+  r.configFingerprint = "0x2";
+  r.ok = true;
+  r.cycles = 41651;
+  r.clockGhz = 1.5;
+  r.simulatedUs = 27.767333333333333;
+  r.utilization = {0.5, 0.25, 0.125, 0, 1};
+  r.firstFindings = {"a finding"};
+  r.findings = 4;
+  r.wallSeconds = 0.25;
+  const std::optional<PointResult> back = parseResult(resultJson(r));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(resultJson(*back), resultJson(r));
+  EXPECT_EQ(back->parameters[1].value, hw::ParamValue(204.8));
+  EXPECT_FALSE(parseResult("{\"index\": 1}"));
+  EXPECT_FALSE(parseResult("not json"));
+}
+
+TEST(SweepResults, CsvFieldsAreQuotedOnlyWhenNeeded) {
+  EXPECT_EQ(csvField("plain"), "plain");
+  EXPECT_EQ(csvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(csvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csvField("two\nlines"), "\"two\nlines\"");
+}
+
+} // namespace
+} // namespace spyre::sweep
