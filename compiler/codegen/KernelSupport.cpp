@@ -117,9 +117,18 @@ void BufferRing::acquire(StreamBuilder &s) {
 }
 
 void BufferRing::release(StreamBuilder &s) {
+  post(s);
+  advance(s);
+}
+
+void BufferRing::post(StreamBuilder &s) {
   const Member &m = member(s);
   for (StreamBuilder *n : after(m))
     s.signal(members_.at(n).from.at(&s), 1);
+}
+
+void BufferRing::advance(StreamBuilder &s) {
+  const Member &m = member(s);
   if (slots_.size() == 2) {
     int tmp = s.allocReg();
     s.mov(tmp, m.cur);
@@ -130,6 +139,11 @@ void BufferRing::release(StreamBuilder &s) {
 }
 
 Addr BufferRing::slot(StreamBuilder &s) const { return {member(s).cur, 0}; }
+
+Addr BufferRing::released(StreamBuilder &s) const {
+  const Member &m = member(s);
+  return {slots_.size() == 2 ? m.other : m.cur, 0};
+}
 
 void BufferRing::close(StreamBuilder &s) {
   Member &m = member(s);

@@ -77,8 +77,16 @@ public:
   void acquire(StreamBuilder &s);
   /// After `s` is done with it; `s` moves on to the next buffer.
   void release(StreamBuilder &s);
+  /// release() in two parts, for a buffer handed over piece by piece: post
+  /// gives the next stage one token (it may use what is filled so far, and
+  /// acquires once per post), advance moves `s` on to the next buffer.
+  void post(StreamBuilder &s);
+  void advance(StreamBuilder &s);
   /// The current buffer in `s` (register base).
   Addr slot(StreamBuilder &s) const;
+  /// The buffer `s` released last (register base): it may still read it
+  /// (e.g. pass it on) until its next acquire of that buffer.
+  Addr released(StreamBuilder &s) const;
   /// In participant `s`'s epilogue: stage 0 waits until every buffer came
   /// back; registers are freed.
   void close(StreamBuilder &s);

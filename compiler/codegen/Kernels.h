@@ -155,10 +155,28 @@ struct MatmulArgs {
   bool transB = false;
 };
 
-/// Work division and tiling of a matmul: the cores form a gridM x gridN
-/// grid over (M, N); each core tiles its block by tileM rows, tileN columns
-/// and tileK of the reduction (multiples of 64), looping n, m, k (nOuter) or
-/// m, n, k, with K innermost so each C tile accumulates in FP32 in LX. The
+/// The decisions of a matmul plan besides the cores: the gridM x gridN grid
+/// over (M, N), the tiles (tileM rows, tileK of the reduction, tileN
+/// columns; K and N multiples of 64), the loop order (n, m, k when nOuter,
+/// else m, n, k), and how operands reach the cores:
+///  - shareA: the cores of a grid row (consecutive cores, so neighbours on
+///    the ring) need the same A tiles; the row's first core loads each from
+///    device memory and the tile travels along the row over the data ring
+///    (send/recv), so A is read once per grid row instead of once per core.
+///    Needs every core's columns in one tile and A not transposed.
+///  - keepB: each core loads its whole B panel (K x its columns) once and
+///    keeps it in LX for all its M tiles. Needs the columns in one tile and
+///    B not transposed.
+struct MatmulTiling {
+  int gridM = 1, gridN = 1;
+  int64_t tileM = 0, tileK = 0, tileN = 0;
+  bool nOuter = true;
+  bool shareA = false;
+  bool keepB = false;
+};
+
+/// Work division and tiling of a matmul (MatmulTiling): each core tiles its
+/// block with K innermost so each C tile accumulates in FP32 in LX. The
 /// rows of each tile are shared among the core's PT units.
 struct MatmulPlan {
   struct Part {
@@ -171,40 +189,48 @@ struct MatmulPlan {
   int units = 1;
   int64_t tileM = 0, tileK = 0, tileN = 0;
   bool nOuter = true;
-  int64_t lxSticks = 0;        ///< LX working set per core (largest)
-  int64_t estimatedCycles = 0; ///< the planner's estimate of the time
+  bool shareA = false, keepB = false; ///< see MatmulTiling
+  int64_t lxSticks = 0;               ///< LX working set per core (largest)
+  int64_t estimatedCycles = 0;        ///< the planner's estimate of the time
   std::vector<Part> parts;
   /// Why there is no plan (no tiling fits the LX region); empty when there
   /// is one. emitMatmul needs a plan without an error.
   std::string error;
 
+  MatmulTiling tiling() const;
   std::string str() const;
 };
 
-/// The default plan: the grid and tiles that minimise an estimate of time
-/// from the config (PT rate, memory bandwidth shared by the active cores,
-/// DMA latency, LX size). The grid may use fewer cores than allowed when
-/// more would only add memory traffic. gridM, gridN > 0 fix the grid and
-/// plan only the tiles.
+/// Which plans planMatmul weighs: each of shareA and keepB fixed to a value
+/// or, unset, tried both ways. Both false is the plain plan in which every
+/// core loads its own operands (the -O0 baseline).
+struct MatmulSearch {
+  std::optional<bool> shareA, keepB;
+  static MatmulSearch plain() { return {false, false}; }
+};
+
+/// The default plan: the grid, tiles and operand sharing that minimise an
+/// estimate of time from the config (PT rate, memory bandwidth shared by
+/// the active cores, DMA latency, data-ring time of shared tiles, LX size).
+/// The grid may use fewer cores than allowed when more would only add
+/// memory traffic. gridM, gridN > 0 fix the grid and plan only the rest.
 MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
                       const KernelOptions &opt = {}, int gridM = 0,
-                      int gridN = 0);
+                      int gridN = 0, const MatmulSearch &search = {});
 
-/// Why a plan with this grid and these tiles cannot run the product on the
-/// cores and LX region of `opt` (grid larger than the problem or the cores,
-/// tiles off the 64-element granularity, working set over the region);
-/// empty when it can. For plans that come from outside (a replayed mapping).
+/// Why a plan with these decisions cannot run the product on the cores and
+/// LX region of `opt` (grid larger than the problem or the cores, tiles off
+/// the 64-element granularity, working set over the region, sharing or
+/// keeping an operand the plan cannot); empty when it can. For plans that
+/// come from outside (a replayed mapping).
 std::string matmulPlanProblem(const hw::HwConfig &config,
                               const MatmulArgs &args, const KernelOptions &opt,
-                              int gridM, int gridN, int64_t tileM,
-                              int64_t tileK, int64_t tileN, bool nOuter);
+                              const MatmulTiling &tiling);
 
-/// The plan with this grid and these tiles (clamped to the blocks), which
-/// must pass matmulPlanProblem.
+/// The plan with these decisions (tiles clamped to the blocks), which must
+/// pass matmulPlanProblem.
 MatmulPlan planMatmulWith(const hw::HwConfig &config, const MatmulArgs &args,
-                          const KernelOptions &opt, int gridM, int gridN,
-                          int64_t tileM, int64_t tileK, int64_t tileN,
-                          bool nOuter);
+                          const KernelOptions &opt, const MatmulTiling &tiling);
 
 /// C = A x B (+ bias), DL16 inputs, FP32 accumulation over K tiles, C in
 /// its dtype. With `plan`, that work division is used (e.g. a recorded one).

@@ -20,6 +20,16 @@
 // The post stage (SFU) adds the bias in FP32 and/or converts C to DL16 when
 // C accumulated over several K tiles; with K in one tile, no bias and DL16
 // C, the PT writes DL16 directly.
+//
+// Operand sharing (MatmulTiling): with shareA, a grid row's cores form
+// chains of ring neighbours (AChains) and only a chain's first core loads
+// A; each tile then travels the chain on the ring engines:
+//   first core: dma.load --A--> {pt units, ring (send)}
+//   the others: ring (recv) --A--> pt units, then ring (send) onwards.
+// With keepB, a core's B panel (all of K) stays in LX for all its M tiles,
+// loaded K tile by K tile during the first M tile. With shared A, C stores
+// are paced by the PT's K steps so the cores, which the chains keep in
+// step, do not write their tiles in one burst.
 #include "compiler/codegen/KernelSupport.h"
 
 #include "support/Diagnostic.h"
@@ -34,6 +44,12 @@ namespace spyre::codegen {
 namespace {
 
 constexpr int64_t kStick = 64; ///< DL16 lanes: the granule of K and N
+/// Pieces of a paced C tile store (MatmulCore::emitStore): enough to spread
+/// the writes over the next tile, few enough to keep the program short.
+constexpr int64_t kStorePieces = 8;
+/// C tiles per core from which the stores are paced: with fewer, the bursts
+/// are few and pacing the last ones only delays the end.
+constexpr int64_t kPacedTiles = 4;
 
 enum Dim { DimM = 0, DimN = 1, DimK = 2 };
 
@@ -82,11 +98,13 @@ struct Shape {
   int64_t tileM = 0, tileK = 0, tileN = 0;
   int64_t mTiles = 1, nTiles = 1, kTiles = 1;
   bool nOuter = true;
+  bool shareA = false, keepB = false;
   bool post = false, convert = false, directDl16 = false;
 };
 
 Shape shapeOf(const Problem &p, int64_t tileM, int64_t tileK, int64_t tileN,
-              int64_t blockM, int64_t blockN, bool nOuter) {
+              int64_t blockM, int64_t blockN, bool nOuter, bool shareA = false,
+              bool keepB = false) {
   Shape s;
   s.tileM = tileM;
   s.tileK = tileK;
@@ -95,6 +113,8 @@ Shape shapeOf(const Problem &p, int64_t tileM, int64_t tileK, int64_t tileN,
   s.nTiles = ceilDiv(blockN, tileN);
   s.kTiles = ceilDiv(p.k, tileK);
   s.nOuter = nOuter;
+  s.shareA = shareA;
+  s.keepB = keepB;
   s.convert = !p.outF32 && (s.kTiles > 1 || p.bias);
   s.post = s.convert || p.bias.has_value();
   s.directDl16 = !p.outF32 && !s.convert;
@@ -117,6 +137,23 @@ int loadLevel(const std::array<int, 3> &lvl,
   return l;
 }
 
+/// Whether a core's C stores are paced by its K steps (emitStore).
+bool pacedStores(const Shape &s) {
+  return s.shareA && s.kTiles > 1 && s.mTiles * s.nTiles >= kPacedTiles;
+}
+
+/// Level at which B is loaded: a kept panel (all of K) once per N tile, or
+/// once when there is one.
+int bLoadLevel(const Shape &s) {
+  if (s.keepB)
+    return s.nTiles > 1 ? levelsOf(s.nOuter)[DimN] : -1;
+  return loadLevel(levelsOf(s.nOuter), {s.mTiles, s.nTiles, s.kTiles}, DimN,
+                   DimK);
+}
+
+/// K padded to whole sticks: the rows of a kept B panel.
+int64_t kPadOf(const Problem &p) { return ceilDiv(p.k, kStick) * kStick; }
+
 /// LX sticks of every buffer of a core, given its tile counts.
 struct LxLayout {
   int64_t aSlot = 0, rawASlot = 0, bSlot = 0, rawBSlot = 0, cSlot = 0,
@@ -134,11 +171,11 @@ LxLayout lxLayout(const Problem &p, const Shape &s) {
   const std::array<int, 3> lvl = levelsOf(s.nOuter);
   const std::array<int64_t, 3> tiles = {s.mTiles, s.nTiles, s.kTiles};
   l.aSlots = loadLevel(lvl, tiles, DimM, DimK) < 0 ? 1 : 2;
-  l.bSlots = loadLevel(lvl, tiles, DimN, DimK) < 0 ? 1 : 2;
+  l.bSlots = bLoadLevel(s) < 0 ? 1 : 2;
   l.cSlots = s.mTiles * s.nTiles == 1 ? 1 : 2;
   l.aSlot = tkb * s.tileM;
   l.rawASlot = p.transA ? ceilDiv(s.tileM, kStick) * s.tileK : 0;
-  l.bSlot = tnb * s.tileK;
+  l.bSlot = tnb * (s.keepB ? kPadOf(p) : s.tileK);
   l.rawBSlot = p.transB ? tkb * s.tileN : 0;
   l.cSlot = (s.directDl16 ? 1 : 2) * tnb * s.tileM;
   l.dSlot = s.convert ? tnb * s.tileM : 0;
@@ -156,6 +193,63 @@ LxLayout lxLayout(const Problem &p, const Shape &s) {
 
 // ------------------------------------------------------------ planning
 
+/// The A chains of a plan with shareA: each core's neighbours (-1 at an
+/// end) for the parts in row-major order on consecutive cores from
+/// `firstCore`. Device memory is a node of the data ring and a core reads
+/// it over the shorter way round, so reads flow outward from the memory
+/// node in both directions. A tile passed along a chain holds its link for
+/// the whole transfer; flowing the other way (towards the memory node) it
+/// never meets a read. A grid row is therefore cut where the read direction
+/// changes, and each piece's chain starts at its core farthest from the
+/// memory node.
+struct AChains {
+  std::vector<int> prev, next;
+  int chains = 0;  ///< chains over the whole grid (each loads A once)
+  int longest = 0; ///< cores in the longest chain
+};
+
+AChains aChains(const hw::HwConfig &cfg, int firstCore, int gridM, int gridN) {
+  const int cores = cfg.chip.cores, mem = cfg.ring.memoryNodePosition;
+  const int positions = cores + 1;
+  auto readsIncreasing = [&](int core) {
+    const int pos = core >= mem ? core + 1 : core;
+    const int up = (pos - mem + positions) % positions;
+    return up <= positions - up;
+  };
+  AChains c;
+  const size_t parts = static_cast<size_t>(gridM) * gridN;
+  c.prev.assign(parts, -1);
+  c.next.assign(parts, -1);
+  for (int i = 0; i < gridM; ++i) {
+    const int row0 = firstCore + i * gridN;
+    int j = 0;
+    while (j < gridN) {
+      // A piece [j, e) of cores reading memory the same way round.
+      const bool inc = readsIncreasing(row0 + j);
+      int e = j + 1;
+      while (e < gridN && readsIncreasing(row0 + e) == inc)
+        ++e;
+      // Increasing reads come from below: the chain runs down from the
+      // piece's top core; decreasing reads the other way round.
+      for (int k = j; k < e; ++k) {
+        const size_t at = static_cast<size_t>(i * gridN + k);
+        const int core = row0 + k;
+        if (inc) {
+          c.prev[at] = k + 1 < e ? core + 1 : -1;
+          c.next[at] = k > j ? core - 1 : -1;
+        } else {
+          c.prev[at] = k > j ? core - 1 : -1;
+          c.next[at] = k + 1 < e ? core + 1 : -1;
+        }
+      }
+      ++c.chains;
+      c.longest = std::max(c.longest, e - j);
+      j = e;
+    }
+  }
+  return c;
+}
+
 struct Estimate {
   double cycles = std::numeric_limits<double>::infinity();
   Shape shape;
@@ -164,10 +258,15 @@ struct Estimate {
 /// Time of one core's block (blockM x K x blockN) with these tiles, from the
 /// config: PT work per step (rows split over the units, efficiency by
 /// passes), DMA time (per-instruction latency plus its share of the memory
-/// bandwidth, which `active` cores divide), xpose time on one SFU, and one
-/// step of pipeline fill.
+/// bandwidth, which `active` cores divide), xpose time on one SFU, ring
+/// time of shared A tiles, and one step of pipeline fill. With shareA, the
+/// grid's cores form `chains->chains` chains (AChains): A's memory traffic
+/// counts once per chain, every core but the last of a chain receives and
+/// sends each tile (one ring engine, so the two add up), and the last core
+/// gets the first tile after chains->longest - 1 transfers.
 double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
-                int64_t blockM, int64_t blockN, int units, int active) {
+                int64_t blockM, int64_t blockN, int units, int active,
+                const AChains *chains = nullptr) {
   const double bw = cfg.memory.sustainedReadGBps / cfg.chip.clockGhz;
   const double perCoreBw = bw / active;
   const double macs = cfg.ptMacsPerCycle();
@@ -193,17 +292,23 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
       n *= tiles[i == lvl[DimM] ? DimM : i == lvl[DimN] ? DimN : DimK];
     return n;
   };
-  const int64_t aLoads = loadsOf(DimM, DimK), bLoads = loadsOf(DimN, DimK);
+  const int64_t aLoads = loadsOf(DimM, DimK);
+  // A kept panel is loaded once per N tile, one K tile at a time.
+  const int64_t bLoads = s.keepB ? s.nTiles * s.kTiles : loadsOf(DimN, DimK);
   // Each load of A (B) moves the A (B) tile; the whole block is covered once
   // per iteration of the levels above its own.
   const double aTraffic = aBytes * static_cast<double>(aLoads) /
                           static_cast<double>(s.mTiles * s.kTiles);
-  const double bTraffic = bBytes * static_cast<double>(bLoads) /
-                          static_cast<double>(s.nTiles * s.kTiles);
+  const double bTraffic = s.keepB
+                              ? bBytes
+                              : bBytes * static_cast<double>(bLoads) /
+                                    static_cast<double>(s.nTiles * s.kTiles);
   const double cTraffic =
       (p.outF32 ? 4.0 : 2.0) * static_cast<double>(blockM * blockN);
+  const double aShare =
+      s.shareA && chains ? static_cast<double>(chains->chains) / active : 1.0;
   const double memTime =
-      (aTraffic + bTraffic + cTraffic) / perCoreBw +
+      (aTraffic * aShare + bTraffic + cTraffic) / perCoreBw +
       ldLatency * static_cast<double>(aLoads + bLoads + s.mTiles * s.nTiles);
   const double xposeCost = 2.0 * kStick + cfg.sfu.pipelineLatencyCycles;
   const double sfuTime =
@@ -211,9 +316,43 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
       static_cast<double>((p.transA ? aLoads * ceilDiv(s.tileM, kStick) : 0) +
                           (p.transB ? bLoads * (s.tileN / kStick) : 0)) *
       static_cast<double>(s.tileK / kStick);
-  const double fill =
+  double fill =
       (2.0 * (s.tileM + s.tileN) * s.tileK) / perCoreBw + ldLatency + stepPt;
-  return std::max({ptTime, memTime, sfuTime}) + fill;
+  double ringTime = 0;
+  if (s.shareA && chains && chains->longest > 1) {
+    const double aTileRing = 2.0 * s.tileM * s.tileK / cfg.ring.bytesPerCycle +
+                             cfg.ring.hopLatencyCycles +
+                             cfg.sequencer.syncCycles;
+    ringTime = 2.0 * aTileRing * static_cast<double>(aLoads);
+    fill += (chains->longest - 1) * aTileRing;
+    // The chains keep the cores in step, so they finish their C tiles
+    // together; unless the stores are paced (emitStore) they reach memory
+    // as one burst, which the chains' next A tiles, asked for one step
+    // ahead, queue behind.
+    if (!pacedStores(s)) {
+      const double burst =
+          cTraffic / static_cast<double>(s.mTiles * s.nTiles) * active / bw;
+      fill += static_cast<double>(s.mTiles * s.nTiles) *
+              std::max(0.0, burst - stepPt);
+    }
+  }
+  if (s.keepB) {
+    // A kept panel arrives K tile by K tile during the first M tile of its
+    // N tile, which cannot finish before the panel has (all cores load
+    // theirs at once).
+    const double panel = bBytes / static_cast<double>(s.nTiles) / perCoreBw;
+    const double firstM = ptTime / static_cast<double>(s.mTiles * s.nTiles);
+    fill += static_cast<double>(s.nTiles) * std::max(0.0, panel - firstM);
+  }
+  if (!s.shareA && !s.keepB)
+    return std::max({ptTime, memTime, sfuTime, ringTime}) + fill;
+  // Sharing plans run the memory channel close to its rate, where the A
+  // tiles a whole chain waits for queue behind everyone's traffic: PT and
+  // memory time combine as a 4-norm instead of a max (equal times cost
+  // 19% more than either, a memory time half the PT time 1.5% more).
+  const double busy =
+      std::pow(std::pow(ptTime, 4) + std::pow(memTime, 4), 0.25);
+  return std::max({busy, sfuTime, ringTime}) + fill;
 }
 
 /// Candidate tile sizes: `full` cut into d equal parts, rounded up to
@@ -230,36 +369,72 @@ std::vector<int64_t> tileCandidates(int64_t full, int64_t align) {
   return out;
 }
 
-Estimate bestTiles(const hw::HwConfig &cfg, const Problem &p, int64_t blockM,
-                   int64_t blockN, int units, int active, int64_t lxSticks,
-                   int64_t mAlign) {
-  Estimate best;
-  const int64_t kPad = ceilDiv(p.k, kStick) * kStick;
-  const int64_t nPad = ceilDiv(blockN, kStick) * kStick;
-  for (int64_t tm : tileCandidates(blockM, mAlign))
-    for (int64_t tn : tileCandidates(nPad, kStick))
-      for (int64_t tk : tileCandidates(kPad, kStick))
-        for (bool nOuter : {true, false}) {
-          Shape s = shapeOf(p, tm, tk, tn, blockM, blockN, nOuter);
-          if (lxLayout(p, s).total() > lxSticks)
-            continue;
-          double t = estimate(cfg, p, s, blockM, blockN, units, active);
-          if (t < best.cycles * (1 - 1e-9)) {
-            best.cycles = t;
-            best.shape = s;
-          }
-        }
-  return best;
-}
-
-int64_t mAlignOf(const Problem &p) { return p.transA ? kStick : 8; }
-
+/// Whether a plan may share A along grid rows / keep B in LX (MatmulTiling).
 /// Rows [m0, m1) of grid row i, cut at multiples of `align`.
 std::pair<int64_t, int64_t> gridRange(int64_t total, int64_t align,
                                       int64_t parts, int64_t i) {
   auto [u0, u1] = splitRange(ceilDiv(total, align), parts, i);
   return {std::min(total, u0 * align), std::min(total, u1 * align)};
 }
+
+/// Sharing needs the same A tiles in the same order on every core of a grid
+/// row: the same number of N tiles on each.
+bool canShareA(const Problem &p, const Shape &s, int gridN) {
+  if (gridN < 2 || p.transA)
+    return false;
+  for (int j = 0; j < gridN; ++j) {
+    auto [n0, n1] = gridRange(p.n, kStick, gridN, j);
+    if (ceilDiv(n1 - n0, s.tileN) != s.nTiles)
+      return false;
+  }
+  return true;
+}
+/// A kept panel is loaded once per N tile, so N must not be inside M.
+bool canKeepB(const Problem &p, const Shape &s) {
+  return (s.nTiles == 1 || s.nOuter) && !p.transB;
+}
+
+/// The values of a sharing decision the search tries.
+std::vector<bool> choices(const std::optional<bool> &fixed) {
+  if (fixed)
+    return {*fixed};
+  return {false, true};
+}
+
+Estimate bestTiles(const hw::HwConfig &cfg, const Problem &p, int64_t blockM,
+                   int64_t blockN, const Resources &res, int gridM, int gridN,
+                   int64_t mAlign, const MatmulSearch &search) {
+  Estimate best;
+  const int units = res.units;
+  const int64_t lxSticks = res.lxSticks();
+  const int active = gridM * gridN;
+  const AChains chains = aChains(cfg, res.firstCore, gridM, gridN);
+  const int64_t kPad = kPadOf(p);
+  const int64_t nPad = ceilDiv(blockN, kStick) * kStick;
+  for (int64_t tm : tileCandidates(blockM, mAlign))
+    for (int64_t tn : tileCandidates(nPad, kStick))
+      for (int64_t tk : tileCandidates(kPad, kStick))
+        for (bool nOuter : {true, false})
+          for (bool shareA : choices(search.shareA))
+            for (bool keepB : choices(search.keepB)) {
+              Shape s =
+                  shapeOf(p, tm, tk, tn, blockM, blockN, nOuter, shareA, keepB);
+              if ((shareA && !canShareA(p, s, gridN)) ||
+                  (keepB && !canKeepB(p, s)))
+                continue;
+              if (lxLayout(p, s).total() > lxSticks)
+                continue;
+              double t =
+                  estimate(cfg, p, s, blockM, blockN, units, active, &chains);
+              if (t < best.cycles * (1 - 1e-9)) {
+                best.cycles = t;
+                best.shape = s;
+              }
+            }
+  return best;
+}
+
+int64_t mAlignOf(const Problem &p) { return p.transA ? kStick : 8; }
 
 /// The cores' blocks of a plan's grid, from `firstCore` on (cores whose
 /// block would be empty get none).
@@ -277,13 +452,19 @@ void addParts(MatmulPlan &plan, const Problem &p, int firstCore) {
 
 } // namespace
 
+MatmulTiling MatmulPlan::tiling() const {
+  return {gridM, gridN, tileM, tileK, tileN, nOuter, shareA, keepB};
+}
+
 std::string MatmulPlan::str() const {
   std::string s =
       "matmul " + std::to_string(m) + "x" + std::to_string(k) + "x" +
       std::to_string(n) + ": grid " + std::to_string(gridM) + "x" +
       std::to_string(gridN) + ", tiles " + std::to_string(tileM) + "x" +
       std::to_string(tileK) + "x" + std::to_string(tileN) +
-      (nOuter ? " (n, m, k)" : " (m, n, k)") + ", " + std::to_string(units) +
+      (nOuter ? " (n, m, k)" : " (m, n, k)") +
+      (shareA ? ", A shared along grid rows" : "") +
+      (keepB ? ", B kept in LX" : "") + ", " + std::to_string(units) +
       " PT units, LX " + std::to_string(lxSticks) + " sticks, estimate " +
       std::to_string(estimatedCycles) + " cycles\n";
   for (const Part &pt : parts)
@@ -294,7 +475,8 @@ std::string MatmulPlan::str() const {
 }
 
 MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
-                      const KernelOptions &opt, int gridM, int gridN) {
+                      const KernelOptions &opt, int gridM, int gridN,
+                      const MatmulSearch &search) {
   const Problem p = problemOf(args);
   const Resources res = resources(config, opt);
   const int64_t mAlign = mAlignOf(p);
@@ -318,8 +500,9 @@ MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
         continue;
       const int64_t blockM = std::min(p.m, ceilDiv(mUnits, gm) * mAlign);
       const int64_t blockN = std::min(p.n, ceilDiv(nUnits, gn) * kStick);
-      Estimate e = bestTiles(config, p, blockM, blockN, res.units,
-                             static_cast<int>(gm * gn), res.lxSticks(), mAlign);
+      Estimate e =
+          bestTiles(config, p, blockM, blockN, res, static_cast<int>(gm),
+                    static_cast<int>(gn), mAlign, search);
       if (!(e.cycles < bestCycles * (1 - 1e-9)))
         continue;
       bestCycles = e.cycles;
@@ -329,6 +512,8 @@ MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
       plan.tileK = e.shape.tileK;
       plan.tileN = e.shape.tileN;
       plan.nOuter = e.shape.nOuter;
+      plan.shareA = e.shape.shareA;
+      plan.keepB = e.shape.keepB;
     }
   if (!(bestCycles < std::numeric_limits<double>::infinity())) {
     plan.error = "no matmul tiling fits " + std::to_string(res.lxSticks()) +
@@ -342,73 +527,85 @@ MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
 
 std::string matmulPlanProblem(const hw::HwConfig &config,
                               const MatmulArgs &args, const KernelOptions &opt,
-                              int gridM, int gridN, int64_t tileM,
-                              int64_t tileK, int64_t tileN, bool nOuter) {
+                              const MatmulTiling &t) {
   const Problem p = problemOf(args);
   const Resources res = resources(config, opt);
   const int64_t mAlign = mAlignOf(p);
   const int64_t mUnits = ceilDiv(p.m, mAlign), nUnits = ceilDiv(p.n, kStick);
-  if (gridM < 1 || gridN < 1 || gridM > mUnits || gridN > nUnits)
-    return "grid " + std::to_string(gridM) + "x" + std::to_string(gridN) +
-           " does not fit a " + std::to_string(p.m) + "x" +
-           std::to_string(p.n) + " product (at most " +
-           std::to_string(mUnits) + " row parts of " + std::to_string(mAlign) +
-           " and " + std::to_string(nUnits) + " column parts of 64)";
-  if (gridM * gridN > res.cores)
-    return "grid " + std::to_string(gridM) + "x" + std::to_string(gridN) +
-           " needs " + std::to_string(gridM * gridN) + " cores, the op has " +
-           std::to_string(res.cores);
-  if (tileM < 1 || tileM % mAlign != 0 || tileK < 1 || tileK % kStick != 0 ||
-      tileN < 1 || tileN % kStick != 0)
-    return "tiles " + std::to_string(tileM) + "x" + std::to_string(tileK) +
-           "x" + std::to_string(tileN) + " are not multiples of " +
-           std::to_string(mAlign) + " x 64 x 64";
-  const int64_t blockM = std::min(p.m, ceilDiv(mUnits, gridM) * mAlign);
-  const int64_t blockN = std::min(p.n, ceilDiv(nUnits, gridN) * kStick);
-  const Shape s = shapeOf(p, std::min(tileM, ceilDiv(blockM, mAlign) * mAlign),
-                          std::min(tileK, ceilDiv(p.k, kStick) * kStick),
-                          std::min(tileN, ceilDiv(blockN, kStick) * kStick),
-                          blockM, blockN, nOuter);
+  const std::string grid =
+      "grid " + std::to_string(t.gridM) + "x" + std::to_string(t.gridN);
+  if (t.gridM < 1 || t.gridN < 1 || t.gridM > mUnits || t.gridN > nUnits)
+    return grid + " does not fit a " + std::to_string(p.m) + "x" +
+           std::to_string(p.n) + " product (at most " + std::to_string(mUnits) +
+           " row parts of " + std::to_string(mAlign) + " and " +
+           std::to_string(nUnits) + " column parts of 64)";
+  if (t.gridM * t.gridN > res.cores)
+    return grid + " needs " + std::to_string(t.gridM * t.gridN) +
+           " cores, the op has " + std::to_string(res.cores);
+  const std::string tiles = "tiles " + std::to_string(t.tileM) + "x" +
+                            std::to_string(t.tileK) + "x" +
+                            std::to_string(t.tileN);
+  if (t.tileM < 1 || t.tileM % mAlign != 0 || t.tileK < 1 ||
+      t.tileK % kStick != 0 || t.tileN < 1 || t.tileN % kStick != 0)
+    return tiles + " are not multiples of " + std::to_string(mAlign) +
+           " x 64 x 64";
+  const int64_t blockM = std::min(p.m, ceilDiv(mUnits, t.gridM) * mAlign);
+  const int64_t blockN = std::min(p.n, ceilDiv(nUnits, t.gridN) * kStick);
+  const Shape s =
+      shapeOf(p, std::min(t.tileM, ceilDiv(blockM, mAlign) * mAlign),
+              std::min(t.tileK, kPadOf(p)),
+              std::min(t.tileN, ceilDiv(blockN, kStick) * kStick), blockM,
+              blockN, t.nOuter, t.shareA, t.keepB);
+  if (t.shareA && t.gridN < 2)
+    return "share_a needs a grid row of at least 2 cores (" + grid + ")";
+  if (t.shareA && p.transA)
+    return "share_a needs A sticked on K (this A is transposed)";
+  if (t.shareA && !canShareA(p, s, t.gridN))
+    return "share_a needs the same number of N tiles on every core of a "
+           "grid row (tile N " +
+           std::to_string(t.tileN) + " does not give that with " + grid + ")";
+  if (t.keepB && p.transB)
+    return "keep_b needs B sticked on N (this B is transposed)";
+  if (t.keepB && !canKeepB(p, s))
+    return "keep_b needs N tiles outside M tiles (n_outer) when a core has "
+           "several";
   const int64_t need = lxLayout(p, s).total();
   if (need > res.lxSticks())
-    return "tiles " + std::to_string(tileM) + "x" + std::to_string(tileK) +
-           "x" + std::to_string(tileN) + " need " + std::to_string(need) +
+    return tiles + (t.keepB ? " with B kept" : "") + " need " +
+           std::to_string(need) +
            " LX sticks per core, the op's LX region has " +
            std::to_string(res.lxSticks());
   return {};
 }
 
 MatmulPlan planMatmulWith(const hw::HwConfig &config, const MatmulArgs &args,
-                          const KernelOptions &opt, int gridM, int gridN,
-                          int64_t tileM, int64_t tileK, int64_t tileN,
-                          bool nOuter) {
-  SPYRE_ASSERT(matmulPlanProblem(config, args, opt, gridM, gridN, tileM, tileK,
-                                 tileN, nOuter)
-                   .empty(),
-               "matmul: " + matmulPlanProblem(config, args, opt, gridM, gridN,
-                                              tileM, tileK, tileN, nOuter));
+                          const KernelOptions &opt, const MatmulTiling &t) {
+  SPYRE_ASSERT(matmulPlanProblem(config, args, opt, t).empty(),
+               "matmul: " + matmulPlanProblem(config, args, opt, t));
   const Problem p = problemOf(args);
   const Resources res = resources(config, opt);
   const int64_t mAlign = mAlignOf(p);
   const int64_t mUnits = ceilDiv(p.m, mAlign), nUnits = ceilDiv(p.n, kStick);
-  const int64_t blockM = std::min(p.m, ceilDiv(mUnits, gridM) * mAlign);
-  const int64_t blockN = std::min(p.n, ceilDiv(nUnits, gridN) * kStick);
+  const int64_t blockM = std::min(p.m, ceilDiv(mUnits, t.gridM) * mAlign);
+  const int64_t blockN = std::min(p.n, ceilDiv(nUnits, t.gridN) * kStick);
   MatmulPlan plan;
   plan.m = p.m;
   plan.k = p.k;
   plan.n = p.n;
   plan.units = res.units;
-  plan.gridM = gridM;
-  plan.gridN = gridN;
-  plan.tileM = std::min(tileM, ceilDiv(blockM, mAlign) * mAlign);
-  plan.tileK = std::min(tileK, ceilDiv(p.k, kStick) * kStick);
-  plan.tileN = std::min(tileN, ceilDiv(blockN, kStick) * kStick);
-  plan.nOuter = nOuter;
-  const Shape s = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, blockM,
-                          blockN, nOuter);
-  plan.estimatedCycles = static_cast<int64_t>(
-      std::ceil(estimate(config, p, s, blockM, blockN, res.units,
-                         gridM * gridN)));
+  plan.gridM = t.gridM;
+  plan.gridN = t.gridN;
+  plan.tileM = std::min(t.tileM, ceilDiv(blockM, mAlign) * mAlign);
+  plan.tileK = std::min(t.tileK, kPadOf(p));
+  plan.tileN = std::min(t.tileN, ceilDiv(blockN, kStick) * kStick);
+  plan.nOuter = t.nOuter;
+  plan.shareA = t.shareA;
+  plan.keepB = t.keepB;
+  const Shape s = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, blockM, blockN,
+                          t.nOuter, t.shareA, t.keepB);
+  const AChains chains = aChains(config, res.firstCore, t.gridM, t.gridN);
+  plan.estimatedCycles = static_cast<int64_t>(std::ceil(estimate(
+      config, p, s, blockM, blockN, res.units, t.gridM * t.gridN, &chains)));
   addParts(plan, p, res.firstCore);
   return plan;
 }
@@ -421,12 +618,16 @@ namespace {
 /// stream walks the same loop nest and runs the hooks of the roles it has.
 class MatmulCore {
 public:
+  /// `prev` and `next`: the neighbours in the A chain of a plan with
+  /// shareA (-1 at the ends; both -1 without sharing).
   MatmulCore(ProgramBuilder &pb, const Problem &p, const MatmulPlan &plan,
-             const Resources &res, const MatmulPlan::Part &part)
-      : pb_(pb), p_(p), part_(part), core_(part.core), units_(plan.units) {
+             const Resources &res, const MatmulPlan::Part &part, int prev,
+             int next)
+      : pb_(pb), p_(p), part_(part), core_(part.core), units_(plan.units),
+        prev_(prev), next_(next) {
     const int64_t blockM = part.m1 - part.m0, blockN = part.n1 - part.n0;
     s_ = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, blockM, blockN,
-                 plan.nOuter);
+                 plan.nOuter, plan.shareA, plan.keepB);
     lvl_ = levelsOf(s_.nOuter);
     tail_[DimM] = blockM - (s_.mTiles - 1) * s_.tileM;
     tail_[DimN] = blockN - (s_.nTiles - 1) * s_.tileN;
@@ -437,8 +638,14 @@ public:
     for (Dim d : {DimM, DimN, DimK})
       levels_[static_cast<size_t>(lvl_[d])] = {tiles[d], tail_[d] != full_[d],
                                                d == DimK};
+    // A kept panel is loaded one K tile at a time during the first M tile
+    // of its N tile (see loadB), which the load and PT streams therefore
+    // emit on its own (the others need not: the hand-overs are the same).
+    panelLevels_ = levels_;
+    if (s_.keepB)
+      panelLevels_[static_cast<size_t>(lvl_[DimM])].peelFirst = true;
     aLevel_ = loadLevel(lvl_, tiles, DimM, DimK);
-    bLevel_ = loadLevel(lvl_, tiles, DimN, DimK);
+    bLevel_ = bLoadLevel(s_);
     allocate(res);
     makeStreams();
   }
@@ -469,6 +676,10 @@ private:
   void postTile(StreamBuilder &s, const NestIter &it, int biasReg);
   void emitPt(int unit);
   void emitStore();
+  void emitRing();
+  /// A tile of the current iteration as ring transfer fields.
+  InstrBuilder aTransfer(std::string_view op, int peer, Addr slot,
+                         const NestIter &it, int upTo) const;
   void loadA(const NestIter &it, int upTo);
   void loadB(const NestIter &it, int upTo);
   void xposeA(const NestIter &it, int upTo);
@@ -479,10 +690,11 @@ private:
   MatmulPlan::Part part_;
   int core_;
   int units_;
+  int prev_ = -1, next_ = -1;
   Shape s_;
   std::array<int, 3> lvl_{};
   std::array<int64_t, 3> tail_{}, full_{};
-  std::vector<NestLevel> levels_;
+  std::vector<NestLevel> levels_, panelLevels_;
   int aLevel_ = -1, bLevel_ = -1;
   LxLayout lx_;
   int64_t lxEnd_ = 0;
@@ -491,12 +703,15 @@ private:
   int64_t stageAt_ = 0, biasRawAt_ = 0, biasFAt_ = 0;
 
   StreamBuilder *load_ = nullptr, *store_ = nullptr, *xpose_ = nullptr,
-                *post_ = nullptr;
+                *post_ = nullptr, *ring_ = nullptr;
   std::vector<StreamBuilder *> pts_;
   std::unique_ptr<BufferRing> aRing_, rawARing_, bRing_, rawBRing_, cRing_,
       dRing_;
   std::unique_ptr<OnceSignal> biasReady_;
-  int aMemReg_ = 0, bMemReg_ = 0;
+  int aMemReg_ = 0, bMemReg_ = 0, bLxReg_ = 0;
+  /// Counter of K steps done (PT unit 0 -> store) when the store is paced;
+  /// -1 otherwise.
+  int pace_ = -1;
 };
 
 void MatmulCore::allocate(const Resources &res) {
@@ -533,6 +748,10 @@ void MatmulCore::makeStreams() {
     xpose_ = &pb_.stream(core_, Engine::Sfu, 0);
   if (s_.post)
     post_ = &pb_.stream(core_, Engine::Sfu, units_ > 1 ? 1 : 0);
+  if (prev_ >= 0 || next_ >= 0)
+    ring_ = &pb_.stream(core_, Engine::Ring);
+  if (pacedStores(s_))
+    pace_ = pb_.allocCounter(core_);
 
   using Stages = std::vector<std::vector<StreamBuilder *>>;
   if (p_.transA) {
@@ -540,6 +759,17 @@ void MatmulCore::makeStreams() {
                                              Stages{{load_}, {xpose_}});
     aRing_ = std::make_unique<BufferRing>(pb_, core_, aSlots_,
                                           Stages{{xpose_}, pts_});
+  } else if (prev_ >= 0) {
+    // A arrives from the previous core of the chain.
+    aRing_ = std::make_unique<BufferRing>(pb_, core_, aSlots_,
+                                          Stages{{ring_}, pts_});
+  } else if (next_ >= 0) {
+    // The chain's first core loads A; its ring engine passes each tile on
+    // while the PT units use it.
+    std::vector<StreamBuilder *> readers = pts_;
+    readers.push_back(ring_);
+    aRing_ = std::make_unique<BufferRing>(pb_, core_, aSlots_,
+                                          Stages{{load_}, readers});
   } else {
     aRing_ = std::make_unique<BufferRing>(pb_, core_, aSlots_,
                                           Stages{{load_}, pts_});
@@ -609,15 +839,26 @@ void MatmulCore::loadB(const NestIter &it, int upTo) {
   int64_t present = kp;
   if (isTail(DimK, it, upTo))
     present = std::min(kp, b.memRows - (s_.kTiles - 1) * s_.tileK);
-  bRing_->acquire(*load_);
-  Addr slot = bRing_->slot(*load_);
-  load_->append(
-      loadSticks(slot, Addr{bMemReg_, 0},
-                 {present, nBlocks, b.rowStride, b.blockStride, s_.tileK}));
+  // A kept panel's K tile goes to its rows of the panel (bLxReg_ steps
+  // with K), and is handed over alone: the PT units start on it while the
+  // next one loads.
+  Addr slot = Addr{bLxReg_, 0};
+  if (!s_.keepB) {
+    bRing_->acquire(*load_);
+    slot = bRing_->slot(*load_);
+  }
+  const int64_t lxBlockStride = s_.keepB ? kPadOf(p_) : s_.tileK;
+  load_->append(loadSticks(
+      slot, Addr{bMemReg_, 0},
+      {present, nBlocks, b.rowStride, b.blockStride, lxBlockStride}));
   if (present < kp)
     load_->append(loadSticks(
         slot + present, at(static_cast<int64_t>(pb_.zeroSticks(kp - present))),
-        {kp - present, nBlocks, 1, 0, s_.tileK}));
+        {kp - present, nBlocks, 1, 0, lxBlockStride}));
+  if (s_.keepB) {
+    bRing_->post(*load_);
+    return;
+  }
   bRing_->release(*load_);
 }
 
@@ -626,7 +867,8 @@ void MatmulCore::emitLoad() {
   for (BufferRing *r : {rawARing_.get(), rawBRing_.get()})
     if (r)
       r->open(s);
-  if (!p_.transA)
+  const bool loadsA = prev_ < 0;
+  if (!p_.transA && loadsA)
     aRing_->open(s);
   if (!p_.transB)
     bRing_->open(s);
@@ -668,23 +910,58 @@ void MatmulCore::emitLoad() {
   NestIter none;
   none.tail.assign(3, false);
   none.first.assign(3, false);
-  if (aLevel_ < 0)
+  if (aLevel_ < 0 && loadsA)
     loadA(none, -1);
-  if (bLevel_ < 0)
+  std::vector<NestReg> regs;
+  if (loadsA)
+    regs.push_back({aMemReg_, aStep});
+  regs.push_back({bMemReg_, bStep});
+  // A kept panel: the buffer is taken when its N tile starts, filled K tile
+  // by K tile in the first M tile, and given up when the N tile ends.
+  const int mLevel = lvl_[DimM];
+  if (s_.keepB) {
+    bLxReg_ = s.allocReg();
+    std::vector<int64_t> step(3, 0);
+    step[static_cast<size_t>(lvl_[DimK])] = s_.tileK;
+    regs.push_back({bLxReg_, step});
+  }
+  auto takePanel = [&] {
+    bRing_->acquire(s);
+    s.mov(bLxReg_, bRing_->slot(s).reg);
+  };
+  if (bLevel_ < 0 && s_.keepB)
+    takePanel();
+  else if (bLevel_ < 0)
     loadB(none, -1);
   NestHooks h;
   h.enter = [&](int l, const NestIter &it) {
-    if (l == aLevel_)
+    if (s_.keepB) {
+      // The panel's K tile first: every core of a chain waits for it, only
+      // the chain waits for the first core's A tile.
+      if (l == bLevel_)
+        takePanel();
+      if (l == lvl_[DimK] && it.first[static_cast<size_t>(mLevel)])
+        loadB(it, l);
+      if (l == aLevel_ && loadsA)
+        loadA(it, l);
+      return;
+    }
+    if (l == aLevel_ && loadsA)
       loadA(it, l);
     if (l == bLevel_)
       loadB(it, l);
   };
-  emitNest(s, levels_, {{aMemReg_, aStep}, {bMemReg_, bStep}}, h,
-           pb_.config().limits.maxLoopCount);
+  h.leave = [&](int l, const NestIter &) {
+    if (l == bLevel_ && s_.keepB)
+      bRing_->advance(s);
+  };
+  emitNest(s, panelLevels_, regs, h, pb_.config().limits.maxLoopCount);
+  if (bLxReg_)
+    s.freeReg(bLxReg_);
   for (BufferRing *r : {rawARing_.get(), rawBRing_.get()})
     if (r)
       r->close(s);
-  if (!p_.transA)
+  if (!p_.transA && loadsA)
     aRing_->close(s);
   if (!p_.transB)
     bRing_->close(s);
@@ -743,18 +1020,36 @@ void MatmulCore::emitPt(int unit) {
   cRing_->open(s);
   if (aLevel_ < 0)
     aRing_->acquire(s);
-  if (bLevel_ < 0)
+  if (bLevel_ < 0 && !s_.keepB)
     bRing_->acquire(s);
+  // A kept B panel holds all K tiles: the K step's rows start tileK further
+  // on at every step.
+  std::vector<NestReg> regs;
+  int bReg = 0;
+  if (s_.keepB) {
+    bReg = s.allocReg();
+    s.mov(bReg, bRing_->slot(s).reg);
+    std::vector<int64_t> step(3, 0);
+    step[static_cast<size_t>(lvl_[DimK])] = s_.tileK;
+    regs.push_back({bReg, step});
+  }
   NestHooks h;
   h.enter = [&](int l, const NestIter &) {
     if (l == aLevel_)
       aRing_->acquire(s);
-    if (l == bLevel_)
+    if (l == bLevel_ && bReg)
+      s.mov(bReg, bRing_->slot(s).reg);
+    else if (l == bLevel_)
       bRing_->acquire(s);
     if (l == 1)
       cRing_->acquire(s);
   };
   h.body = [&](const NestIter &it) {
+    // The kept panel's K tiles arrive one by one in the first M tile.
+    if (s_.keepB && it.first[static_cast<size_t>(lvl_[DimM])])
+      bRing_->acquire(s);
+    if (pace_ >= 0 && unit == 0)
+      s.signal(pace_, 1);
     const int64_t rows = size(DimM, it, 2);
     const int64_t i0 = unit * rows / units_, i1 = (unit + 1) * rows / units_;
     if (i1 <= i0)
@@ -762,12 +1057,12 @@ void MatmulCore::emitPt(int unit) {
     InstrBuilder mm = instr("mm")
                           .set("c", cRing_->slot(s) + i0)
                           .set("a", aRing_->slot(s) + i0)
-                          .set("b", bRing_->slot(s))
+                          .set("b", s_.keepB ? Addr{bReg, 0} : bRing_->slot(s))
                           .set("m", i1 - i0)
                           .set("k", kPad(it, 2))
                           .set("n", ceilDiv(size(DimN, it, 2), kStick) * kStick)
                           .set("as", s_.tileM)
-                          .set("bs", s_.tileK)
+                          .set("bs", s_.keepB ? kPadOf(p_) : s_.tileK)
                           .set("cs", s_.tileM);
     if (s_.directDl16)
       mm.setEnum("out", "dl16");
@@ -783,7 +1078,11 @@ void MatmulCore::emitPt(int unit) {
     if (l == bLevel_)
       bRing_->release(s);
   };
-  emitNest(s, levels_, {}, h, pb_.config().limits.maxLoopCount);
+  emitNest(s, panelLevels_, regs, h, pb_.config().limits.maxLoopCount);
+  if (pace_ >= 0 && unit == 0)
+    s.signal(pace_, s_.kTiles);
+  if (bReg)
+    s.freeReg(bReg);
   if (aLevel_ < 0)
     aRing_->release(s);
   if (bLevel_ < 0)
@@ -791,6 +1090,53 @@ void MatmulCore::emitPt(int unit) {
   aRing_->close(s);
   bRing_->close(s);
   cRing_->close(s);
+}
+
+// ---- Ring: the A chain
+
+InstrBuilder MatmulCore::aTransfer(std::string_view op, int peer, Addr slot,
+                                   const NestIter &it, int upTo) const {
+  // The tile's k blocks of `rows` sticks each, tileM apart in LX.
+  return instr(op)
+      .set("core", peer)
+      .set("lx", slot)
+      .set("n", size(DimM, it, upTo))
+      .set("m", kPad(it, upTo) / kStick)
+      .set("s", s_.tileM);
+}
+
+void MatmulCore::emitRing() {
+  StreamBuilder &s = *ring_;
+  aRing_->open(s);
+  // The first core passes on the tile it loaded while its PT units read it.
+  // The others receive a tile, hand it to their PT units, and pass it on
+  // from the buffer they just released: the PT units only read it, and the
+  // buffer is filled again only after this send (program order) and after
+  // the PT units are done with it (the ring's tokens).
+  auto step = [&](const NestIter &it, int upTo) {
+    aRing_->acquire(s);
+    if (prev_ < 0) {
+      s.append(aTransfer("send", next_, aRing_->slot(s), it, upTo));
+      aRing_->release(s);
+      return;
+    }
+    s.append(aTransfer("recv", prev_, aRing_->slot(s), it, upTo));
+    aRing_->release(s);
+    if (next_ >= 0)
+      s.append(aTransfer("send", next_, aRing_->released(s), it, upTo));
+  };
+  NestIter none;
+  none.tail.assign(3, false);
+  none.first.assign(3, false);
+  if (aLevel_ < 0)
+    step(none, -1);
+  NestHooks h;
+  h.enter = [&](int l, const NestIter &it) {
+    if (l == aLevel_)
+      step(it, l);
+  };
+  emitNest(s, levels_, {}, h, pb_.config().limits.maxLoopCount);
+  aRing_->close(s);
 }
 
 // ---- SFU: transposes and the post stage, in one nest when one unit has
@@ -909,14 +1255,50 @@ void MatmulCore::emitStore() {
   std::vector<int64_t> step(3, 0);
   step[static_cast<size_t>(lvl_[DimM])] = s_.tileM * c.rowStride;
   step[static_cast<size_t>(lvl_[DimN])] = s_.tileN / lanes * c.blockStride;
+  // Paced: the tile's rows go out in pieces, each after the next tile's
+  // share of K steps (the PT's tokens), so that the cores of a chain, which
+  // finish their tiles together, do not write them to memory in one burst
+  // that the chains' A tiles would queue behind. The first tile's tokens
+  // are taken up front; the PT adds a tile's worth at its end.
+  const int64_t k = s_.kTiles;
+  if (pace_ >= 0)
+    s.wait(pace_, k);
   NestHooks h;
   h.leave = [&](int l, const NestIter &it) {
     if (l != 1)
       return;
     ring.acquire(s);
-    s.append(storeSticks(Addr{reg, 0}, ring.slot(s),
-                         {size(DimM, it, 1), ceilDiv(size(DimN, it, 1), lanes),
-                          c.rowStride, c.blockStride, s_.tileM}));
+    const int64_t rows = size(DimM, it, 1);
+    const int64_t blocks = ceilDiv(size(DimN, it, 1), lanes);
+    const int64_t pieces = pace_ >= 0 ? std::min({k, kStorePieces, rows}) : 1;
+    if (pieces == 1) {
+      if (pace_ >= 0)
+        s.wait(pace_, k);
+      s.append(
+          storeSticks(Addr{reg, 0}, ring.slot(s),
+                      {rows, blocks, c.rowStride, c.blockStride, s_.tileM}));
+      ring.release(s);
+      return;
+    }
+    // `full` pieces of `pr` rows in a loop, each after k / pieces tokens,
+    // then the rest of the rows after the rest of the tokens.
+    const int64_t pr = ceilDiv(rows, pieces), full = (rows - 1) / pr;
+    const int64_t w = k / pieces;
+    const int lx = s.allocReg();
+    s.mov(lx, ring.slot(s).reg);
+    s.beginLoop(full);
+    s.wait(pace_, w);
+    s.append(storeSticks(Addr{reg, 0}, Addr{lx, 0},
+                         {pr, blocks, c.rowStride, c.blockStride, s_.tileM}));
+    s.addi(reg, reg, pr * c.rowStride);
+    s.addi(lx, lx, pr);
+    s.endLoop();
+    s.wait(pace_, k - full * w);
+    s.append(storeSticks(
+        Addr{reg, 0}, Addr{lx, 0},
+        {rows - full * pr, blocks, c.rowStride, c.blockStride, s_.tileM}));
+    s.addi(reg, reg, -full * pr * c.rowStride);
+    s.freeReg(lx);
     ring.release(s);
   };
   emitNest(s, levels_, {{reg, step}}, h, pb_.config().limits.maxLoopCount);
@@ -930,6 +1312,8 @@ void MatmulCore::emit() {
     emitSfu(*xpose_);
   for (int u = 0; u < units_; ++u)
     emitPt(u);
+  if (ring_)
+    emitRing();
   if (post_ && post_ != xpose_)
     emitSfu(*post_);
   emitStore();
@@ -939,6 +1323,8 @@ void MatmulCore::emit() {
       r->finish();
   if (biasReady_)
     biasReady_->finish();
+  if (pace_ >= 0)
+    pb_.releaseCounter(core_, pace_);
 }
 
 } // namespace
@@ -958,9 +1344,23 @@ MatmulPlan emitMatmul(ProgramBuilder &pb, const MatmulArgs &args,
                    plan.units <= pb.config().chip.coreletsPerCore,
                "matmul: plan units");
   pb.setOp(opt.op.empty() ? "matmul" : opt.op);
+  SPYRE_ASSERT(!plan.shareA || static_cast<int>(plan.parts.size()) ==
+                                   plan.gridM * plan.gridN,
+               "matmul: a plan sharing A needs every grid cell");
+  SPYRE_ASSERT(!plan.shareA || !p.transA, "matmul: shared A is transposed");
+  SPYRE_ASSERT(!plan.keepB || !p.transB, "matmul: kept B is transposed");
+  const AChains chains =
+      plan.shareA ? aChains(pb.config(), res.firstCore, plan.gridM, plan.gridN)
+                  : AChains{};
   plan.lxSticks = 0;
-  for (const MatmulPlan::Part &part : plan.parts) {
-    MatmulCore core(pb, p, plan, res, part);
+  for (size_t i = 0; i < plan.parts.size(); ++i) {
+    const MatmulPlan::Part &part = plan.parts[i];
+    SPYRE_ASSERT(!plan.shareA ||
+                     part.core == res.firstCore + static_cast<int>(i),
+                 "matmul: a shared A chain needs consecutive cores");
+    const int prev = plan.shareA ? chains.prev[i] : -1;
+    const int next = plan.shareA ? chains.next[i] : -1;
+    MatmulCore core(pb, p, plan, res, part, prev, next);
     core.emit();
     plan.lxSticks = std::max(plan.lxSticks, core.lxEnd() - res.lxBase);
   }

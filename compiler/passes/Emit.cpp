@@ -580,12 +580,19 @@ bool Emitter::emitMatmul(const Op &op) {
   const int64_t batchC = product(c.shape, 0, static_cast<size_t>(rc - 2));
   KernelOptions o = options();
   auto plan = [&](const codegen::MatmulArgs &args, const KernelOptions &ko) {
-    if (m_.grid.size() == 2 && m_.tile.size() == 3)
-      return codegen::planMatmulWith(
-          cfg_, args, ko, static_cast<int>(m_.grid[0]),
-          static_cast<int>(m_.grid[1]), m_.tile[0], m_.tile[1], m_.tile[2],
-          m_.nOuter.value_or(true));
-    return codegen::planMatmul(cfg_, args, ko);
+    if (m_.grid.size() == 2 && m_.tile.size() == 3) {
+      codegen::MatmulTiling t;
+      t.gridM = static_cast<int>(m_.grid[0]);
+      t.gridN = static_cast<int>(m_.grid[1]);
+      t.tileM = m_.tile[0];
+      t.tileK = m_.tile[1];
+      t.tileN = m_.tile[2];
+      t.nOuter = m_.nOuter.value_or(true);
+      t.shareA = m_.shareA.value_or(false);
+      t.keepB = m_.keepB.value_or(false);
+      return codegen::planMatmulWith(cfg_, args, ko, t);
+    }
+    return codegen::planMatmul(cfg_, args, ko, 0, 0, {m_.shareA, m_.keepB});
   };
   auto record = [&](const codegen::MatmulPlan &p) {
     if (m_.grid.empty())
@@ -594,6 +601,10 @@ bool Emitter::emitMatmul(const Op &op) {
       m_.tile = {p.tileM, p.tileK, p.tileN};
     if (!m_.nOuter)
       m_.nOuter = p.nOuter;
+    if (!m_.shareA)
+      m_.shareA = p.shareA;
+    if (!m_.keepB)
+      m_.keepB = p.keepB;
   };
   if (batchB == 1) {
     codegen::MatmulArgs args;

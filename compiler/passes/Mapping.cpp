@@ -10,10 +10,9 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // The fields, in the order annotations and files write them.
-constexpr const char *kFields[] = {"cores",    "first_core", "grid",
-                                   "tile",     "n_outer",    "tile_rows",
-                                   "phase",    "lx",         "fuse_bias",
-                                   "fused_into"};
+constexpr const char *kFields[] = {
+    "cores",     "first_core", "grid", "tile",      "n_outer",   "share_a",
+    "keep_b",    "tile_rows",  "phase", "lx",       "fuse_bias", "fused_into"};
 
 } // namespace
 
@@ -29,6 +28,10 @@ Attribute OpMapping::toAttribute() const {
     d.set("tile", Attribute::ints(tile));
   if (nOuter)
     d.set("n_outer", *nOuter);
+  if (shareA)
+    d.set("share_a", *shareA);
+  if (keepB)
+    d.set("keep_b", *keepB);
   if (tileRows >= 0)
     d.set("tile_rows", tileRows);
   if (phase >= 0)
@@ -89,12 +92,14 @@ std::optional<OpMapping> OpMapping::fromAttribute(const Attribute &attr,
       ok = wantInts(m.grid, 2);
     else if (name == "tile")
       ok = wantInts(m.tile, 3);
-    else if (name == "n_outer") {
+    else if (name == "n_outer" || name == "share_a" || name == "keep_b") {
       if (!value.isBool()) {
-        error = "'n_outer' must be true or false";
+        error = "'" + name + "' must be true or false";
         return std::nullopt;
       }
-      m.nOuter = value.asBool();
+      (name == "n_outer"   ? m.nOuter
+       : name == "share_a" ? m.shareA
+                           : m.keepB) = value.asBool();
     } else if (name == "tile_rows")
       ok = wantInt(m.tileRows, 0);
     else if (name == "phase")

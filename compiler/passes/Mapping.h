@@ -2,8 +2,9 @@
 // chip. The planning passes (Planning.h) record them on every op as the
 // annotation
 //   #{mapping = {cores = 8, first_core = 0, grid = [4, 2],
-//                tile = [64, 128, 64], n_outer = true, tile_rows = 0,
-//                phase = 3, lx = [0, 16384], fuse_bias = "b"}}
+//                tile = [64, 128, 64], n_outer = true, share_a = true,
+//                keep_b = true, tile_rows = 0, phase = 3, lx = [0, 16384],
+//                fuse_bias = "b"}}
 // and emission (Emit.h) follows them. A mapping file (JSON, one object per
 // op) saves them after a compile and gives them back to another: the
 // planning passes keep every decision a file gives and make only the ones
@@ -34,6 +35,10 @@ struct OpMapping {
   /// Matmul: tile sizes M, K, N and the loop order.
   std::vector<int64_t> tile;
   std::optional<bool> nOuter;
+  /// Matmul: A tiles shared along grid rows over the data ring, B panels
+  /// kept in LX (codegen::MatmulTiling). Both false: the plain plan, in
+  /// which every core loads its own operands.
+  std::optional<bool> shareA, keepB;
   /// Row kernels: rows per tile (0: the kernel chooses).
   int64_t tileRows = -1;
   /// Scheduling: ops of one phase run together; a chip-wide barrier

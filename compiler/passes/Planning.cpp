@@ -155,6 +155,11 @@ bool divideRun(Graph &graph, PassContext &ctx) {
     }
     m.firstCore = 0;
     m.cores = cfg.chip.cores;
+    if (!cost && op->kind() == OpKind::Matmul) {
+      // The naive division: every core loads its own operands.
+      m.shareA = false;
+      m.keepB = false;
+    }
     if (cost) {
       if (op->kind() == OpKind::Matmul) {
         MatmulWork w = matmulWork(graph, *op, m.fuseBias);
@@ -377,24 +382,38 @@ bool tileRun(Graph &graph, PassContext &ctx) {
                           std::to_string(m.grid[1]) + " has more parts than "
                           "the chip has cores (" +
                           std::to_string(cfg.chip.cores) + ")");
-      std::string why = codegen::matmulPlanProblem(
-          cfg, w.args, o, static_cast<int>(m.grid[0]),
-          static_cast<int>(m.grid[1]), m.tile[0], m.tile[1], m.tile[2],
-          m.nOuter.value_or(true));
+      codegen::MatmulTiling t;
+      t.gridM = static_cast<int>(m.grid[0]);
+      t.gridN = static_cast<int>(m.grid[1]);
+      t.tileM = m.tile[0];
+      t.tileK = m.tile[1];
+      t.tileN = m.tile[2];
+      t.nOuter = m.nOuter.value_or(true);
+      t.shareA = m.shareA.value_or(false);
+      t.keepB = m.keepB.value_or(false);
+      std::string why = codegen::matmulPlanProblem(cfg, w.args, o, t);
       if (!why.empty())
         return opFail(ctx, graph, *op, "mapping cannot be used: " + why);
-      if (!m.nOuter)
-        m.nOuter = true;
+      m.nOuter = t.nOuter;
+      m.shareA = t.shareA;
+      m.keepB = t.keepB;
       setOpMapping(*op, m);
       continue;
     }
-    codegen::MatmulPlan p = codegen::planMatmul(cfg, w.args, o);
+    // Sharing decisions the mapping already has (false for both from the
+    // naive division) restrict the search; the rest are weighed.
+    codegen::MatmulPlan p = codegen::planMatmul(cfg, w.args, o, 0, 0,
+                                                {m.shareA, m.keepB});
     if (!p.error.empty())
       return opFail(ctx, graph, *op, p.error);
     m.grid = {p.gridM, p.gridN};
     m.tile = {p.tileM, p.tileK, p.tileN};
     m.nOuter = p.nOuter;
+    m.shareA = p.shareA;
+    m.keepB = p.keepB;
     ctx.addStatistic("matmuls-tiled");
+    if (p.shareA)
+      ctx.addStatistic("matmuls-sharing-a");
     ctx.addStatistic("estimated-cycles", p.estimatedCycles * w.batches);
     setOpMapping(*op, m);
   }
@@ -490,7 +509,8 @@ const PassInfo &dividePass() {
            "cost",
            "`cost`: the grid the matmul planner estimates fastest, one core "
            "per row at most for row ops, per 32 result sticks for data "
-           "movers; `all-cores`: every op on every core",
+           "movers; `all-cores`: every op on every core, matmuls with every "
+           "core loading its own operands (`share_a` and `keep_b` false)",
            {"cost", "all-cores"},
            nullptr},
           {"fuse-bias",
@@ -577,11 +597,13 @@ const PassInfo &tilePass() {
   static const PassInfo info{
       "tile",
       "Tiling: matmul grids and tiles that fit each op's LX region",
-      "every matmul that runs kernels has `grid`, `tile` and `n_outer`, "
-      "and its working set fits its LX region.",
+      "every matmul that runs kernels has `grid`, `tile`, `n_outer`, "
+      "`share_a` and `keep_b`, and its working set fits its LX region.",
       {},
       {
           {"matmuls-tiled", "matmuls planned"},
+          {"matmuls-sharing-a",
+           "matmuls whose grid rows share A tiles over the data ring"},
           {"estimated-cycles", "the planner's time estimate of all matmuls"},
       },
       [](Graph &graph, PassContext &ctx) {

@@ -12,7 +12,9 @@
 //    sticks) one core per 32 result sticks, since below that a core's time
 //    is DMA latency. `strategy=all-cores` puts every op on every core. With
 //    `fuse-bias`, an add of a bias vector to a matmul's only use is folded
-//    into the matmul.
+//    into the matmul. `all-cores` is the naive division: its matmuls also
+//    get `share_a = false, keep_b = false` (every core loads its own
+//    operands), which the tile pass keeps.
 //  - `schedule`: phases. Ops of one phase run together (their streams are
 //    not separated by a barrier): an op joins the current phase when it
 //    reads nothing the phase makes (through views), the phase is not full
@@ -24,9 +26,12 @@
 //  - `lx-plan`: each op's LX region on its cores. Ops of one phase whose
 //    cores overlap (a mapping file's choice) get disjoint regions (LX split
 //    evenly among them); other ops have the whole LX.
-//  - `tile`: matmul grid and tiles for the cores and region the op has
-//    (row kernels choose their tile rows inside the region at emission,
-//    which records them).
+//  - `tile`: matmul grid, tiles and operand sharing (A tiles passed along
+//    chains of neighbouring cores over the data ring, B panels kept in LX;
+//    codegen::MatmulTiling) for the cores and region the op has; a
+//    sharing decision the mapping already has restricts the search (row
+//    kernels choose their tile rows inside the region at emission, which
+//    records them).
 //
 // `apply-mapping{file=PATH}` goes before them to replay a mapping file:
 // it puts the file's decisions on the ops they name.
