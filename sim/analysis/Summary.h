@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,18 @@ struct PathSegment {
   Cycle cycles() const { return end - start; }
 };
 
+/// Time of the ops a program runs on the host (the host fallback): the PCIe
+/// transfers to and from it and the host's compute.
+struct HostSummary {
+  uint64_t ops = 0;
+  Cycle pcie = 0;
+  Cycle compute = 0;
+  uint64_t bytesToHost = 0;
+  uint64_t bytesFromHost = 0;
+
+  Cycle total() const { return pcie + compute; }
+};
+
 struct Summary {
   std::string program;
   std::string source; ///< "stats" or "trace"
@@ -103,6 +116,8 @@ struct Summary {
   bool hasOps = false;                ///< false: the file had no op records
   std::vector<PathSegment> criticalPath; ///< in time order
   bool hasCriticalPath = false;
+  /// Present when the run had host ops.
+  std::optional<HostSummary> host;
 };
 
 /// The critical path of a run: the chain that ends at the last instruction

@@ -170,6 +170,16 @@ Summary summaryFromStats(const json &root, const JsonReader &rd) {
           ? rd.num(root, "peak_macs_per_cycle_per_core", "")
           : 0.0;
   s.memoryPeakGbps = rd.num(rd.member(root, "memory", ""), "peak_gbps", "memory");
+  if (root.contains("host")) {
+    const json &h = rd.member(root, "host", "");
+    HostSummary hs;
+    hs.ops = rd.array(h, "ops", "host").size();
+    hs.pcie = rd.u64(h, "pcie_cycles", "host");
+    hs.compute = rd.u64(h, "compute_cycles", "host");
+    hs.bytesToHost = rd.u64(h, "bytes_to_host", "host");
+    hs.bytesFromHost = rd.u64(h, "bytes_from_host", "host");
+    s.host = hs;
+  }
   const json &cores = rd.array(root, "cores", "");
   for (size_t c = 0; c < cores.size(); ++c) {
     const std::string cpath = JsonReader::at("cores", c);
@@ -454,13 +464,53 @@ Profile profileFromTrace(const json &root, const std::string &fileName) {
   return p;
 }
 
+/// The host fallback's slices of a trace (category `host`, one per
+/// transfer and per compute, docs/sim-output.md); nullopt without any.
+std::optional<HostSummary> hostFromTrace(const json &root,
+                                         const JsonReader &rd) {
+  const json &events = root.is_array() ? root : root.at("traceEvents");
+  if (!events.is_array())
+    return std::nullopt;
+  std::optional<HostSummary> hs;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const json &e = events[i];
+    if (!e.is_object() || e.value("ph", "") != "X" || e.value("cat", "") != "host")
+      continue;
+    const std::string path = JsonReader::at("traceEvents", i);
+    const json &args = rd.member(e, "args", path);
+    const std::string apath = path + ".args";
+    const std::string part = rd.str(args, "part", apath);
+    const uint64_t cycles = rd.u64(args, "cycles", apath);
+    const uint64_t bytes = rd.u64Or(args, "bytes", apath, 0);
+    if (!hs)
+      hs.emplace();
+    if (part == "compute") {
+      ++hs->ops;
+      hs->compute += cycles;
+    } else if (part == "to host") {
+      hs->pcie += cycles;
+      hs->bytesToHost += bytes;
+    } else if (part == "from host") {
+      hs->pcie += cycles;
+      hs->bytesFromHost += bytes;
+    } else {
+      rd.fail(JsonReader::join(apath, "part"),
+              "'" + part + "' is not 'to host', 'compute' or 'from host'");
+    }
+  }
+  return hs;
+}
+
 Summary readSummary(std::string_view text, const std::string &fileName) {
   json root = json::parse(text.begin(), text.end(), nullptr, false);
   if (root.is_discarded())
     throw UserError(SourceLoc{fileName}, "not valid JSON");
   JsonReader rd(fileName);
-  if (root.is_array() || (root.is_object() && root.contains("traceEvents")))
-    return summarize(profileFromTrace(root, fileName));
+  if (root.is_array() || (root.is_object() && root.contains("traceEvents"))) {
+    Summary s = summarize(profileFromTrace(root, fileName));
+    s.host = hostFromTrace(root, rd);
+    return s;
+  }
   if (root.is_object() && root.contains("total_cycles") && root.contains("cores"))
     return summaryFromStats(root, rd);
   throw UserError(SourceLoc{fileName},
@@ -479,6 +529,17 @@ std::string summaryText(const Summary &s, size_t topOps) {
   out += fmt::format("cycles    {} ({:.3f} us at {} GHz)\n", s.totalCycles,
                      static_cast<double>(s.totalCycles) / (s.clockGhz * 1000.0),
                      s.clockGhz);
+
+  if (s.host)
+    out += fmt::format(
+        "host      {} cycles, {} of the run ({} host op{}: {} PCIe, {} "
+        "compute; {} bytes to the host, {} back)\n",
+        s.host->total(),
+        percent(s.totalCycles ? static_cast<double>(s.host->total()) /
+                                    static_cast<double>(s.totalCycles)
+                              : 0.0),
+        s.host->ops, s.host->ops == 1 ? "" : "s", s.host->pcie,
+        s.host->compute, s.host->bytesToHost, s.host->bytesFromHost);
 
   // Engines: only the stall reasons that occur, in their fixed order.
   std::vector<size_t> reasons;
@@ -586,6 +647,13 @@ std::string summaryJson(const Summary &s) {
   j["clock_ghz"] = s.clockGhz;
   j["peak_macs_per_cycle_per_core"] = s.peakMacsPerCyclePerCore;
   j["memory_peak_gbps"] = s.memoryPeakGbps;
+  if (s.host)
+    j["host"] = {{"ops", s.host->ops},
+                 {"pcie_cycles", s.host->pcie},
+                 {"compute_cycles", s.host->compute},
+                 {"total_cycles", s.host->total()},
+                 {"bytes_to_host", s.host->bytesToHost},
+                 {"bytes_from_host", s.host->bytesFromHost}};
   ordered_json engines = ordered_json::array();
   for (const EngineSummary &e : s.engines)
     engines.push_back(engineJson(e, s.totalCycles));

@@ -11,6 +11,7 @@
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
 #include "run/RunModel.h"
+#include "sim/analysis/Summary.h"
 #include "support/FileIO.h"
 
 #include <gtest/gtest.h>
@@ -97,6 +98,17 @@ void runAndCheck(const std::string &name, const Expect &e) {
     }
   EXPECT_EQ(pcieSlices, 2);
   EXPECT_EQ(cpuSlices, 1);
+
+  // `spyre trace summary` reads the same host time from either file.
+  for (const std::string &file : {o.stats, o.trace}) {
+    sim::Summary sum = sim::readSummary(readFile(file), file);
+    ASSERT_TRUE(sum.host.has_value()) << file;
+    EXPECT_EQ(sum.host->ops, 1u) << file;
+    EXPECT_EQ(sum.host->pcie, pcie) << file;
+    EXPECT_EQ(sum.host->compute, compute) << file;
+    EXPECT_EQ(sum.host->bytesToHost, e.bytesIn) << file;
+    EXPECT_EQ(sum.host->bytesFromHost, e.bytesOut) << file;
+  }
 }
 
 TEST(HostFallback, MatmulSinMatmulRunsThroughTheHostAndMatches) {
@@ -117,6 +129,19 @@ TEST(HostFallback, CliRunShowsTheHostTime) {
   EXPECT_NE(r.out.find("\nhost       3052 cycles"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(1 host op: 3050 PCIe, 2 compute)"), std::string::npos)
       << r.out;
+
+  const std::string dir = test::makeTempDir();
+  test::ToolResult t = test::runSpyre({"run", model("matmul_sin"), "--seed",
+                                       "1", "--timing-only", "--trace",
+                                       dir + "/t.json"});
+  ASSERT_EQ(t.exitCode, 0) << t.err;
+  test::ToolResult s = test::runSpyre({"trace", "summary", dir + "/t.json"});
+  ASSERT_EQ(s.exitCode, 0) << s.err;
+  EXPECT_NE(s.out.find("\nhost      3052 cycles, "), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("(1 host op: 3050 PCIe, 2 compute; 1024 bytes to the "
+                       "host, 1024 back)"),
+            std::string::npos)
+      << s.out;
 }
 
 TEST(HostFallback, NoFallbackMakesTheNodeAnError) {
