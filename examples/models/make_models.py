@@ -172,7 +172,58 @@ def gpt_block():
     np.save(os.path.join(ref, "out.npy"), out.astype(np.float32))
 
 
+def gpt2_layer():
+    """A GPT-2-small decoder layer (hidden 768, 12 heads of 64, S = 256) for
+    timing studies such as examples/sweeps: its weights are model inputs, so
+    the folder holds only the graph and `spyre run --seed N --timing-only`
+    runs it. The weights are [in, out] (x @ W + b), the layout the device
+    reads them in, as a deployed model's constants are stored."""
+    seq, hidden, heads = 256, 768, 12
+    head = hidden // heads
+    m = Model("gpt2_layer", "gpt2_layer", seed=5)
+    m.input("x", [seq, hidden])
+    for name, shape in [("ln1.weight", [hidden]), ("ln1.bias", [hidden]),
+                        ("attn.qkv.weight", [hidden, 3 * hidden]),
+                        ("attn.qkv.bias", [3 * hidden]),
+                        ("attn.proj.weight", [hidden, hidden]),
+                        ("attn.proj.bias", [hidden]),
+                        ("ln2.weight", [hidden]), ("ln2.bias", [hidden]),
+                        ("mlp.fc.weight", [hidden, 4 * hidden]),
+                        ("mlp.fc.bias", [4 * hidden]),
+                        ("mlp.proj.weight", [4 * hidden, hidden]),
+                        ("mlp.proj.bias", [hidden])]:
+        m.input(name, shape)
+    m.scalar("attn.scale", 1.0 / np.sqrt(head))
+    m.op("ln1", "layernorm", ["x", "ln1.weight", "ln1.bias"], ["ln1.out"], epsilon=1e-5)
+    m.op("attn.qkv", "matmul", ["ln1.out", "attn.qkv.weight"], ["qkv.mm"])
+    m.op("attn.qkv.bias", "add", ["qkv.mm", "attn.qkv.bias"], ["qkv"])
+    m.op("attn.split", "split", ["qkv"], ["q", "k", "v"], axis=1, sizes=[hidden] * 3)
+    for t in "qkv":
+        m.op(f"attn.{t}.heads", "reshape", [t], [f"{t}.heads"], shape=[seq, heads, head])
+        m.op(f"attn.{t}.perm", "transpose", [f"{t}.heads"], [f"{t}h"], perm=[1, 0, 2])
+    m.op("attn.scores", "matmul", ["qh", "kh"], ["scores"], transpose_b=True)
+    m.op("attn.scale", "mul", ["scores", "attn.scale"], ["scaled"])
+    m.op("attn.mask", "causal_mask_add", ["scaled"], ["masked"])
+    m.op("attn.softmax", "softmax", ["masked"], ["probs"], axis=-1)
+    m.op("attn.context", "matmul", ["probs", "vh"], ["ctx.heads"])
+    m.op("attn.merge.perm", "transpose", ["ctx.heads"], ["ctx.seq"], perm=[1, 0, 2])
+    m.op("attn.merge", "reshape", ["ctx.seq"], ["ctx"], shape=[seq, hidden])
+    m.op("attn.proj", "matmul", ["ctx", "attn.proj.weight"], ["attn.out.mm"])
+    m.op("attn.proj.bias", "add", ["attn.out.mm", "attn.proj.bias"], ["attn.out"])
+    m.op("residual1", "add", ["x", "attn.out"], ["h"])
+    m.op("ln2", "layernorm", ["h", "ln2.weight", "ln2.bias"], ["ln2.out"], epsilon=1e-5)
+    m.op("mlp.fc", "matmul", ["ln2.out", "mlp.fc.weight"], ["mlp.h.mm"])
+    m.op("mlp.fc.bias", "add", ["mlp.h.mm", "mlp.fc.bias"], ["mlp.h"])
+    m.op("mlp.act", "gelu", ["mlp.h"], ["mlp.g"], approximate="tanh")
+    m.op("mlp.proj", "matmul", ["mlp.g", "mlp.proj.weight"], ["mlp.out.mm"])
+    m.op("mlp.proj.bias", "add", ["mlp.out.mm", "mlp.proj.bias"], ["mlp.out"])
+    m.op("residual2", "add", ["h", "mlp.out"], ["out"])
+    m.outputs = ["out"]
+    m.save()
+
+
 if __name__ == "__main__":
     mlp_block()
     norm_softmax_block()
     gpt_block()
+    gpt2_layer()
