@@ -4,6 +4,7 @@
 // without writing its result (a crash) leaves a failed result saying how it
 // ended; SIGINT or SIGTERM stop every child and leave the finished results
 // for the next run to keep.
+#include "sweep/Progress.h"
 #include "sweep/Sweep.h"
 
 #include "support/FileIO.h"
@@ -35,43 +36,12 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-/// The exit code of a sweep stopped by SIGINT or SIGTERM (128 + SIGINT, as
-/// shells report an interrupted command).
-constexpr int kInterruptedExit = 130;
 /// How often the runner looks for finished children.
 constexpr std::chrono::milliseconds kPollInterval{10};
 /// How long stopped children get to exit before SIGKILL.
 constexpr std::chrono::seconds kStopGrace{2};
 /// Lines of a crashed child's stderr kept in its result.
 constexpr size_t kStderrTail = 400;
-
-volatile std::sig_atomic_t gInterrupted = 0;
-
-void onInterrupt(int) { gInterrupted = 1; }
-
-/// Installs the SIGINT/SIGTERM handlers for its lifetime (no SA_RESTART, so
-/// a sleep returns early).
-class InterruptGuard {
-public:
-  InterruptGuard() {
-    gInterrupted = 0;
-    struct sigaction sa {};
-    sa.sa_handler = onInterrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &oldInt_);
-    sigaction(SIGTERM, &sa, &oldTerm_);
-  }
-  ~InterruptGuard() {
-    sigaction(SIGINT, &oldInt_, nullptr);
-    sigaction(SIGTERM, &oldTerm_, nullptr);
-  }
-  InterruptGuard(const InterruptGuard &) = delete;
-  InterruptGuard &operator=(const InterruptGuard &) = delete;
-
-private:
-  struct sigaction oldInt_ {};
-  struct sigaction oldTerm_ {};
-};
 
 struct Running {
   size_t index = 0;
@@ -183,43 +153,6 @@ void stopAll(std::map<pid_t, Running> &running) {
   running.clear();
 }
 
-class Progress {
-public:
-  Progress(std::ostream &out, bool terminal, size_t total, int jobs)
-      : out_(out), terminal_(terminal), total_(total), jobs_(jobs) {}
-
-  void show(size_t done, size_t running, size_t failed,
-            const std::vector<double> &walls) {
-    std::string eta = "-";
-    if (!walls.empty()) {
-      double mean = 0;
-      for (double w : walls)
-        mean += w;
-      mean /= static_cast<double>(walls.size());
-      const double left = static_cast<double>(total_ - done);
-      eta = fmt::format("{:.0f} s", mean * left / jobs_);
-    }
-    const std::string line =
-        fmt::format("[{}/{}] {} running, {} failed, eta {}", done, total_,
-                    running, failed, eta);
-    if (terminal_)
-      out_ << "\r\033[K" << line << std::flush;
-    else
-      out_ << line << "\n" << std::flush;
-  }
-
-  void finish() {
-    if (terminal_)
-      out_ << "\n" << std::flush;
-  }
-
-private:
-  std::ostream &out_;
-  bool terminal_;
-  size_t total_;
-  int jobs_;
-};
-
 } // namespace
 
 int runLocal(const SweepPlan &plan, const SweepRunOptions &options,
@@ -292,7 +225,7 @@ int runLocal(const SweepPlan &plan, const SweepRunOptions &options,
     return kInterruptedExit;
   };
   while (!running.empty()) {
-    if (gInterrupted)
+    if (InterruptGuard::interrupted())
       return stop();
     bool changed = false;
     for (auto it = running.begin(); it != running.end();) {
@@ -312,7 +245,7 @@ int runLocal(const SweepPlan &plan, const SweepRunOptions &options,
       if (stopped) {
         // Stopped from outside (Ctrl-C reaches the whole process group):
         // not a result; the point runs again next time.
-        gInterrupted = 1;
+        InterruptGuard::interrupt();
         continue;
       }
       ResultState state = resultState(plan, p);
@@ -325,13 +258,13 @@ int runLocal(const SweepPlan &plan, const SweepRunOptions &options,
       walls.push_back(seconds);
       changed = true;
     }
-    if (!gInterrupted)
+    if (!InterruptGuard::interrupted())
       refill();
     if (changed)
       bar.show(done, running.size(), failed, walls);
     std::this_thread::sleep_for(kPollInterval);
   }
-  if (gInterrupted)
+  if (InterruptGuard::interrupted())
     return stop();
   bar.finish();
   return aggregate(plan, out);

@@ -8,6 +8,7 @@
 
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
+#include "sweep/Progress.h"
 #include "sweep/Results.h"
 
 #include <fmt/format.h>
@@ -47,8 +48,6 @@ constexpr std::chrono::seconds kFollowInterval{2};
 constexpr std::chrono::milliseconds kWaitStep{100};
 /// squeue failures in a row (other than "job gone") before giving up.
 constexpr int kSqueueAttempts = 5;
-/// 128 + SIGINT, as the local backend and shells report an interruption.
-constexpr int kInterruptedExit = 130;
 
 /// Job states after which a job has left the queue for good (squeue(1), "JOB
 /// STATE CODES"). Every other state (PENDING, RUNNING, COMPLETING, held
@@ -56,36 +55,6 @@ constexpr int kInterruptedExit = 130;
 constexpr std::array<std::string_view, 9> kFinalStates = {
     "COMPLETED", "CANCELLED", "FAILED",        "TIMEOUT", "NODE_FAIL",
     "PREEMPTED", "BOOT_FAIL", "OUT_OF_MEMORY", "DEADLINE"};
-
-volatile std::sig_atomic_t gInterrupted = 0;
-
-// C linkage ignores namespaces: the name must differ from the local
-// backend's handler.
-extern "C" void onSlurmFollowInterrupt(int) { gInterrupted = 1; }
-
-/// Catches SIGINT and SIGTERM for its lifetime, so Ctrl-C stops following
-/// the jobs with a message instead of killing the process mid-line.
-class InterruptGuard {
-public:
-  InterruptGuard() {
-    gInterrupted = 0;
-    struct sigaction sa {};
-    sa.sa_handler = onSlurmFollowInterrupt;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &oldInt_);
-    sigaction(SIGTERM, &sa, &oldTerm_);
-  }
-  ~InterruptGuard() {
-    sigaction(SIGINT, &oldInt_, nullptr);
-    sigaction(SIGTERM, &oldTerm_, nullptr);
-  }
-  InterruptGuard(const InterruptGuard &) = delete;
-  InterruptGuard &operator=(const InterruptGuard &) = delete;
-
-private:
-  struct sigaction oldInt_ {};
-  struct sigaction oldTerm_ {};
-};
 
 std::string absolutePath(const std::string &path) {
   return fs::absolute(path).lexically_normal().string();
@@ -296,58 +265,15 @@ QueueState parseQueue(const std::string &text, const std::string &arrayId) {
   return state;
 }
 
-/// The progress line of the local backend (`[done/total] R running, F
-/// failed, eta T`), redrawn in place on a terminal.
-class Progress {
-public:
-  Progress(std::ostream &out, bool terminal, size_t total, int jobs)
-      : out_(out), terminal_(terminal), total_(total), jobs_(jobs) {}
-
-  void show(size_t done, size_t running, size_t failed,
-            const std::vector<double> &walls) {
-    std::string eta = "-";
-    if (!walls.empty()) {
-      double mean = 0;
-      for (double w : walls)
-        mean += w;
-      mean /= static_cast<double>(walls.size());
-      const double left = static_cast<double>(total_ - done);
-      eta = fmt::format("{:.0f} s", mean * left / jobs_);
-    }
-    const std::string line =
-        fmt::format("[{}/{}] {} running, {} failed, eta {}", done, total_,
-                    running, failed, eta);
-    if (line == last_)
-      return;
-    last_ = line;
-    if (terminal_)
-      out_ << "\r\033[K" << line << std::flush;
-    else
-      out_ << line << "\n" << std::flush;
-  }
-
-  void finish() {
-    if (terminal_ && !last_.empty())
-      out_ << "\n" << std::flush;
-  }
-
-private:
-  std::ostream &out_;
-  bool terminal_;
-  size_t total_;
-  int jobs_;
-  std::string last_;
-};
-
 /// Waits `duration`, in steps, returning early (false) on SIGINT/SIGTERM.
 bool waitUnlessInterrupted(std::chrono::milliseconds duration) {
   const Clock::time_point until = Clock::now() + duration;
   while (Clock::now() < until) {
-    if (gInterrupted)
+    if (InterruptGuard::interrupted())
       return false;
     std::this_thread::sleep_for(kWaitStep);
   }
-  return !gInterrupted;
+  return !InterruptGuard::interrupted();
 }
 
 void writeScripts(const SweepPlan &plan, const SlurmScripts &scripts,

@@ -7,10 +7,8 @@
 
 #include "support/Diagnostic.h"
 #include "sweep/Report.h"
-#include "sweep/Sweep.h"
-#if SPYRE_SWEEP_SLURM
 #include "sweep/Slurm.h"
-#endif
+#include "sweep/Sweep.h"
 
 #include <iostream>
 #include <memory>
@@ -48,11 +46,6 @@ int runSweep(const SweepCliOptions &o) {
   if (o.backend == "slurm" && (o.point >= 0 || o.aggregate || o.dryRun))
     throw usage("--backend", "--point, --aggregate and --dry-run run here; "
                              "--backend slurm does not apply to them");
-#if !SPYRE_SWEEP_SLURM
-  if (o.backend == "slurm")
-    throw usage("--backend", "the slurm backend is not built");
-#endif
-
   const sweep::SweepPlan plan = sweep::planSweep(o.spec, o.dir);
   if (o.dryRun) {
     std::cout << sweep::dryRunText(plan);
@@ -75,10 +68,8 @@ int runSweep(const SweepCliOptions &o) {
   run.submit = o.submit;
   run.retryFailed = o.retryFailed;
   run.spyreExe = sweep::currentExecutable();
-#if SPYRE_SWEEP_SLURM
   if (o.backend == "slurm")
     return sweep::runSlurm(plan, run);
-#endif
   return sweep::runLocal(plan, run, std::cout, std::cerr);
 }
 
