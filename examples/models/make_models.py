@@ -108,6 +108,34 @@ def norm_softmax_block():
     m.save()
 
 
+def decoder_ops(m, seq, hidden, heads, linear):
+    """The ops of a GPT-style pre-LN decoder block on x[seq, hidden]:
+    `linear(name, x, out)` adds a projection with the weights `name.weight`
+    and `name.bias`."""
+    head = hidden // heads
+    m.op("ln1", "layernorm", ["x", "ln1.weight", "ln1.bias"], ["ln1.out"], epsilon=1e-5)
+    linear("attn.qkv", "ln1.out", "qkv")
+    m.op("attn.split", "split", ["qkv"], ["q", "k", "v"], axis=1, sizes=[hidden] * 3)
+    for t in "qkv":
+        m.op(f"attn.{t}.heads", "reshape", [t], [f"{t}.heads"], shape=[seq, heads, head])
+        m.op(f"attn.{t}.perm", "transpose", [f"{t}.heads"], [f"{t}h"], perm=[1, 0, 2])
+    m.op("attn.scores", "matmul", ["qh", "kh"], ["scores"], transpose_b=True)
+    m.op("attn.scale", "mul", ["scores", "attn.scale"], ["scaled"])
+    m.op("attn.mask", "causal_mask_add", ["scaled"], ["masked"])
+    m.op("attn.softmax", "softmax", ["masked"], ["probs"], axis=-1)
+    m.op("attn.context", "matmul", ["probs", "vh"], ["ctx.heads"])
+    m.op("attn.merge.perm", "transpose", ["ctx.heads"], ["ctx.seq"], perm=[1, 0, 2])
+    m.op("attn.merge", "reshape", ["ctx.seq"], ["ctx"], shape=[seq, hidden])
+    linear("attn.proj", "ctx", "attn.out")
+    m.op("residual1", "add", ["x", "attn.out"], ["h"])
+    m.op("ln2", "layernorm", ["h", "ln2.weight", "ln2.bias"], ["ln2.out"], epsilon=1e-5)
+    linear("mlp.fc", "ln2.out", "mlp.h")
+    m.op("mlp.act", "gelu", ["mlp.h"], ["mlp.g"], approximate="tanh")
+    linear("mlp.proj", "mlp.g", "mlp.out")
+    m.op("residual2", "add", ["h", "mlp.out"], ["out"])
+    m.outputs = ["out"]
+
+
 def gpt_block():
     seq, hidden, heads = 16, 64, 4
     head = hidden // heads
@@ -128,27 +156,10 @@ def gpt_block():
     w["mlp.proj.bias"] = m.weight("mlp.proj.bias", [hidden], scale=0.02)
     scale = m.scalar("attn.scale", 1.0 / np.sqrt(head))
 
-    m.op("ln1", "layernorm", ["x", "ln1.weight", "ln1.bias"], ["ln1.out"], epsilon=1e-5)
-    m.op("attn.qkv", "linear", ["ln1.out", "attn.qkv.weight", "attn.qkv.bias"], ["qkv"])
-    m.op("attn.split", "split", ["qkv"], ["q", "k", "v"], axis=1, sizes=[hidden] * 3)
-    for t in "qkv":
-        m.op(f"attn.{t}.heads", "reshape", [t], [f"{t}.heads"], shape=[seq, heads, head])
-        m.op(f"attn.{t}.perm", "transpose", [f"{t}.heads"], [f"{t}h"], perm=[1, 0, 2])
-    m.op("attn.scores", "matmul", ["qh", "kh"], ["scores"], transpose_b=True)
-    m.op("attn.scale", "mul", ["scores", "attn.scale"], ["scaled"])
-    m.op("attn.mask", "causal_mask_add", ["scaled"], ["masked"])
-    m.op("attn.softmax", "softmax", ["masked"], ["probs"], axis=-1)
-    m.op("attn.context", "matmul", ["probs", "vh"], ["ctx.heads"])
-    m.op("attn.merge.perm", "transpose", ["ctx.heads"], ["ctx.seq"], perm=[1, 0, 2])
-    m.op("attn.merge", "reshape", ["ctx.seq"], ["ctx"], shape=[seq, hidden])
-    m.op("attn.proj", "linear", ["ctx", "attn.proj.weight", "attn.proj.bias"], ["attn.out"])
-    m.op("residual1", "add", ["x", "attn.out"], ["h"])
-    m.op("ln2", "layernorm", ["h", "ln2.weight", "ln2.bias"], ["ln2.out"], epsilon=1e-5)
-    m.op("mlp.fc", "linear", ["ln2.out", "mlp.fc.weight", "mlp.fc.bias"], ["mlp.h"])
-    m.op("mlp.act", "gelu", ["mlp.h"], ["mlp.g"], approximate="tanh")
-    m.op("mlp.proj", "linear", ["mlp.g", "mlp.proj.weight", "mlp.proj.bias"], ["mlp.out"])
-    m.op("residual2", "add", ["h", "mlp.out"], ["out"])
-    m.outputs = ["out"]
+    def linear(name, x, out):
+        m.op(name, "linear", [x, f"{name}.weight", f"{name}.bias"], [out])
+
+    decoder_ops(m, seq, hidden, heads, linear)
     m.save()
 
     # The same block in NumPy, float64 throughout, from the float32 weights.
@@ -194,31 +205,11 @@ def gpt2_layer():
                         ("mlp.proj.bias", [hidden])]:
         m.input(name, shape)
     m.scalar("attn.scale", 1.0 / np.sqrt(head))
-    m.op("ln1", "layernorm", ["x", "ln1.weight", "ln1.bias"], ["ln1.out"], epsilon=1e-5)
-    m.op("attn.qkv", "matmul", ["ln1.out", "attn.qkv.weight"], ["qkv.mm"])
-    m.op("attn.qkv.bias", "add", ["qkv.mm", "attn.qkv.bias"], ["qkv"])
-    m.op("attn.split", "split", ["qkv"], ["q", "k", "v"], axis=1, sizes=[hidden] * 3)
-    for t in "qkv":
-        m.op(f"attn.{t}.heads", "reshape", [t], [f"{t}.heads"], shape=[seq, heads, head])
-        m.op(f"attn.{t}.perm", "transpose", [f"{t}.heads"], [f"{t}h"], perm=[1, 0, 2])
-    m.op("attn.scores", "matmul", ["qh", "kh"], ["scores"], transpose_b=True)
-    m.op("attn.scale", "mul", ["scores", "attn.scale"], ["scaled"])
-    m.op("attn.mask", "causal_mask_add", ["scaled"], ["masked"])
-    m.op("attn.softmax", "softmax", ["masked"], ["probs"], axis=-1)
-    m.op("attn.context", "matmul", ["probs", "vh"], ["ctx.heads"])
-    m.op("attn.merge.perm", "transpose", ["ctx.heads"], ["ctx.seq"], perm=[1, 0, 2])
-    m.op("attn.merge", "reshape", ["ctx.seq"], ["ctx"], shape=[seq, hidden])
-    m.op("attn.proj", "matmul", ["ctx", "attn.proj.weight"], ["attn.out.mm"])
-    m.op("attn.proj.bias", "add", ["attn.out.mm", "attn.proj.bias"], ["attn.out"])
-    m.op("residual1", "add", ["x", "attn.out"], ["h"])
-    m.op("ln2", "layernorm", ["h", "ln2.weight", "ln2.bias"], ["ln2.out"], epsilon=1e-5)
-    m.op("mlp.fc", "matmul", ["ln2.out", "mlp.fc.weight"], ["mlp.h.mm"])
-    m.op("mlp.fc.bias", "add", ["mlp.h.mm", "mlp.fc.bias"], ["mlp.h"])
-    m.op("mlp.act", "gelu", ["mlp.h"], ["mlp.g"], approximate="tanh")
-    m.op("mlp.proj", "matmul", ["mlp.g", "mlp.proj.weight"], ["mlp.out.mm"])
-    m.op("mlp.proj.bias", "add", ["mlp.out.mm", "mlp.proj.bias"], ["mlp.out"])
-    m.op("residual2", "add", ["h", "mlp.out"], ["out"])
-    m.outputs = ["out"]
+    def linear(name, x, out):
+        m.op(name, "matmul", [x, f"{name}.weight"], [f"{out}.mm"])
+        m.op(f"{name}.bias", "add", [f"{out}.mm", f"{name}.bias"], [out])
+
+    decoder_ops(m, seq, hidden, heads, linear)
     m.save()
 
 
