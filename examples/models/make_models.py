@@ -205,6 +205,7 @@ def gpt2_layer():
                         ("mlp.proj.bias", [hidden])]:
         m.input(name, shape)
     m.scalar("attn.scale", 1.0 / np.sqrt(head))
+
     def linear(name, x, out):
         m.op(name, "matmul", [x, f"{name}.weight"], [f"{out}.mm"])
         m.op(f"{name}.bias", "add", [f"{out}.mm", f"{name}.bias"], [out])
