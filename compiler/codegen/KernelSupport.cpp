@@ -21,6 +21,7 @@ Resources resources(const hw::HwConfig &config, const KernelOptions &opt) {
                std::to_string(r.units) +
                    " units per core requested, the chip has " +
                    std::to_string(config.chip.coreletsPerCore));
+  r.buffers = opt.overlap ? 2 : 1;
   r.lxBase = opt.lxBase;
   r.lxEnd = opt.lxSticks > 0 ? opt.lxBase + opt.lxSticks : config.lxSticks();
   SPYRE_ASSERT(r.lxBase >= 0 && r.lxBase < r.lxEnd &&
@@ -37,6 +38,13 @@ int64_t LxArena::take(int64_t sticks) {
   SPYRE_ASSERT(next_ <= end_,
                what_ + ": LX working set of " + std::to_string(next_) +
                    " sticks does not fit below " + std::to_string(end_));
+  return at;
+}
+
+std::vector<int64_t> LxArena::takeEach(int n, int64_t sticks) {
+  std::vector<int64_t> at;
+  for (int i = 0; i < n; ++i)
+    at.push_back(take(sticks));
   return at;
 }
 

@@ -23,6 +23,9 @@ struct Resources {
   int units = 1;
   int64_t lxBase = 0;
   int64_t lxEnd = 0;
+  /// Buffers per streamed operand: two let a core's load, compute and
+  /// store overlap; one serialises them (KernelOptions::overlap).
+  int buffers = 2;
   int64_t lxSticks() const { return lxEnd - lxBase; }
 };
 Resources resources(const hw::HwConfig &config, const KernelOptions &opt);
@@ -34,6 +37,8 @@ public:
   LxArena(int64_t base, int64_t end, std::string what)
       : next_(base), end_(end), what_(std::move(what)) {}
   int64_t take(int64_t sticks);
+  /// `n` buffers of `sticks` each, one after another.
+  std::vector<int64_t> takeEach(int n, int64_t sticks);
   int64_t next() const { return next_; }
 
 private:
@@ -57,7 +62,9 @@ constexpr int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// units of a core each computing some rows); every member waits for all
 /// members of the stage before. Each participant keeps the current buffer's
 /// address in a register and steps to the next buffer when it releases one,
-/// so loop bodies stay the same for every iteration.
+/// so loop bodies stay the same for every iteration. With one buffer, stage
+/// 0 fills it again only after the last stage released it, so the stages
+/// take turns on it instead of overlapping.
 ///
 /// Counters: one per (member, member of the stage before) pair, on `core`.
 /// A counter per pair, not per member: a fast producer may be a buffer

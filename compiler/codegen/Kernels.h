@@ -8,7 +8,9 @@
 // tiled so that its LX working set, with two buffers per streamed operand,
 // fits the LX region given in the options; and each core runs a pipeline
 // DMA load -> compute (SFU and/or PT units) -> DMA store in which the load of
-// tile i+1 overlaps the compute of tile i and the store of tile i-1. Engines
+// tile i+1 overlaps the compute of tile i and the store of tile i-1 (with
+// KernelOptions::overlap false, one buffer per streamed operand: the stages
+// take turns, the -O0 baseline). Engines
 // hand buffers over with signal/wait on per-core counters; every counter is
 // back at zero when a kernel's streams end, and every register and counter a
 // kernel took is given back, so kernels can follow one another in the same
@@ -47,6 +49,9 @@ struct KernelOptions {
   int64_t lxSticks = 0;
   /// Row kernels: rows per tile; 0 lets the kernel choose.
   int64_t tileRows = 0;
+  /// false: one buffer per streamed operand, so a core's load, compute and
+  /// store run one after another (the -O0 baseline).
+  bool overlap = true;
 };
 
 // ------------------------------------------------------------ row kernels

@@ -12,7 +12,8 @@
 // is loaded once per n tile and reused by every m tile (nOuter), and an
 // operand that does not change at all is loaded once.
 //
-// Pipeline on each core, every hand-over a BufferRing:
+// Pipeline on each core, every hand-over a BufferRing (two buffers for each
+// operand that changes, so the stages overlap; one without overlap):
 //   dma.load --A, B--> pt.0..pt.U-1 --C--> [sfu post] --> dma.store
 // The PT units split each tile's rows. Transposed operands are loaded as
 // stored and go through an SFU stage of xpose instructions first:
@@ -100,11 +101,13 @@ struct Shape {
   bool nOuter = true;
   bool shareA = false, keepB = false;
   bool post = false, convert = false, directDl16 = false;
+  /// Two buffers per streamed operand, or one (KernelOptions::overlap).
+  bool overlap = true;
 };
 
 Shape shapeOf(const Problem &p, int64_t tileM, int64_t tileK, int64_t tileN,
-              int64_t blockM, int64_t blockN, bool nOuter, bool shareA = false,
-              bool keepB = false) {
+              int64_t blockM, int64_t blockN, bool nOuter, bool shareA,
+              bool keepB, bool overlap) {
   Shape s;
   s.tileM = tileM;
   s.tileK = tileK;
@@ -115,6 +118,7 @@ Shape shapeOf(const Problem &p, int64_t tileM, int64_t tileK, int64_t tileN,
   s.nOuter = nOuter;
   s.shareA = shareA;
   s.keepB = keepB;
+  s.overlap = overlap;
   s.convert = !p.outF32 && (s.kTiles > 1 || p.bias);
   s.post = s.convert || p.bias.has_value();
   s.directDl16 = !p.outF32 && !s.convert;
@@ -137,9 +141,12 @@ int loadLevel(const std::array<int, 3> &lvl,
   return l;
 }
 
-/// Whether a core's C stores are paced by its K steps (emitStore).
+/// Whether a core's C stores are paced by its K steps (emitStore). Not
+/// without overlap: a tile's store waits for the next tile's K steps, which
+/// need the one C buffer the store still holds.
 bool pacedStores(const Shape &s) {
-  return s.shareA && s.kTiles > 1 && s.mTiles * s.nTiles >= kPacedTiles;
+  return s.overlap && s.shareA && s.kTiles > 1 &&
+         s.mTiles * s.nTiles >= kPacedTiles;
 }
 
 /// Level at which B is loaded: a kept panel (all of K) once per N tile, or
@@ -170,9 +177,11 @@ LxLayout lxLayout(const Problem &p, const Shape &s) {
   const int64_t tkb = s.tileK / kStick, tnb = s.tileN / kStick;
   const std::array<int, 3> lvl = levelsOf(s.nOuter);
   const std::array<int64_t, 3> tiles = {s.mTiles, s.nTiles, s.kTiles};
-  l.aSlots = loadLevel(lvl, tiles, DimM, DimK) < 0 ? 1 : 2;
-  l.bSlots = bLoadLevel(s) < 0 ? 1 : 2;
-  l.cSlots = s.mTiles * s.nTiles == 1 ? 1 : 2;
+  // An operand loaded once needs one buffer; the others two to overlap.
+  const int buffers = s.overlap ? 2 : 1;
+  l.aSlots = loadLevel(lvl, tiles, DimM, DimK) < 0 ? 1 : buffers;
+  l.bSlots = bLoadLevel(s) < 0 ? 1 : buffers;
+  l.cSlots = s.mTiles * s.nTiles == 1 ? 1 : buffers;
   l.aSlot = tkb * s.tileM;
   l.rawASlot = p.transA ? ceilDiv(s.tileM, kStick) * s.tileK : 0;
   l.bSlot = tnb * (s.keepB ? kPadOf(p) : s.tileK);
@@ -263,7 +272,9 @@ struct Estimate {
 /// grid's cores form `chains->chains` chains (AChains): A's memory traffic
 /// counts once per chain, every core but the last of a chain receives and
 /// sends each tile (one ring engine, so the two add up), and the last core
-/// gets the first tile after chains->longest - 1 transfers.
+/// gets the first tile after chains->longest - 1 transfers. Without
+/// overlap a core's own parts add up, and that chain combines with the
+/// time with overlap.
 double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
                 int64_t blockM, int64_t blockN, int units, int active,
                 const AChains *chains = nullptr) {
@@ -307,9 +318,10 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
       (p.outF32 ? 4.0 : 2.0) * static_cast<double>(blockM * blockN);
   const double aShare =
       s.shareA && chains ? static_cast<double>(chains->chains) / active : 1.0;
-  const double memTime =
-      (aTraffic * aShare + bTraffic + cTraffic) / perCoreBw +
+  const double memBytes = aTraffic * aShare + bTraffic + cTraffic;
+  const double dmaLatency =
       ldLatency * static_cast<double>(aLoads + bLoads + s.mTiles * s.nTiles);
+  const double memTime = memBytes / perCoreBw + dmaLatency;
   const double xposeCost = 2.0 * kStick + cfg.sfu.pipelineLatencyCycles;
   const double sfuTime =
       xposeCost *
@@ -344,15 +356,29 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
     const double firstM = ptTime / static_cast<double>(s.mTiles * s.nTiles);
     fill += static_cast<double>(s.nTiles) * std::max(0.0, panel - firstM);
   }
-  if (!s.shareA && !s.keepB)
-    return std::max({ptTime, memTime, sfuTime, ringTime}) + fill;
-  // Sharing plans run the memory channel close to its rate, where the A
-  // tiles a whole chain waits for queue behind everyone's traffic: PT and
-  // memory time combine as a 4-norm instead of a max (equal times cost
-  // 19% more than either, a memory time half the PT time 1.5% more).
-  const double busy =
-      std::pow(std::pow(ptTime, 4) + std::pow(memTime, 4), 0.25);
-  return std::max({busy, sfuTime, ringTime}) + fill;
+  double overlapped = 0;
+  if (!s.shareA && !s.keepB) {
+    overlapped = std::max({ptTime, memTime, sfuTime, ringTime}) + fill;
+  } else {
+    // Sharing plans run the memory channel close to its rate, where the A
+    // tiles a whole chain waits for queue behind everyone's traffic: PT and
+    // memory time combine as a 4-norm instead of a max (equal times cost
+    // 19% more than either, a memory time half the PT time 1.5% more).
+    const double busy =
+        std::pow(std::pow(ptTime, 4) + std::pow(memTime, 4), 0.25);
+    overlapped = std::max({busy, sfuTime, ringTime}) + fill;
+  }
+  if (s.overlap)
+    return overlapped;
+  // Without overlap (one buffer per operand) a core's loads, transposes,
+  // PT steps and ring transfers follow one another (its stores run beside
+  // the next loads only): its own times add up, each transfer at the full
+  // channel rate when the other cores leave it free. They do only in part
+  // (cores running the same program load at the same time), so that chain
+  // and the time with overlap combine as a 4-norm, as PT and memory time
+  // do for sharing plans.
+  const double chain = ptTime + sfuTime + ringTime + dmaLatency + memBytes / bw;
+  return std::pow(std::pow(overlapped, 4) + std::pow(chain, 4), 0.25);
 }
 
 /// Candidate tile sizes: `full` cut into d equal parts, rounded up to
@@ -417,8 +443,8 @@ Estimate bestTiles(const hw::HwConfig &cfg, const Problem &p, int64_t blockM,
         for (bool nOuter : {true, false})
           for (bool shareA : choices(search.shareA))
             for (bool keepB : choices(search.keepB)) {
-              Shape s =
-                  shapeOf(p, tm, tk, tn, blockM, blockN, nOuter, shareA, keepB);
+              Shape s = shapeOf(p, tm, tk, tn, blockM, blockN, nOuter, shareA,
+                                keepB, res.buffers == 2);
               if ((shareA && !canShareA(p, s, gridN)) ||
                   (keepB && !canKeepB(p, s)))
                 continue;
@@ -555,7 +581,7 @@ std::string matmulPlanProblem(const hw::HwConfig &config,
       shapeOf(p, std::min(t.tileM, ceilDiv(blockM, mAlign) * mAlign),
               std::min(t.tileK, kPadOf(p)),
               std::min(t.tileN, ceilDiv(blockN, kStick) * kStick), blockM,
-              blockN, t.nOuter, t.shareA, t.keepB);
+              blockN, t.nOuter, t.shareA, t.keepB, res.buffers == 2);
   if (t.shareA && t.gridN < 2)
     return "share_a needs a grid row of at least 2 cores (" + grid + ")";
   if (t.shareA && p.transA)
@@ -602,7 +628,7 @@ MatmulPlan planMatmulWith(const hw::HwConfig &config, const MatmulArgs &args,
   plan.shareA = t.shareA;
   plan.keepB = t.keepB;
   const Shape s = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, blockM, blockN,
-                          t.nOuter, t.shareA, t.keepB);
+                          t.nOuter, t.shareA, t.keepB, res.buffers == 2);
   const AChains chains = aChains(config, res.firstCore, t.gridM, t.gridN);
   plan.estimatedCycles = static_cast<int64_t>(std::ceil(estimate(
       config, p, s, blockM, blockN, res.units, t.gridM * t.gridN, &chains)));
@@ -627,7 +653,7 @@ public:
         prev_(prev), next_(next) {
     const int64_t blockM = part.m1 - part.m0, blockN = part.n1 - part.n0;
     s_ = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, blockM, blockN,
-                 plan.nOuter, plan.shareA, plan.keepB);
+                 plan.nOuter, plan.shareA, plan.keepB, res.buffers == 2);
     lvl_ = levelsOf(s_.nOuter);
     tail_[DimM] = blockM - (s_.mTiles - 1) * s_.tileM;
     tail_[DimN] = blockN - (s_.nTiles - 1) * s_.tileN;

@@ -9,7 +9,8 @@
 // A core owns a range of o and of Q blocks; a tile is one o, tileQ columns
 // and tileP rows: one load (a contiguous run of rows per Q block), the
 // xposes (shared by the SFU units), one store (a contiguous run of columns
-// per P block). Load, SFU and store hand tiles over through two buffer rings.
+// per P block). Load, SFU and store hand tiles over through two buffer rings
+// (of two buffers each, or one without overlap).
 //
 // Relayout. The sticks are the same on both sides, only their addresses
 // differ: the iteration space is y's device dims (valid extents), with the
@@ -107,10 +108,12 @@ MovePlan emitTranspose(ProgramBuilder &pb, const TensorRef &x,
   // Grid over (outer, Q blocks).
   const int64_t gO = std::min<int64_t>(outer, res.cores);
   const int64_t gQ = std::min<int64_t>(qBlocks, res.cores / gO);
-  // Tiles: raw and transposed buffers, two each, of tqb x tpb blocks of
-  // lanes sticks: 4 * tqb * tpb * lanes sticks. Whole P first (longer load
-  // runs), then as many Q blocks as fit, at most a core's share.
-  const int64_t budget = res.lxSticks() / (4 * lanes);
+  // Tiles: raw and transposed buffers, two each (one without overlap), of
+  // tqb x tpb blocks of lanes sticks: 2 * buffers * tqb * tpb * lanes
+  // sticks. Whole P first (longer load runs), then as many Q blocks as fit,
+  // at most a core's share.
+  const int64_t bufferSets = 2 * res.buffers;
+  const int64_t budget = res.lxSticks() / (bufferSets * lanes);
   SPYRE_ASSERT(budget >= 1, "transpose: LX region too small");
   const int64_t coreQBlocks = ceilDiv(qBlocks, gQ);
   const int64_t tpb = std::min(pBlocks, budget);
@@ -123,7 +126,7 @@ MovePlan emitTranspose(ProgramBuilder &pb, const TensorRef &x,
   MovePlan plan;
   plan.tileP = tileRows;
   plan.tileQ = tileCols;
-  plan.lxSticks = 4 * tqb * tpb * lanes;
+  plan.lxSticks = bufferSets * tqb * tpb * lanes;
   int core = res.firstCore;
   for (int64_t i = 0; i < gO; ++i)
     for (int64_t j = 0; j < gQ; ++j) {
@@ -135,10 +138,10 @@ MovePlan emitTranspose(ProgramBuilder &pb, const TensorRef &x,
       plan.parts.push_back({core, o0, o1, c0, c1});
 
       LxArena arena(res.lxBase, res.lxEnd, "transpose");
-      std::vector<int64_t> rawSlots = {arena.take(tqb * tileRows),
-                                       arena.take(tqb * tileRows)};
-      std::vector<int64_t> outSlots = {arena.take(tpb * tileCols),
-                                       arena.take(tpb * tileCols)};
+      std::vector<int64_t> rawSlots =
+          arena.takeEach(res.buffers, tqb * tileRows);
+      std::vector<int64_t> outSlots =
+          arena.takeEach(res.buffers, tpb * tileCols);
       pb.noteLxUse(core, arena.next());
       StreamBuilder &load = pb.stream(core, Engine::DmaLoad);
       StreamBuilder &store = pb.stream(core, Engine::DmaStore);
@@ -305,9 +308,10 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
     dims.insert(dims.begin(), CopyDim{1, 1, 0, 0});
   const CopyDim a = dims.back(), b = dims[dims.size() - 2];
 
-  // Tiles: [tb rows][ta sticks] in LX, two buffers, plus the zero buffer.
+  // Tiles: [tb rows][ta sticks] in LX, two buffers (one without overlap),
+  // plus the zero buffer.
   const int64_t zeroSticks = anyPadding ? 64 : 0;
-  const int64_t slotMax = (res.lxSticks() - zeroSticks) / 2;
+  const int64_t slotMax = (res.lxSticks() - zeroSticks) / res.buffers;
   SPYRE_ASSERT(slotMax >= 1, "relayout: LX region too small");
   const int64_t ta = std::min(a.extent, slotMax);
   const int64_t tb = std::min(
@@ -344,7 +348,7 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
   const int64_t cores = std::min<int64_t>(res.cores, top);
   pb.setOp(opt.op.empty() ? "relayout" : opt.op);
   MovePlan plan;
-  plan.lxSticks = 2 * ta * tb + zeroSticks;
+  plan.lxSticks = res.buffers * ta * tb + zeroSticks;
   for (int64_t i = 0; i < cores; ++i) {
     const int core = res.firstCore + static_cast<int>(i);
     auto [t0, t1] = splitRange(top, cores, i);
@@ -362,7 +366,7 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
                       int64_t tail) { return it.tail[l] ? tail : full; };
 
     LxArena arena(res.lxBase, res.lxEnd, "relayout");
-    std::vector<int64_t> slots = {arena.take(ta * tb), arena.take(ta * tb)};
+    std::vector<int64_t> slots = arena.takeEach(res.buffers, ta * tb);
     const int64_t zeroAt = arena.take(zeroSticks);
     pb.noteLxUse(core, arena.next());
     StreamBuilder &load = pb.stream(core, Engine::DmaLoad);

@@ -6,8 +6,10 @@
 // outermost: block b's t row sticks are contiguous (block stride t), so a
 // tile is one DMA instruction with one contiguous run per block. Each
 // streamed operand has two tile buffers (a BufferRing: load -> SFU units),
-// the output two more (SFU units -> store); constants (bias rows, weights)
-// are loaded once per core. The SFU units split every tile's rows among
+// the output two more (SFU units -> store), or one each without overlap
+// (KernelOptions::overlap: a tile's compute then waits for its load and for
+// the store of the tile before); constants (bias rows, weights) are loaded
+// once per core. The SFU units split every tile's rows among
 // themselves, each working on its rows of every block.
 //
 // SFU code per tile works block by block: the full blocks in one
@@ -38,7 +40,8 @@ constexpr isa::DType kF32 = isa::DType::Fp32;
 /// at the sustained bandwidth).
 constexpr int64_t kMinTileSticks = 256;
 /// A core's rows are cut into at least this many tiles when they are large
-/// enough, so loads, compute and stores overlap.
+/// enough, so loads, compute and stores overlap. Kernels without overlap
+/// tile by the same rule (the LX fit counting one buffer each).
 constexpr int64_t kMinTiles = 4;
 
 /// One SFU unit's view of the kernel: its fixed scratch and the constants.
@@ -95,9 +98,9 @@ void emitRowCore(ProgramBuilder &pb, const RowKernel &k, const Resources &res,
     constAt.push_back(arena.take(constSticks(c)));
   std::vector<std::vector<int64_t>> inSlots;
   for (const StickMatrix &m : k.inputs)
-    inSlots.push_back({arena.take(m.blocks() * t), arena.take(m.blocks() * t)});
-  std::vector<int64_t> outSlots = {arena.take(k.output.blocks() * t),
-                                   arena.take(k.output.blocks() * t)};
+    inSlots.push_back(arena.takeEach(res.buffers, m.blocks() * t));
+  std::vector<int64_t> outSlots =
+      arena.takeEach(res.buffers, k.output.blocks() * t);
   std::vector<int64_t> scratchAt;
   for (int u = 0; u < units; ++u)
     scratchAt.push_back(arena.take(k.scratch(hmax)));
@@ -228,11 +231,12 @@ RowPlan runRowKernel(ProgramBuilder &pb, const RowKernel &k,
   const int cores = static_cast<int>(std::min<int64_t>(res.cores, rows));
   const int units = res.units;
 
-  int64_t fixed = 0, perRow = 2 * k.output.blocks(), inSticks = 0;
+  const int buffers = res.buffers;
+  int64_t fixed = 0, perRow = buffers * k.output.blocks(), inSticks = 0;
   for (const ConstSpec &c : k.consts)
     fixed += constSticks(c);
   for (const StickMatrix &m : k.inputs) {
-    perRow += 2 * m.blocks();
+    perRow += buffers * m.blocks();
     inSticks += m.blocks();
   }
   auto lxFor = [&](int64_t t) {
