@@ -4,6 +4,7 @@
 #include "compiler/codegen/Kernels.h"
 #include "compiler/passes/DeviceLayout.h"
 #include "compiler/passes/Mapping.h"
+#include "compiler/passes/Planning.h"
 #include "host/HostOp.h"
 
 #include <algorithm>
@@ -244,7 +245,8 @@ private:
   bool emitFreeView(const Op &op);
   bool emitMatmul(const Op &op);
   bool emitBinary(const Op &op);
-  bool emitUnaryOp(const Op &op, std::string_view mnemonic);
+  bool emitUnaryOp(const Op &op);
+  bool emitChainOp(const Op &op);
   bool emitSoftmax(const Op &op);
   bool emitNorm(const Op &op);
   bool emitReduce(const Op &op);
@@ -365,6 +367,7 @@ KernelOptions Emitter::options() const {
   o.lxBase = m_.lx[0];
   o.lxSticks = m_.lx[1];
   o.tileRows = std::max<int64_t>(0, m_.tileRows);
+  o.overlap = m_.overlap.value_or(true);
   return o;
 }
 
@@ -686,9 +689,11 @@ bool Emitter::emitBinary(const Op &op) {
                                    numel(t.shape) == t.shape.back());
   };
   bool commutative = op.kind() == OpKind::Add || op.kind() == OpKind::Mul;
+  size_t running = 0;
   if (a.shape != y.shape && b.shape == y.shape && commutative) {
     std::swap(a, b);
     bv = op.operand(0);
+    running = 1;
   }
   // Other broadcasts are made explicit first: a copy of the operand at the
   // result's shape.
@@ -703,31 +708,66 @@ bool Emitter::emitBinary(const Op &op) {
   if (b.shape != y.shape && !smallOk(b))
     b = expand(b);
   a = asDType(a, y.dtype);
-  if (bv->isConstant() && numel(b.shape) == 1 &&
-      op.kind() != OpKind::Div) {
-    // A constant scalar is an immediate: no load, no broadcast.
-    const double c = bv->constantData().element(0);
-    const bool add = op.kind() == OpKind::Add || op.kind() == OpKind::Sub;
-    const double imm = op.kind() == OpKind::Sub ? -c : c;
+  const std::optional<ElementwiseStep> step = elementwiseStep(op, running);
+  SPYRE_ASSERT(step && (step->imm || step->operand == bv),
+               "binary op '" + op.name() + "' is no elementwise step");
+  if (step->imm) {
     beginKernel();
-    return rowDone(codegen::emitScalar(pb_, add ? "adds" : "muls",
-                                       static_cast<float>(imm), a, y,
-                                       options()));
+    return rowDone(
+        codegen::emitScalar(pb_, step->op, *step->imm, a, y, options()));
   }
   b = asDType(b, y.dtype);
   beginKernel();
   return rowDone(codegen::emitBinary(pb_, name, a, b, y, options()));
 }
 
-bool Emitter::emitUnaryOp(const Op &op, std::string_view mnemonic) {
+bool Emitter::emitUnaryOp(const Op &op) {
   const TensorRef y = result(op.result());
   const TensorRef x = asDType(ref(op.operand(0)), y.dtype);
+  const std::optional<ElementwiseStep> step = elementwiseStep(op, 0);
+  SPYRE_ASSERT(step && !step->operand,
+               "unary op '" + op.name() + "' is no elementwise step");
   beginKernel();
-  if (op.kind() == OpKind::Pow)
-    return rowDone(codegen::emitScalar(
-        pb_, "pows", static_cast<float>(op.floatAttr("exponent")), x, y,
-        options()));
-  return rowDone(codegen::emitUnary(pb_, mnemonic, x, y, options()));
+  if (step->imm)
+    return rowDone(
+        codegen::emitScalar(pb_, step->op, *step->imm, x, y, options()));
+  return rowDone(codegen::emitUnary(pb_, step->op, x, y, options()));
+}
+
+bool Emitter::emitChainOp(const Op &op) {
+  // The planning passes checked the chain (Planning.h): each op runs on
+  // the one before, its other operands are in device memory already.
+  std::vector<const Op *> ops = {&op};
+  for (const std::string &name : m_.chain) {
+    const Op *next = g_.findOp(name);
+    SPYRE_ASSERT(next, "chained op '" + name + "' is gone");
+    ops.push_back(next);
+  }
+  const TensorRef y = result(ops.back()->result());
+  const std::optional<size_t> input = chainInput(op);
+  SPYRE_ASSERT(input, "op '" + op.name() + "' cannot start a chain");
+  const TensorRef x = asDType(ref(op.operand(*input)), y.dtype);
+  std::vector<codegen::ChainStep> steps;
+  size_t running = *input;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i > 0)
+      running = static_cast<size_t>(
+          std::find(ops[i]->operands().begin(), ops[i]->operands().end(),
+                    ops[i - 1]->result()) -
+          ops[i]->operands().begin());
+    const std::optional<ElementwiseStep> s =
+        elementwiseStep(*ops[i], running);
+    SPYRE_ASSERT(s, "op '" + ops[i]->name() + "' is no elementwise step");
+    codegen::ChainStep c;
+    c.op = s->op;
+    c.imm = s->imm;
+    c.operandFirst = s->operandFirst;
+    if (s->operand)
+      c.operand = asDType(ref(s->operand), y.dtype);
+    steps.push_back(std::move(c));
+  }
+  beginKernel();
+  return rowDone(codegen::emitChain(pb_, x, steps, y, options()));
 }
 
 bool Emitter::emitSoftmax(const Op &op) {
@@ -1104,7 +1144,7 @@ bool Emitter::emitOp(Op &op) {
   opKernels_ = 0;
   scratchCount_ = 0;
   if (!m_.fusedInto.empty())
-    return true; // the matmul did it
+    return true; // the matmul or the chain's first op did it
   if (isFreeView(op, stickBytes_))
     return emitFreeView(op);
   if (op.kind() == OpKind::Host) {
@@ -1115,6 +1155,12 @@ bool Emitter::emitOp(Op &op) {
                    m_.phase >= 0,
                "op '" + op.name() + "' has no complete mapping");
   bool ok = true;
+  if (!m_.chain.empty()) {
+    ok = emitChainOp(op);
+    if (ok)
+      setOpMapping(op, m_);
+    return ok;
+  }
   switch (op.kind()) {
   case OpKind::Matmul:
     ok = emitMatmul(op);
@@ -1129,20 +1175,16 @@ bool Emitter::emitOp(Op &op) {
   case OpKind::Silu:
   case OpKind::Sigmoid:
   case OpKind::Tanh:
+  case OpKind::Erf:
   case OpKind::Exp:
   case OpKind::Sqrt:
   case OpKind::Rsqrt:
   case OpKind::Neg:
   case OpKind::Abs:
   case OpKind::Pow:
-    ok = emitUnaryOp(op, op.kindName());
-    break;
   case OpKind::Reciprocal:
-    ok = emitUnaryOp(op, "recip");
-    break;
   case OpKind::Gelu:
-    ok = emitUnaryOp(op, op.stringAttr("approximate") == "tanh" ? "gelut"
-                                                                : "gelu");
+    ok = emitUnaryOp(op);
     break;
   case OpKind::Softmax:
     ok = emitSoftmax(op);
@@ -1182,10 +1224,6 @@ bool Emitter::emitOp(Op &op) {
     ok = emitRelayoutOp(op);
     break;
   default:
-    if (op.kindName() == "erf") {
-      ok = emitUnaryOp(op, "erf");
-      break;
-    }
     return fail("no device kernel for this op");
   }
   if (ok)

@@ -11,8 +11,9 @@ using Json = nlohmann::ordered_json;
 
 // The fields, in the order annotations and files write them.
 constexpr const char *kFields[] = {
-    "cores",     "first_core", "grid", "tile",      "n_outer",   "share_a",
-    "keep_b",    "tile_rows",  "phase", "lx",       "fuse_bias", "fused_into"};
+    "cores",     "first_core", "grid",      "tile",       "n_outer",
+    "share_a",   "keep_b",     "tile_rows", "phase",      "lx",
+    "fuse_bias", "fused_into", "chain",     "overlap"};
 
 } // namespace
 
@@ -42,6 +43,14 @@ Attribute OpMapping::toAttribute() const {
     d.set("fuse_bias", fuseBias);
   if (!fusedInto.empty())
     d.set("fused_into", fusedInto);
+  if (!chain.empty()) {
+    Attribute::List names;
+    for (const std::string &n : chain)
+      names.emplace_back(n);
+    d.set("chain", Attribute::list(std::move(names)));
+  }
+  if (overlap)
+    d.set("overlap", *overlap);
   return d;
 }
 
@@ -92,14 +101,16 @@ std::optional<OpMapping> OpMapping::fromAttribute(const Attribute &attr,
       ok = wantInts(m.grid, 2);
     else if (name == "tile")
       ok = wantInts(m.tile, 3);
-    else if (name == "n_outer" || name == "share_a" || name == "keep_b") {
+    else if (name == "n_outer" || name == "share_a" || name == "keep_b" ||
+             name == "overlap") {
       if (!value.isBool()) {
         error = "'" + name + "' must be true or false";
         return std::nullopt;
       }
       (name == "n_outer"   ? m.nOuter
        : name == "share_a" ? m.shareA
-                           : m.keepB) = value.asBool();
+       : name == "keep_b"  ? m.keepB
+                           : m.overlap) = value.asBool();
     } else if (name == "tile_rows")
       ok = wantInt(m.tileRows, 0);
     else if (name == "phase")
@@ -110,6 +121,17 @@ std::optional<OpMapping> OpMapping::fromAttribute(const Attribute &attr,
       ok = wantString(m.fuseBias);
     else if (name == "fused_into")
       ok = wantString(m.fusedInto);
+    else if (name == "chain") {
+      ok = value.isList() && !value.asList().empty();
+      for (size_t i = 0; ok && i < value.asList().size(); ++i) {
+        ok = value.asList()[i].isString() &&
+             !value.asList()[i].asString().empty();
+        if (ok)
+          m.chain.push_back(value.asList()[i].asString());
+      }
+      if (!ok)
+        error = "'chain' must be a non-empty list of op names";
+    }
     else {
       std::string names;
       for (const char *f : kFields)
@@ -163,8 +185,14 @@ std::string mappingJson(const MappingFile &file) {
         j[key] = value.asBool();
       else if (value.isString())
         j[key] = value.asString();
-      else
+      else if (value.isIntList())
         j[key] = value.asInts();
+      else {
+        Json names = Json::array();
+        for (const Attribute &e : value.asList())
+          names.push_back(e.asString());
+        j[key] = names;
+      }
     }
     out += std::string(first ? "\n" : ",\n") + "    " + Json(name).dump() +
            ": " + j.dump();
@@ -219,7 +247,18 @@ std::optional<MappingFile> parseMappingJson(const std::string &text,
         d.set(field, v.get<int64_t>());
       else if (v.is_string())
         d.set(field, v.get<std::string>());
-      else if (v.is_array()) {
+      else if (v.is_array() && !v.empty() && v.front().is_string()) {
+        Attribute::List names;
+        for (const Json &e : v) {
+          if (!e.is_string()) {
+            diags.error(at(keyPath + "." + field),
+                        "expected a list of strings");
+            return std::nullopt;
+          }
+          names.emplace_back(e.get_ref<const std::string &>());
+        }
+        d.set(field, Attribute::list(std::move(names)));
+      } else if (v.is_array()) {
         std::vector<int64_t> ints;
         for (const Json &e : v) {
           if (!e.is_number_integer()) {

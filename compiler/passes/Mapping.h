@@ -4,7 +4,10 @@
 //   #{mapping = {cores = 8, first_core = 0, grid = [4, 2],
 //                tile = [64, 128, 64], n_outer = true, share_a = true,
 //                keep_b = true, tile_rows = 0, phase = 3, lx = [0, 16384],
-//                fuse_bias = "b"}}
+//                fuse_bias = "b", overlap = false}}
+// and, on the first op of a fused elementwise chain,
+//   #{mapping = {..., chain = ["scale", "act"]}}
+// with `fused_into = "<first op>"` on each op the chain names.
 // and emission (Emit.h) follows them. A mapping file (JSON, one object per
 // op) saves them after a compile and gives them back to another: the
 // planning passes keep every decision a file gives and make only the ones
@@ -50,6 +53,14 @@ struct OpMapping {
   /// the add's); on that add, the matmul it was folded into.
   std::string fuseBias;
   std::string fusedInto;
+  /// Elementwise: the ops after this one that its kernel runs in the same
+  /// pass over each tile (codegen::emitChain), in order; each uses the one
+  /// before, and the last one's result is what the kernel stores. Each of
+  /// them has this op in `fusedInto`.
+  std::vector<std::string> chain;
+  /// Whether the op's kernels overlap a core's loads, compute and stores
+  /// (codegen::KernelOptions::overlap); unset means true.
+  std::optional<bool> overlap;
 
   bool operator==(const OpMapping &) const = default;
 

@@ -83,10 +83,11 @@ std::string registeredPassNames() {
 
 Pipeline o0Pipeline() {
   // The naive plan -O2 is measured against: every op on every core, alone
-  // in its phase, nothing folded.
+  // in its phase, nothing folded or fused, no overlap inside a kernel.
   PassInvocation divide = invocation(dividePass());
   divide.options.set("strategy", Attribute("all-cores"));
   divide.options.set("fuse-bias", Attribute(false));
+  divide.options.set("fuse-elementwise", Attribute(false));
   PassInvocation schedule = invocation(schedulePass());
   schedule.options.set("overlap", Attribute(false));
   return {

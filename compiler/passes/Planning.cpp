@@ -70,6 +70,13 @@ bool opFail(const PassContext &ctx, const Graph &graph, const Op &op,
   return false;
 }
 
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string out;
+  for (const std::string &n : names)
+    out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 SourceLoc graphLoc(const Graph &graph) {
   SourceLoc loc;
   loc.file = "<graph " + graph.name() + ">";
@@ -85,6 +92,121 @@ bool biasReadyBefore(const Graph &graph, const Op &add, const Op &mm) {
           def && graph.opIndex(def) > graph.opIndex(&mm))
         return false;
   return true;
+}
+
+/// Tensors an elementwise chain may stream: each takes three of a DMA load
+/// stream's 15 address registers (two buffer slots and the walking
+/// address; isa/InstrTable.h), and the buffer rotation takes one more.
+constexpr int64_t kMaxChainStreams = 4;
+
+bool isStickLast(const Value &v) {
+  return v.type().rank() == 0 ||
+         requireLayout(v).stickDim == v.type().rank() - 1;
+}
+
+/// Whether emitChain takes `other` beside chain value `v` as it is: v's
+/// shape and stick dim, or one row of v's last dim, or one element (the
+/// dtype is converted if need be).
+bool chainOperandFits(const Value &other, const Value &v) {
+  const Shape &os = other.type().shape, &vs = v.type().shape;
+  if (elementsOf(other) == 1)
+    return true;
+  if (os == vs)
+    return requireLayout(other).stickDim == requireLayout(v).stickDim;
+  return !os.empty() && !vs.empty() && os.back() == vs.back() &&
+         elementsOf(other) == os.back() && isStickLast(other) &&
+         isStickLast(v);
+}
+
+/// Why `names` cannot follow `head` as an elementwise chain (empty when
+/// they can): each op uses the one before as its running value and is its
+/// only use, that value is no graph output, every result has the chain's
+/// type and layout, and the other operands are computed before `head` and
+/// fit the kernel. `checkFusedInto`: each op's mapping names `head`.
+std::string chainProblem(const Graph &graph, const Op &head,
+                         const std::vector<std::string> &names,
+                         bool checkFusedInto) {
+  const std::optional<size_t> input = chainInput(head);
+  if (!input)
+    return "'" + head.name() + "' cannot start an elementwise chain";
+  const Value *v = head.result();
+  // Tensors the kernel streams tile by tile: the input and every operand
+  // of the chain's shape (rows and scalars are loaded once).
+  auto streamed = [&](const ElementwiseStep &s) {
+    return s.operand && s.operand->type().shape == v->type().shape ? 1 : 0;
+  };
+  int64_t streams = 1 + streamed(*elementwiseStep(head, *input));
+  for (const std::string &name : names) {
+    const Op *op = graph.findOp(name);
+    if (!op)
+      return "the graph has no op '" + name + "'";
+    std::vector<OpUse> uses = graph.usesOf(v);
+    if (graph.isOutput(v) || uses.size() != 1 || uses[0].op != op)
+      return "'" + name + "' is not the only use of '" + v->name() +
+             "', or that is a graph output";
+    std::optional<ElementwiseStep> step =
+        elementwiseStep(*op, uses[0].operandIndex);
+    if (!step)
+      return "'" + name + "' is not an elementwise op";
+    const Value *r = op->result();
+    if (r->type() != v->type() || requireLayout(*r) != requireLayout(*v))
+      return "'" + name + "' changes the chain's shape, dtype or layout";
+    if (const Value *o = step->operand) {
+      const Op *def = o->isOpResult() ? o->definingOp() : nullptr;
+      if ((def && graph.opIndex(def) >= graph.opIndex(&head)) ||
+          !chainOperandFits(*o, *v))
+        return "operand '" + o->name() + "' of '" + name +
+               "' is not computed before '" + head.name() +
+               "' or is neither the chain's shape, one row nor one element";
+    }
+    streams += streamed(*step);
+    if (streams > kMaxChainStreams)
+      return "with '" + name + "' the kernel would stream " +
+             std::to_string(streams) + " tensors, more than the " +
+             std::to_string(kMaxChainStreams) + " it has registers for";
+    if (checkFusedInto && opMapping(*op).fusedInto != head.name())
+      return "'" + name + "' does not name '" + head.name() +
+             "' in 'fused_into'";
+    v = r;
+  }
+  return "";
+}
+
+/// Fuses maximal elementwise chains of ops without a mapping (chainProblem
+/// has the rules); a matmul's folded bias add never joins one.
+void fuseChains(Graph &graph, PassContext &ctx) {
+  auto free = [](const Op &op) {
+    return !op.annotations().contains(kMappingAnnotation);
+  };
+  for (Op *head : graph.ops()) {
+    if (!free(*head) || !chainInput(*head))
+      continue;
+    std::vector<std::string> names;
+    const Value *v = head->result();
+    while (true) {
+      std::vector<OpUse> uses = graph.usesOf(v);
+      if (uses.size() != 1 || !free(*uses[0].op))
+        break;
+      names.push_back(uses[0].op->name());
+      if (!chainProblem(graph, *head, names, false).empty()) {
+        names.pop_back();
+        break;
+      }
+      v = uses[0].op->result();
+    }
+    if (names.empty())
+      continue;
+    OpMapping hm;
+    hm.chain = names;
+    setOpMapping(*head, hm);
+    for (const std::string &name : names) {
+      OpMapping fm;
+      fm.fusedInto = head->name();
+      setOpMapping(*graph.findOp(name), fm);
+    }
+    ctx.addStatistic("chains-fused");
+    ctx.addStatistic("ops-chained", static_cast<int64_t>(names.size()));
+  }
 }
 
 bool divideRun(Graph &graph, PassContext &ctx) {
@@ -114,6 +236,8 @@ bool divideRun(Graph &graph, PassContext &ctx) {
       setOpMapping(*add, am);
       ctx.addStatistic("biases-fused");
     }
+  if (ctx.options().getBool("fuse-elementwise"))
+    fuseChains(graph, ctx);
   for (Op *op : graph.ops()) {
     OpMapping m = opMapping(*op);
     // A replayed fusion must still be one.
@@ -131,9 +255,23 @@ bool divideRun(Graph &graph, PassContext &ctx) {
                                "of the last dim computed before the matmul, "
                                "and name the matmul in 'fused_into'");
     }
+    if (!m.chain.empty()) {
+      if (!m.fuseBias.empty() || !m.fusedInto.empty())
+        return opFail(ctx, graph, *op,
+                      "an op with a 'chain' cannot also fold a bias or be "
+                      "fused into another op");
+      if (std::string why = chainProblem(graph, *op, m.chain, true);
+          !why.empty())
+        return opFail(ctx, graph, *op,
+                      "cannot run the elementwise chain [" +
+                          joinNames(m.chain) + "]: " + why);
+    }
     if (!m.fusedInto.empty()) {
-      const Op *mm = graph.findOp(m.fusedInto);
-      if (!mm || opMapping(*mm).fuseBias != op->name())
+      const Op *into = graph.findOp(m.fusedInto);
+      const OpMapping im = into ? opMapping(*into) : OpMapping{};
+      if (!into || (im.fuseBias != op->name() &&
+                    std::find(im.chain.begin(), im.chain.end(),
+                              op->name()) == im.chain.end()))
         return opFail(ctx, graph, *op,
                            "'fused_into' names '" + m.fusedInto +
                                "', whose mapping does not fuse this op");
@@ -155,10 +293,14 @@ bool divideRun(Graph &graph, PassContext &ctx) {
     }
     m.firstCore = 0;
     m.cores = cfg.chip.cores;
-    if (!cost && op->kind() == OpKind::Matmul) {
-      // The naive division: every core loads its own operands.
-      m.shareA = false;
-      m.keepB = false;
+    if (!cost) {
+      // The naive division: no overlap of a core's loads, compute and
+      // stores, and every core loads its own matmul operands.
+      m.overlap = false;
+      if (op->kind() == OpKind::Matmul) {
+        m.shareA = false;
+        m.keepB = false;
+      }
     }
     if (cost) {
       if (op->kind() == OpKind::Matmul) {
@@ -244,6 +386,16 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
       for (const Value *v : graph.findOp(m.fuseBias)->operands())
         if (v != op->result())
           reads(v);
+    // A chain's kernel also reads the other operands of its later ops
+    // (each computed before the chain's first op).
+    const Value *running = op->result();
+    for (const std::string &name : m.chain) {
+      const Op *next = graph.findOp(name);
+      for (const Value *v : next->operands())
+        if (v != running)
+          reads(v);
+      running = next->result();
+    }
     if (m.phase >= 0) {
       if (m.phase == phase && (onHost || hostPhase))
         return opFail(ctx, graph, *op,
@@ -457,6 +609,81 @@ bool opRunsKernels(const Op &op, int stickBytes) {
   return opMapping(op).fusedInto.empty() && !isFreeView(op, stickBytes);
 }
 
+std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running) {
+  if (running >= op.numOperands() || op.numResults() != 1)
+    return std::nullopt;
+  ElementwiseStep s;
+  switch (op.kind()) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div: {
+    if (op.numOperands() != 2)
+      return std::nullopt;
+    const bool commutative =
+        op.kind() == OpKind::Add || op.kind() == OpKind::Mul;
+    const Value *other = op.operand(1 - running);
+    s.op = std::string(op.kindName());
+    s.operandFirst = running == 1 && !commutative;
+    if (other->isConstant() && elementsOf(*other) == 1 && !s.operandFirst &&
+        op.kind() != OpKind::Div) {
+      // A constant scalar is an immediate: no load, no broadcast. (Not for
+      // div: multiplying by the reciprocal would round differently.)
+      const double c = other->constantData().element(0);
+      const bool add = op.kind() == OpKind::Add || op.kind() == OpKind::Sub;
+      s.op = add ? "adds" : "muls";
+      s.imm = static_cast<float>(op.kind() == OpKind::Sub ? -c : c);
+      return s;
+    }
+    s.operand = other;
+    return s;
+  }
+  case OpKind::Pow:
+    s.op = "pows";
+    s.imm = static_cast<float>(op.floatAttr("exponent"));
+    return s;
+  case OpKind::Reciprocal:
+    s.op = "recip";
+    return s;
+  case OpKind::Gelu:
+    s.op = op.stringAttr("approximate") == "tanh" ? "gelut" : "gelu";
+    return s;
+  case OpKind::Relu:
+  case OpKind::Silu:
+  case OpKind::Sigmoid:
+  case OpKind::Tanh:
+  case OpKind::Erf:
+  case OpKind::Exp:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Neg:
+  case OpKind::Abs:
+    s.op = std::string(op.kindName());
+    return s;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<size_t> chainInput(const Op &op) {
+  if (op.numResults() != 1)
+    return std::nullopt;
+  const Value &y = *op.result();
+  for (size_t i = 0; i < op.numOperands(); ++i) {
+    const Value &x = *op.operand(i);
+    if (x.type().shape != y.type().shape ||
+        requireLayout(x).stickDim != requireLayout(y).stickDim)
+      continue;
+    std::optional<ElementwiseStep> s = elementwiseStep(op, i);
+    if (!s)
+      return std::nullopt;
+    if (s->operand && !chainOperandFits(*s->operand, y))
+      return std::nullopt;
+    return i;
+  }
+  return std::nullopt;
+}
+
 const PassInfo &applyMappingPass() {
   static const PassInfo info{
       "apply-mapping",
@@ -500,7 +727,7 @@ const PassInfo &dividePass() {
   static const PassInfo info{
       "divide",
       "Work division: the cores of every op (and bias adds folded into "
-      "matmuls)",
+      "matmuls, elementwise chains fused)",
       "every op that runs kernels has `cores` and `first_core` in its "
       "mapping, inside the chip.",
       {
@@ -509,8 +736,9 @@ const PassInfo &dividePass() {
            "cost",
            "`cost`: the grid the matmul planner estimates fastest, one core "
            "per row at most for row ops, per 32 result sticks for data "
-           "movers; `all-cores`: every op on every core, matmuls with every "
-           "core loading its own operands (`share_a` and `keep_b` false)",
+           "movers; `all-cores`: every op on every core without overlap "
+           "inside its kernels (`overlap` false), matmuls with every core "
+           "loading its own operands (`share_a` and `keep_b` false)",
            {"cost", "all-cores"},
            nullptr},
           {"fuse-bias",
@@ -519,12 +747,24 @@ const PassInfo &dividePass() {
            "fold an add of a bias vector into the matmul it follows",
            {},
            nullptr},
+          {"fuse-elementwise",
+           OptionType::Bool,
+           "true",
+           "run each maximal chain of elementwise ops, where every "
+           "intermediate has one use (the next op) and is no graph output, "
+           "as one kernel whose intermediates stay in LX (the first op's "
+           "mapping lists the others in `chain`)",
+           {},
+           nullptr},
       },
       {
           {"ops-divided", "ops given cores"},
           {"ops-given", "ops whose cores a mapping gave"},
           {"cores-assigned", "cores summed over the ops"},
           {"biases-fused", "bias adds folded into matmuls"},
+          {"chains-fused", "elementwise chains run as one kernel"},
+          {"ops-chained", "elementwise ops run by the chain of an op before "
+                          "them"},
       },
       [](Graph &graph, PassContext &ctx) {
         return result(divideRun(graph, ctx));

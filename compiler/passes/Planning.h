@@ -12,9 +12,18 @@
 //    sticks) one core per 32 result sticks, since below that a core's time
 //    is DMA latency. `strategy=all-cores` puts every op on every core. With
 //    `fuse-bias`, an add of a bias vector to a matmul's only use is folded
-//    into the matmul. `all-cores` is the naive division: its matmuls also
-//    get `share_a = false, keep_b = false` (every core loads its own
-//    operands), which the tile pass keeps.
+//    into the matmul. With `fuse-elementwise`, a chain of elementwise ops
+//    runs as one kernel on the first op's cores (the intermediates stay in
+//    LX): each op's result is used only by the next op of the chain, is no
+//    graph output and has the chain's shape, dtype and layout, and every
+//    other operand is computed before the chain's first op and has that
+//    shape, or is one row of its last dim, or one element. The first op's
+//    mapping lists the others in `chain`; each of them has `fused_into`.
+//    `all-cores` is the naive division: its matmuls also get
+//    `share_a = false, keep_b = false` (every core loads its own
+//    operands), which the tile pass keeps, and every op it divides gets
+//    `overlap = false` (a core's loads, compute and stores run one after
+//    another).
 //  - `schedule`: phases. Ops of one phase run together (their streams are
 //    not separated by a barrier): an op joins the current phase when it
 //    reads nothing the phase makes (through views), the phase is not full
@@ -36,10 +45,14 @@
 // `apply-mapping{file=PATH}` goes before them to replay a mapping file:
 // it puts the file's decisions on the ops they name.
 //
-// Views (Emit.h isFreeView) and adds folded into a matmul get no cores.
+// Views (Emit.h isFreeView), adds folded into a matmul and the ops after
+// the first of an elementwise chain get no cores.
 #pragma once
 
 #include "compiler/passes/Pass.h"
+
+#include <optional>
+#include <string>
 
 namespace spyre::compiler {
 
@@ -50,7 +63,26 @@ const PassInfo &lxPlanPass();
 const PassInfo &tilePass();
 
 /// Whether emission runs kernels for `op` (not a free view, not an add
-/// folded into a matmul).
+/// folded into a matmul, not an op fused into an elementwise chain).
 bool opRunsKernels(const Op &op, int stickBytes);
+
+/// An elementwise op as one step on its running value, the operand at
+/// `running`: the SFU op, with an immediate (a constant scalar second
+/// operand of add, sub and mul; pow's exponent) or the other operand,
+/// which with `operandFirst` is the op's first (sub and div). The kernel
+/// choice of emission, for a single op and for a step of a chain.
+struct ElementwiseStep {
+  std::string op;
+  std::optional<float> imm;
+  const Value *operand = nullptr;
+  bool operandFirst = false;
+};
+std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running);
+
+/// The operand of the first op of an elementwise chain that the chain runs
+/// on: one with the result's shape and stick dim (the first when both have
+/// them; emission converts its dtype if need be); nullopt when the op
+/// cannot start a chain.
+std::optional<size_t> chainInput(const Op &op);
 
 } // namespace spyre::compiler

@@ -408,8 +408,8 @@ TEST(PassRegistry, ListsEveryPassOnceAndBuildsTheDefaultPipelines) {
     EXPECT_EQ(findPass(p->name), p);
   EXPECT_EQ(findPass("nope"), nullptr);
   EXPECT_EQ(pipelineText(o0Pipeline()),
-            "canonicalize,layout,divide{strategy=all-cores fuse-bias=false},"
-            "schedule{overlap=false},lx-plan,tile");
+            "canonicalize,layout,divide{strategy=all-cores fuse-bias=false "
+            "fuse-elementwise=false},schedule{overlap=false},lx-plan,tile");
   EXPECT_EQ(pipelineText(o2Pipeline()),
             "canonicalize,layout,divide,schedule,lx-plan,tile");
   EXPECT_TRUE(defaultPipeline(0).has_value());
