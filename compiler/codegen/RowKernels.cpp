@@ -281,17 +281,26 @@ RowPlan runRowKernel(ProgramBuilder &pb, const RowKernel &k,
     t = ceilDiv(maxRows, ceilDiv(maxRows, t));
   }
 
+  // With one tile per core there is nothing to overlap: a second buffer
+  // would only cost the hand-overs between the two.
+  Resources used = res;
+  int64_t lxSticks = lxFor(t);
+  if (t >= maxRows && used.buffers > 1) {
+    used.buffers = 1;
+    lxSticks -= (buffers - 1) * (perRow / buffers) * t;
+  }
+
   pb.setOp(opt.op.empty() ? std::string(defaultOp) : opt.op);
   RowPlan plan;
   plan.rows = rows;
   plan.tileRows = t;
   plan.units = units;
-  plan.lxSticks = lxFor(t);
+  plan.lxSticks = lxSticks;
   for (int i = 0; i < cores; ++i) {
     auto [r0, r1] = splitRange(rows, cores, i);
     int core = res.firstCore + i;
     plan.parts.push_back({core, r0, r1});
-    emitRowCore(pb, k, res, core, r0, r1, t);
+    emitRowCore(pb, k, used, core, r0, r1, t);
   }
   return plan;
 }
