@@ -121,8 +121,9 @@ bool chainOperandFits(const Value &other, const Value &v) {
 /// Why `names` cannot follow `head` as an elementwise chain (empty when
 /// they can): each op uses the one before as its running value and is its
 /// only use, that value is no graph output, every result has the chain's
-/// type and layout, and the other operands are computed before `head` and
-/// fit the kernel. `checkFusedInto`: each op's mapping names `head`.
+/// type and layout, and the other operands fit the kernel. They may be
+/// computed after `head`: placeChain moves the chain to its last op.
+/// `checkFusedInto`: each op's mapping names `head`.
 std::string chainProblem(const Graph &graph, const Op &head,
                          const std::vector<std::string> &names,
                          bool checkFusedInto) {
@@ -151,14 +152,9 @@ std::string chainProblem(const Graph &graph, const Op &head,
     const Value *r = op->result();
     if (r->type() != v->type() || requireLayout(*r) != requireLayout(*v))
       return "'" + name + "' changes the chain's shape, dtype or layout";
-    if (const Value *o = step->operand) {
-      const Op *def = o->isOpResult() ? o->definingOp() : nullptr;
-      if ((def && graph.opIndex(def) >= graph.opIndex(&head)) ||
-          !chainOperandFits(*o, *v))
-        return "operand '" + o->name() + "' of '" + name +
-               "' is not computed before '" + head.name() +
-               "' or is neither the chain's shape, one row nor one element";
-    }
+    if (const Value *o = step->operand; o && !chainOperandFits(*o, *v))
+      return "operand '" + o->name() + "' of '" + name +
+             "' is neither the chain's shape, one row nor one element";
     streams += streamed(*step);
     if (streams > kMaxChainStreams)
       return "with '" + name + "' the kernel would stream " +
@@ -170,6 +166,18 @@ std::string chainProblem(const Graph &graph, const Op &head,
     v = r;
   }
   return "";
+}
+
+/// Moves `head` and every op of its chain but the last to just before the
+/// last, in order, so that the kernel (placed at `head`) comes after every
+/// operand of the chain. Nothing else reads the intermediate values, and
+/// each op's own operands were computed before it, so the order stays a
+/// valid one.
+void placeChain(Graph &graph, Op &head, const std::vector<std::string> &names) {
+  const Op *last = graph.findOp(names.back());
+  graph.moveOpBefore(&head, last);
+  for (size_t i = 0; i + 1 < names.size(); ++i)
+    graph.moveOpBefore(graph.findOp(names[i]), last);
 }
 
 /// Fuses maximal elementwise chains of ops without a mapping (chainProblem
@@ -196,6 +204,7 @@ void fuseChains(Graph &graph, PassContext &ctx) {
     }
     if (names.empty())
       continue;
+    placeChain(graph, *head, names);
     OpMapping hm;
     hm.chain = names;
     setOpMapping(*head, hm);
@@ -265,6 +274,7 @@ bool divideRun(Graph &graph, PassContext &ctx) {
         return opFail(ctx, graph, *op,
                       "cannot run the elementwise chain [" +
                           joinNames(m.chain) + "]: " + why);
+      placeChain(graph, *op, m.chain);
     }
     if (!m.fusedInto.empty()) {
       const Op *into = graph.findOp(m.fusedInto);
@@ -387,7 +397,8 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
         if (v != op->result())
           reads(v);
     // A chain's kernel also reads the other operands of its later ops
-    // (each computed before the chain's first op).
+    // (each computed before the chain's first op, which placeChain moved
+    // to just before its last).
     const Value *running = op->result();
     for (const std::string &name : m.chain) {
       const Op *next = graph.findOp(name);

@@ -5,8 +5,9 @@
 // schedule checks and compared with the host reference (CompileCheck.h);
 // -O2 keeps the intermediates in LX, so it moves fewer device-memory bytes;
 // the mapping carries `chain` and `fused_into` so a replay is exact, a
-// chain an edited mapping breaks is a named error, and values that are
-// graph outputs or operands computed after the chain's first op end it.
+// chain an edited mapping breaks is a named error, values that are graph
+// outputs end a chain, and an operand computed after the chain's first op
+// moves the chain to its last op.
 #include "compiler/driver/Compile.h"
 #include "compiler/driver/CompileCheck.h"
 #include "compiler/ir/Parser.h"
@@ -267,10 +268,11 @@ TEST(Fusion, BrokenChainsInAMappingAreNamedErrors) {
   }
 }
 
-TEST(Fusion, GraphOutputsAndLateOperandsEndAChain) {
+TEST(Fusion, GraphOutputsEndAChainAndLateOperandsMoveIt) {
   // `a` is an output, so `e` runs alone and the chain starts at `twice`;
-  // `late` is computed after `twice`, so `mix` cannot join that chain, but
-  // it can follow `late` (whose chain reads `act`'s result, made before).
+  // `late` is computed after `twice`, so the chain twice -> act -> mix runs
+  // where `mix` was, after `late` (as llama's silu(gate) * up reads `up`).
+  // The saved mapping replays to the same program.
   std::unique_ptr<Graph> g = parse(R"(graph @t {
   input %x : f32[7, 129]
   input %z : f32[7, 129]
@@ -286,11 +288,25 @@ TEST(Fusion, GraphOutputsAndLateOperandsEndAChain) {
   const CheckedRun r = checkAt(*g, 2, 6);
   ASSERT_TRUE(r.compiled);
   const std::string &m = r.compiled->mappingJson;
-  EXPECT_TRUE(has(m, "\"twice\": {\"chain\":[\"act\"],")) << m;
+  EXPECT_TRUE(has(m, "\"twice\": {\"chain\":[\"act\",\"mix\"],")) << m;
   EXPECT_TRUE(has(m, "\"act\": {\"fused_into\":\"twice\"}")) << m;
-  EXPECT_TRUE(has(m, "\"late\": {\"chain\":[\"mix\"],")) << m;
-  EXPECT_TRUE(has(m, "\"mix\": {\"fused_into\":\"late\"}")) << m;
+  EXPECT_TRUE(has(m, "\"mix\": {\"fused_into\":\"twice\"}")) << m;
+  EXPECT_TRUE(has(m, "\"late\": {\"cores\"")) << m;
   EXPECT_TRUE(has(m, "\"e\": {\"cores\"")) << m;
+  // The chain reads `late`'s result, so it runs in a later phase.
+  const std::string afterLate = m.substr(m.find("\"late\""));
+  EXPECT_TRUE(has(afterLate, "\"twice\"")) << m;
+
+  const std::string path = spyre::test::makeTempDir() + "/mapping.json";
+  writeFileAtomic(path, r.compiled->mappingJson);
+  CompileOptions co;
+  co.mappingIn = path;
+  DiagnosticEngine diags;
+  std::optional<CompileResult> again =
+      compileGraph(*g, hw::builtinConfig(), co, diags);
+  ASSERT_TRUE(again) << diags.str();
+  EXPECT_EQ(isa::writeProgram(again->program),
+            isa::writeProgram(r.compiled->program));
 }
 
 TEST(Fusion, O0DividesWithoutOverlap) {
