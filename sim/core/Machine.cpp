@@ -474,6 +474,8 @@ bool Machine::execute(StreamState &st) {
     stopped_ = true;
     return false;
   }
+  if ((op == Opcode::Ld || op == Opcode::St) && dmaPastCycleLimit(st, r))
+    return false;
   bool inBounds =
       checkAccesses(st, r, op == Opcode::Recv || op == Opcode::Racc);
   if (options_.trace)
@@ -525,6 +527,37 @@ std::string Machine::sticksText(const char *space, int64_t first,
                                 int64_t last) const {
   return std::string(space) + "[" + isa::hexText(first) + ", " +
          isa::hexText(last + 1) + ") sticks";
+}
+
+bool Machine::dmaPastCycleLimit(StreamState &st, const Instr &resolved) {
+  if (options_.maxCycles == 0)
+    return false;
+  // A transfer cannot move its device-memory sticks faster than the memory
+  // interface's peak, so one that would end past the limit is not run at
+  // all: walking a descriptor of millions of runs (checks, numbers) would
+  // take the host far longer than the limit allows for.
+  footprintScratch_.clear();
+  footprint(resolved, footprintScratch_);
+  const double peakSticksPerCycle = config_.memory.peakGBps /
+                                    config_.chip.clockGhz /
+                                    static_cast<double>(isa::kStickBytes);
+  for (const Footprint &f : footprintScratch_) {
+    if (!f.deviceMemory)
+      continue;
+    const double least =
+        static_cast<double>(f.region.sticks()) / peakSticksPerCycle;
+    if (static_cast<double>(st.time) + least <=
+        static_cast<double>(options_.maxCycles))
+      continue;
+    report(FindingKind::MaxCycles, &st, options_.maxCycles,
+           "the run passed --max-cycles " +
+               std::to_string(options_.maxCycles) + ": a transfer of " +
+               std::to_string(f.region.sticks()) +
+               " sticks cannot end before it");
+    stopped_ = true;
+    return true;
+  }
+  return false;
 }
 
 bool Machine::checkAccesses(StreamState &st, const Instr &resolved,

@@ -424,6 +424,9 @@ private:
 
   bool checkAccesses(StreamState &st, const isa::Instr &resolved,
                      bool deferLxWrites);
+  /// With a cycle limit: whether a ld/st could not end before it (then it
+  /// reports MaxCycles and stops the run instead of executing it).
+  bool dmaPastCycleLimit(StreamState &st, const isa::Instr &resolved);
   void startDma(StreamState &st, const isa::Instr &resolved, bool inBounds);
   /// Issues the DMA's bursts up to the first that must wait for a free
   /// slot after `now` (scheduled as an event); true once all are issued and
