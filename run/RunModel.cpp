@@ -11,6 +11,7 @@
 #include "sim/core/TensorIo.h"
 #include "sim/systemc/ChipModule.h"
 #include "support/FileIO.h"
+#include "support/TextTable.h"
 
 #include <fmt/format.h>
 
@@ -39,31 +40,6 @@ std::string plural(size_t n, const std::string &word) {
 
 std::string percent(double fraction) {
   return fmt::format("{:.1f}%", 100.0 * fraction);
-}
-
-/// Columns two spaces apart after an indent; the first left-aligned, the
-/// others right-aligned (numbers), the last not padded when left-aligned.
-std::string table(const std::vector<std::vector<std::string>> &rows,
-                  const std::vector<bool> &left) {
-  std::vector<size_t> width;
-  for (const auto &row : rows)
-    for (size_t c = 0; c < row.size(); ++c) {
-      width.resize(std::max(width.size(), c + 1));
-      width[c] = std::max(width[c], row[c].size());
-    }
-  std::string out;
-  for (const auto &row : rows) {
-    std::string line = "  ";
-    for (size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(width[c] - row[c].size(), ' ');
-      const bool l = c < left.size() && left[c];
-      line += l ? row[c] + (c + 1 < row.size() ? pad : "") : pad + row[c];
-      if (c + 1 < row.size())
-        line += "  ";
-    }
-    out += line + "\n";
-  }
-  return out;
 }
 
 /// The program tensor of graph value `name` of `kind`: outputs that the
@@ -447,7 +423,7 @@ std::string summaryText(const RunReport &r, size_t topOps) {
          std::to_string(op.macs), std::to_string(op.readBytes + op.writeBytes),
          none ? "-" : percent(op.roofline.fraction), op.roofline.regime});
   }
-  out += table(rows, {true, false, false, false, false, false, true});
+  out += textTable(rows, {true, false, false, false, false, false, true});
   out += "\n";
 
   if (!r.numerics) {

@@ -269,27 +269,4 @@ std::string resultsCsv(const SweepPlan &plan,
   return out;
 }
 
-std::string textTable(const std::vector<std::vector<std::string>> &rows,
-                      const std::vector<bool> &left) {
-  std::vector<size_t> width;
-  for (const auto &row : rows)
-    for (size_t c = 0; c < row.size(); ++c) {
-      width.resize(std::max(width.size(), c + 1));
-      width[c] = std::max(width[c], row[c].size());
-    }
-  std::string out;
-  for (const auto &row : rows) {
-    std::string text = "  ";
-    for (size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(width[c] - row[c].size(), ' ');
-      const bool l = c < left.size() && left[c];
-      text += l ? row[c] + (c + 1 < row.size() ? pad : "") : pad + row[c];
-      if (c + 1 < row.size())
-        text += "  ";
-    }
-    out += text + "\n";
-  }
-  return out;
-}
-
 } // namespace spyre::sweep

@@ -3,6 +3,7 @@
 // failed. Formats in docs/sweep.md.
 #pragma once
 
+#include "support/TextTable.h"
 #include "sweep/Sweep.h"
 
 #include <array>
@@ -95,10 +96,5 @@ std::string csvField(std::string_view text);
 /// The value of result column `key` for a point: its effective config
 /// value, -O level or mapping.
 hw::ParamValue columnValue(const SweepPoint &point, const std::string &key);
-
-/// Rows of text in columns two spaces apart after a two-space indent;
-/// `left[c]` left-aligns column c (numbers are right-aligned).
-std::string textTable(const std::vector<std::vector<std::string>> &rows,
-                      const std::vector<bool> &left);
 
 } // namespace spyre::sweep
