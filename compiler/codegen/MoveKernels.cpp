@@ -314,9 +314,18 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
   const int64_t slotMax = (res.lxSticks() - zeroSticks) / res.buffers;
   SPYRE_ASSERT(slotMax >= 1, "relayout: LX region too small");
   const int64_t ta = std::min(a.extent, slotMax);
-  const int64_t tb = std::min(
+  int64_t tb = std::min(
       b.extent,
       std::max<int64_t>(1, std::min(slotMax, kTargetTileSticks * 8) / ta));
+  // Cores take the outermost level's indices; where it has fewer than
+  // there are cores, each index's b tiles are shared out as well (a head
+  // split [S, H x 64] -> [S, H, 64] has no outer level, a batch-outer copy
+  // of C only its few stick blocks), so tiles of b are cut small enough
+  // for every core to get one.
+  const int64_t outerTop = dims.size() > 2 ? dims[0].extent : 1;
+  const int64_t perTop =
+      outerTop >= res.cores ? 1 : res.cores / std::max<int64_t>(1, outerTop);
+  tb = std::max<int64_t>(1, std::min(tb, ceilDiv(b.extent, perTop)));
 
   // Levels: every outer dim (one index per iteration), then b and a tiles.
   std::vector<NestLevel> levels;
@@ -343,22 +352,33 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
       levels[l].unroll = true;
   const size_t nb = levels.size() - 2, na = levels.size() - 1;
 
-  // The outermost level is split across cores.
+  // The outermost level is split across cores; with fewer indices than
+  // cores, each index's b tiles are split among `split` cores.
   const int64_t top = levels[0].tiles;
-  const int64_t cores = std::min<int64_t>(res.cores, top);
+  const int64_t split =
+      nb > 0 && top < res.cores ? std::min(res.cores / top, bTiles) : 1;
+  const int64_t cores = std::min<int64_t>(res.cores, top * split);
   pb.setOp(opt.op.empty() ? "relayout" : opt.op);
   MovePlan plan;
   plan.lxSticks = res.buffers * ta * tb + zeroSticks;
   for (int64_t i = 0; i < cores; ++i) {
     const int core = res.firstCore + static_cast<int>(i);
-    auto [t0, t1] = splitRange(top, cores, i);
-    plan.parts.push_back({core, t0, t1, 0, 0});
+    auto [t0, t1] = split > 1 ? std::pair<int64_t, int64_t>{i / split,
+                                                            i / split + 1}
+                              : splitRange(top, cores, i);
+    auto [b0, b1] = split > 1 ? splitRange(bTiles, split, i % split)
+                              : std::pair<int64_t, int64_t>{0, bTiles};
+    plan.parts.push_back({core, t0, t1, b0 * tb, std::min(b1 * tb, b.extent)});
     std::vector<NestLevel> lv = levels;
     lv[0].tiles = t1 - t0;
     if (lv.size() == 2)
       lv[0].hasTail = levels[0].hasTail && t1 == top;
     else
       lv[0].hasTail = false;
+    if (split > 1) {
+      lv[nb].tiles = b1 - b0;
+      lv[nb].hasTail = levels[nb].hasTail && b1 == bTiles;
+    }
     const int64_t firstTile = t0;
     // Level 0 is b when there are no outer dims: its tail belongs to the
     // core holding the last tile.
@@ -376,7 +396,8 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
 
     ring.open(load);
     int xr = load.allocReg();
-    load.li(xr, static_cast<int64_t>(x.address) + firstTile * srcStep[0]);
+    load.li(xr, static_cast<int64_t>(x.address) + firstTile * srcStep[0] +
+                    b0 * srcStep[nb]);
     NestHooks lh;
     lh.body = [&](const NestIter &it) {
       const int64_t rows = sizeOf(nb, it, tb, bTail),
@@ -394,7 +415,8 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
 
     ring.open(store);
     int yr = store.allocReg();
-    store.li(yr, static_cast<int64_t>(y.address) + firstTile * dstStep[0]);
+    store.li(yr, static_cast<int64_t>(y.address) + firstTile * dstStep[0] +
+                     b0 * dstStep[nb]);
     NestHooks th;
     th.body = [&](const NestIter &it) {
       const int64_t rows = sizeOf(nb, it, tb, bTail),

@@ -76,10 +76,12 @@ TEST(TransposeKernel, BatchedAndFp32AndManyCores) {
 
 /// x (default layout) -> scratch in `layout` -> z (default layout): z must
 /// equal x, and the scratch must hold every element at the stick and lane
-/// its layout says, with zero padding.
+/// its layout says, with zero padding. `coresUsed`, when given, is how many
+/// cores each of the two relayouts must share the work among.
 void checkRelayout(const std::vector<int64_t> &shape, DType dtype, int blockPos,
                    const std::vector<int64_t> &padded, int cores,
-                   const std::vector<int> &order = {}) {
+                   const std::vector<int> &order = {},
+                   const std::vector<size_t> &coresUsed = {}) {
   SCOPED_TRACE(shapeText(shape) + " blocks at " + std::to_string(blockPos) +
                " padded " + shapeText(padded) + " order " +
                shapeText(std::vector<int64_t>(order.begin(), order.end())) +
@@ -104,9 +106,13 @@ void checkRelayout(const std::vector<int64_t> &shape, DType dtype, int blockPos,
   const auto &z = pb.addTensor("z", TensorKind::Output, dtype, shape);
   KernelOptions opt;
   opt.cores = cores;
-  emitRelayout(pb, TensorRef::of(x), mid, opt);
+  const MovePlan there = emitRelayout(pb, TensorRef::of(x), mid, opt);
   pb.barrierAll();
-  emitRelayout(pb, mid, TensorRef::of(z), opt);
+  const MovePlan back = emitRelayout(pb, mid, TensorRef::of(z), opt);
+  if (!coresUsed.empty()) {
+    EXPECT_EQ(there.parts.size(), coresUsed[0]);
+    EXPECT_EQ(back.parts.size(), coresUsed[1]);
+  }
   isa::Program p = pb.finish();
   ASSERT_EQ(test::programFileProblem(p), "");
   std::vector<float> xv =
@@ -154,6 +160,19 @@ TEST(RelayoutKernel, LeadingDimsInAnotherOrder) {
   checkRelayout({3, 5, 77}, DType::Dl16, 0, {}, 2, {1, 0});
   checkRelayout({4, 3, 5, 100}, DType::Dl16, 3, {6, 3, 5}, 3, {2, 0, 1});
   checkRelayout({2, 33, 9, 40}, DType::Fp32, 1, {}, 8, {1, 2, 0});
+}
+
+// A copy whose outermost dim has fewer indices than there are cores shares
+// the next dim's tiles out too. Heads [12, 256, 64] to and from the order
+// of a head split ([256 rows][12 heads] of one stick each; it has no outer
+// dim, so its rows are tiled for 32 cores, while the way back walks 256
+// sticks per head and has 12 tiles), and a batched C [12, 256, 256] to and
+// from batch-outermost (12 batches x 2 pieces of 4 blocks, 4 blocks x 6
+// pieces of 12 batches).
+TEST(RelayoutKernel, FewOuterIndicesStillUseTheCores) {
+  checkRelayout({12, 256, 64}, DType::Dl16, 0, {}, 32, {1, 0}, {32, 12});
+  checkRelayout({12, 256, 256}, DType::Dl16, 1, {}, 32, {}, {24, 24});
+  checkRelayout({3, 40, 77}, DType::Fp32, 2, {5, 40}, 32, {}, {});
 }
 
 } // namespace
