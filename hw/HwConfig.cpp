@@ -16,8 +16,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <climits>
 #include <cmath>
 #include <map>
@@ -133,52 +131,6 @@ struct CheckContext {
 // ---------------------------------------------------------------------------
 // Scalars
 
-enum class NumParse { Ok, Malformed, OutOfRange, NotFinite };
-
-NumParse parseInteger(std::string_view s, int64_t &out) {
-  switch (parseInt64(s, out)) {
-  case IntParse::Ok:
-    return NumParse::Ok;
-  case IntParse::OutOfRange:
-    return NumParse::OutOfRange;
-  case IntParse::Malformed:
-    break;
-  }
-  return NumParse::Malformed;
-}
-
-NumParse parseDouble(std::string_view s, double &out) {
-  std::string lower;
-  for (char ch : s)
-    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (lower == ".inf" || lower == "+.inf" || lower == "-.inf" ||
-      lower == ".nan")
-    return NumParse::NotFinite;
-  // Only YAML's decimal float syntax; from_chars alone would also take "inf",
-  // "nan" and "infinity".
-  bool digit = false;
-  for (char ch : s) {
-    if (std::isdigit(static_cast<unsigned char>(ch))) {
-      digit = true;
-      continue;
-    }
-    if (ch != '.' && ch != 'e' && ch != 'E' && ch != '+' && ch != '-')
-      return NumParse::Malformed;
-  }
-  if (!digit)
-    return NumParse::Malformed;
-  if (!s.empty() && s[0] == '+')
-    s.remove_prefix(1);
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ptr != s.data() + s.size())
-    return NumParse::Malformed;
-  if (ec == std::errc::result_out_of_range)
-    return NumParse::OutOfRange;
-  if (ec != std::errc())
-    return NumParse::Malformed;
-  return NumParse::Ok;
-}
-
 std::string describeNode(const YAML::Node &node) {
   if (node.IsNull())
     return "no value";
@@ -211,14 +163,13 @@ std::optional<ParamValue> convertValue(ParamType type, const YAML::Node &node,
   }
   if (integer) {
     int64_t v = 0;
-    NumParse r = parseInteger(text, v);
-    if (r == NumParse::OutOfRange) {
+    const IntParse r = parseInt64(text, v);
+    if (r == IntParse::OutOfRange) {
       problem = text + " does not fit in a 64-bit integer";
       return std::nullopt;
     }
-    if (r != NumParse::Ok) {
-      double d = 0;
-      bool isFloat = parseDouble(text, d) == NumParse::Ok;
+    if (r != IntParse::Ok) {
+      const bool isFloat = parseDouble(text).has_value();
       problem =
           "expected " + expected + ", got " + (isFloat ? text : quoted(text));
       return std::nullopt;
@@ -231,15 +182,15 @@ std::optional<ParamValue> convertValue(ParamType type, const YAML::Node &node,
   }
   double d = 0;
   switch (parseDouble(text, d)) {
-  case NumParse::Ok:
+  case DoubleParse::Ok:
     return ParamValue(d);
-  case NumParse::NotFinite:
+  case DoubleParse::NotFinite:
     problem = "expected a finite number, got " + text;
     return std::nullopt;
-  case NumParse::OutOfRange:
+  case DoubleParse::OutOfRange:
     problem = text + " is out of the range of a double";
     return std::nullopt;
-  case NumParse::Malformed:
+  case DoubleParse::Malformed:
     break;
   }
   problem = "expected " + expected + ", got " + quoted(text);

@@ -1,7 +1,9 @@
 #include "support/ParseNumber.h"
 
+#include <cctype>
 #include <charconv>
 #include <limits>
+#include <string>
 
 namespace spyre {
 
@@ -39,6 +41,45 @@ IntParse parseInt64(std::string_view s, int64_t &out) {
 std::optional<int64_t> parseInt64(std::string_view s) {
   int64_t v = 0;
   if (parseInt64(s, v) != IntParse::Ok)
+    return std::nullopt;
+  return v;
+}
+
+DoubleParse parseDouble(std::string_view s, double &out) {
+  std::string lower;
+  for (char ch : s)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == ".inf" || lower == "+.inf" || lower == "-.inf" ||
+      lower == ".nan")
+    return DoubleParse::NotFinite;
+  // Only YAML's decimal float syntax; from_chars alone would also take "inf",
+  // "nan" and "infinity".
+  bool digit = false;
+  for (char ch : s) {
+    if (std::isdigit(static_cast<unsigned char>(ch))) {
+      digit = true;
+      continue;
+    }
+    if (ch != '.' && ch != 'e' && ch != 'E' && ch != '+' && ch != '-')
+      return DoubleParse::Malformed;
+  }
+  if (!digit)
+    return DoubleParse::Malformed;
+  if (!s.empty() && s[0] == '+')
+    s.remove_prefix(1);
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  if (ptr != s.data() + s.size())
+    return DoubleParse::Malformed;
+  if (ec == std::errc::result_out_of_range)
+    return DoubleParse::OutOfRange;
+  if (ec != std::errc())
+    return DoubleParse::Malformed;
+  return DoubleParse::Ok;
+}
+
+std::optional<double> parseDouble(std::string_view s) {
+  double v = 0;
+  if (parseDouble(s, v) != DoubleParse::Ok)
     return std::nullopt;
   return v;
 }

@@ -1,5 +1,6 @@
-// Integer literals as users write them in configs, assembly and CLI values:
-// an optional sign, then decimal or 0x-prefixed hex digits.
+// Numbers as users write them in configs, sweep specs, assembly and CLI
+// values: integers with an optional sign, decimal or 0x-prefixed hex; and
+// decimal floats in YAML's syntax.
 #pragma once
 
 #include <cstdint>
@@ -16,5 +17,16 @@ IntParse parseInt64(std::string_view s, int64_t &out);
 
 /// The same, when the reason for a failure does not matter.
 std::optional<int64_t> parseInt64(std::string_view s);
+
+enum class DoubleParse { Ok, Malformed, OutOfRange, NotFinite };
+
+/// Parses all of `s`, a decimal float (digits, '.', an exponent, signs; no
+/// hex, no "inf" or "nan" words), into `out`. YAML's infinities and NaN
+/// (.inf, +.inf, -.inf, .nan in any case) are NotFinite; a number past the
+/// range of a double is OutOfRange.
+DoubleParse parseDouble(std::string_view s, double &out);
+
+/// The same, when the reason for a failure does not matter.
+std::optional<double> parseDouble(std::string_view s);
 
 } // namespace spyre

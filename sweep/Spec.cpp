@@ -15,8 +15,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <climits>
 #include <cmath>
 #include <filesystem>
@@ -131,28 +129,6 @@ std::string describeNode(const YAML::Node &node) {
 
 bool quotedScalar(const YAML::Node &node) {
   return node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str";
-}
-
-/// YAML's decimal float syntax only (from_chars alone would take "inf").
-std::optional<double> parseDecimal(std::string_view s) {
-  bool digit = false;
-  for (char ch : s) {
-    if (std::isdigit(static_cast<unsigned char>(ch))) {
-      digit = true;
-      continue;
-    }
-    if (ch != '.' && ch != 'e' && ch != 'E' && ch != '+' && ch != '-')
-      return std::nullopt;
-  }
-  if (!digit)
-    return std::nullopt;
-  if (!s.empty() && s[0] == '+')
-    s.remove_prefix(1);
-  double out = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec != std::errc() || ptr != s.data() + s.size())
-    return std::nullopt;
-  return out;
 }
 
 class SpecReader {
@@ -396,10 +372,10 @@ private:
                         "-bit integer");
       if (r != IntParse::Ok)
         fail(value, "'" + key + "' takes " + expected + ", got " +
-                        (parseDecimal(text) ? text : "'" + text + "'"));
+                        (parseDouble(text) ? text : "'" + text + "'"));
       return {key, hw::ParamValue(v)};
     }
-    std::optional<double> d = parseDecimal(text);
+    std::optional<double> d = parseDouble(text);
     if (!d)
       fail(value, "'" + key + "' takes a finite number, got '" + text + "'");
     return {key, hw::ParamValue(*d)};

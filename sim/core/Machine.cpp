@@ -92,6 +92,74 @@ SfuClass sfuClassOf(isa::TimingClass t) {
   }
 }
 
+/// n sticks per row times m rows, for the instructions that have those
+/// fields (a missing one counts as 1).
+uint64_t rowSticksOf(const Instr &r) {
+  const FieldPos &fp = fields();
+  const int nf = fp.rowSticks[static_cast<size_t>(r.opcode)],
+            mf = fp.rows[static_cast<size_t>(r.opcode)];
+  return static_cast<uint64_t>(nf >= 0 ? r[static_cast<size_t>(nf)] : 1) *
+         static_cast<uint64_t>(mf >= 0 ? r[static_cast<size_t>(mf)] : 1);
+}
+
+/// A PT or SFU instruction's cycles and work (MACs, or sticks), from its
+/// count fields alone: known before the instruction walks its rows.
+struct ComputeCost {
+  Cycle cycles = 0;
+  uint64_t work = 0;
+};
+
+ComputeCost computeCost(const Instr &r, const CostModel &costs) {
+  const FieldPos &fp = fields();
+  const Opcode op = r.opcode;
+  if (op == Opcode::Mm || op == Opcode::Mmi8) {
+    auto m = static_cast<uint64_t>(r[fp.mmM]),
+         k = static_cast<uint64_t>(r[fp.mmK]),
+         n = static_cast<uint64_t>(r[fp.mmN]);
+    return {costs.ptCycles(m, k, n,
+                           op == Opcode::Mmi8 ? PtPrecision::Int8
+                                              : PtPrecision::Dl16),
+            m * k * n};
+  }
+  SPYRE_ASSERT(isSfu(op), "unhandled opcode in the simulator");
+  uint64_t sticks = rowSticksOf(r);
+  // xpose has no rows of n sticks: it reads m sticks and writes k.
+  if (op == Opcode::Xpose)
+    sticks = static_cast<uint64_t>(r[fp.xposeM] + r[fp.xposeK]);
+  return {costs.sfuCycles(sfuClassOf(r.desc().timing), sticks), sticks};
+}
+
+/// The fewest cycles a ring transfer can take after it is posted: it starts
+/// no earlier, crosses at least one hop and holds its links for its bytes
+/// over the ring's width (Ring::transfer). A transfer between a core and
+/// itself uses no link and costs nothing.
+Cycle leastRingCycles(const ChipTiming &timing, int core, const Instr &r) {
+  if (static_cast<int>(r[fields().ringCore]) == core)
+    return 0;
+  const bool reduce = r.opcode == Opcode::Rsend || r.opcode == Opcode::Racc;
+  const Ring &ring = reduce ? timing.reduceRing() : timing.dataRing();
+  return ring.hopLatencyCycles() +
+         ring.durationCycles(rowSticksOf(r) * isa::kStickBytes);
+}
+
+/// "mm of 1048576 MACs", "exp of 4096 sticks", "send of 64 sticks".
+std::string workText(const Instr &r, const ComputeCost &compute) {
+  const Opcode op = r.opcode;
+  const std::string name(r.desc().mnemonic);
+  if (op == Opcode::Mm || op == Opcode::Mmi8)
+    return name + " of " + std::to_string(compute.work) + " MACs";
+  if (isSfu(op))
+    return name + " of " + std::to_string(compute.work) + " sticks";
+  return name + " of " + std::to_string(rowSticksOf(r)) + " sticks";
+}
+
+std::string pastCycleLimitText(Cycle limit, const std::string &work,
+                               Cycle least, Cycle from) {
+  return "the run passed --max-cycles " + std::to_string(limit) + ": " + work +
+         " cannot end before it (at least " + std::to_string(least) +
+         " cycles from cycle " + std::to_string(from) + ")";
+}
+
 /// Whether a stream may execute the instruction ahead of the chip's global
 /// time. Only the shared timelines (memory channel, rings) need their
 /// requests in time order. Synchronisation does not: a signal's token
@@ -463,7 +531,7 @@ bool Machine::execute(StreamState &st) {
     return doBarrier(st, in);
   case Opcode::Host:
     doHost(st, in);
-    return true;
+    return !stopped_;
   default:
     break;
   }
@@ -474,13 +542,34 @@ bool Machine::execute(StreamState &st) {
     stopped_ = true;
     return false;
   }
-  if ((op == Opcode::Ld || op == Opcode::St) && dmaPastCycleLimit(st, r))
+  const bool dma = op == Opcode::Ld || op == Opcode::St;
+  const bool ring = op == Opcode::Send || op == Opcode::Recv ||
+                    op == Opcode::Rsend || op == Opcode::Racc;
+  if (dma && dmaPastCycleLimit(st, r))
     return false;
+  // PT and SFU: local to the core; numbers now, time from the cost model.
+  const ComputeCost compute =
+      dma || ring ? ComputeCost{} : computeCost(r, timing_.costs());
+  if (options_.maxCycles != 0 && !dma) {
+    // As for a ld/st: work that cannot end before the limit is not run, since
+    // walking its rows (checks, numbers) would take the host far longer than
+    // the limit allows for. PT and SFU costs are exact; a transfer cannot end
+    // sooner than its ring allows even with its peer already waiting.
+    const Cycle least =
+        ring ? leastRingCycles(timing_, st.core, r) : compute.cycles;
+    if (st.time + least > options_.maxCycles) {
+      report(FindingKind::MaxCycles, &st, options_.maxCycles,
+             pastCycleLimitText(options_.maxCycles, workText(r, compute),
+                                least, st.time));
+      stopped_ = true;
+      return false;
+    }
+  }
   bool inBounds =
       checkAccesses(st, r, op == Opcode::Recv || op == Opcode::Racc);
   if (options_.trace)
     noteFootprint(st);
-  if (op == Opcode::Ld || op == Opcode::St) {
+  if (dma) {
     // checkAccesses left the footprint in footprintScratch_.
     startDma(st, r, inBounds);
     if (issueBursts(st, st.time))
@@ -488,36 +577,16 @@ bool Machine::execute(StreamState &st) {
     st.block = Block::Dma;
     return false;
   }
-  if (op == Opcode::Send || op == Opcode::Recv || op == Opcode::Rsend ||
-      op == Opcode::Racc)
+  if (ring)
     return doTransfer(st, r, inBounds);
 
-  // PT and SFU: local to the core; numbers now, time from the cost model.
-  const isa::InstrDesc &d = in.desc();
-  Cycle cost = 0;
-  if (op == Opcode::Mm || op == Opcode::Mmi8) {
-    auto m = static_cast<uint64_t>(r[fp.mmM]), k = static_cast<uint64_t>(r[fp.mmK]),
-         n = static_cast<uint64_t>(r[fp.mmN]);
-    cost = timing_.costs().ptCycles(
-        m, k, n, op == Opcode::Mmi8 ? PtPrecision::Int8 : PtPrecision::Dl16);
-    macOps_ += m * k * n;
-    st.note.work = m * k * n;
-  } else {
-    SPYRE_ASSERT(isSfu(op), "unhandled opcode in the simulator");
-    int nf = fp.rowSticks[static_cast<size_t>(op)],
-        mf = fp.rows[static_cast<size_t>(op)];
-    uint64_t sticks = static_cast<uint64_t>(nf >= 0 ? r[static_cast<size_t>(nf)] : 1) *
-                      static_cast<uint64_t>(mf >= 0 ? r[static_cast<size_t>(mf)] : 1);
-    // xpose has no rows of n sticks: it reads m sticks and writes k.
-    if (op == Opcode::Xpose)
-      sticks = static_cast<uint64_t>(r[fp.xposeM] + r[fp.xposeK]);
-    cost = timing_.costs().sfuCycles(sfuClassOf(d.timing), sticks);
-    st.note.work = sticks;
-  }
+  if (op == Opcode::Mm || op == Opcode::Mmi8)
+    macOps_ += compute.work;
+  st.note.work = compute.work;
   if (inBounds && options_.numerics)
     executeCompute(r, lx_[static_cast<size_t>(st.core)].data());
-  st.stats.busyCycles += cost;
-  complete(st, st.time + cost);
+  st.stats.busyCycles += compute.cycles;
+  complete(st, st.time + compute.cycles);
   return true;
 }
 
@@ -1139,6 +1208,18 @@ void Machine::doHost(StreamState &st, const Instr &in) {
   run.stream = static_cast<uint32_t>(st.index);
   run.bytesToHost = bytesOf(h.inputs);
   run.bytesFromHost = bytesOf(h.outputs);
+  const HostTiming timing =
+      hostOpTiming(config_, run.bytesToHost, h.flops, run.bytesFromHost);
+  const Cycle duration = timing.toHost + timing.compute + timing.fromHost;
+  if (options_.maxCycles != 0 && st.time + duration > options_.maxCycles) {
+    // As for device work: its cycles are known before the host computes
+    // anything, and an op that cannot end before the limit is not run.
+    report(FindingKind::MaxCycles, &st, options_.maxCycles,
+           pastCycleLimitText(options_.maxCycles, "host op '" + h.name + "'",
+                              duration, st.time));
+    stopped_ = true;
+    return;
+  }
   if (options_.checks)
     for (uint32_t t : h.inputs) {
       const isa::TensorDecl &d = program_.tensors[t];
@@ -1170,12 +1251,10 @@ void Machine::doHost(StreamState &st, const Instr &in) {
     for (size_t k = 0; k < outputs.size(); ++k)
       writeTensorValues(program_.tensors[h.outputs[k]], outputs[k].data, memory_);
   }
-  const HostTiming t =
-      hostOpTiming(config_, run.bytesToHost, h.flops, run.bytesFromHost);
   run.start = st.time;
-  run.toHostEnd = run.start + t.toHost;
-  run.computeEnd = run.toHostEnd + t.compute;
-  run.end = run.computeEnd + t.fromHost;
+  run.toHostEnd = run.start + timing.toHost;
+  run.computeEnd = run.toHostEnd + timing.compute;
+  run.end = run.computeEnd + timing.fromHost;
   st.note.bytes = run.bytesToHost + run.bytesFromHost;
   st.note.work = h.flops;
   if (options_.trace)

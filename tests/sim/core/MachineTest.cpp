@@ -257,3 +257,166 @@ TEST(Machine, RingTransferPastLxIsAFinding) {
     EXPECT_EQ(m.findings()[1].addressRange, "lx[0x3ffe, 0x4002) sticks");
   }
 }
+
+// With --max-cycles, work whose cycles cannot end before the limit is not
+// run: walking its rows would take the host minutes (these would), so the
+// run stops at once with a max-cycles finding on that instruction. The
+// expected figures are worked out by hand from configs/spyre.yaml.
+namespace {
+
+/// Runs `text` with numerics and checks on and a limit of 1,000,000 cycles,
+/// and expects exactly one max-cycles finding, on instruction 0 of `stream`.
+Finding stoppedByLimit(const std::string &text, const std::string &stream) {
+  isa::Program p = assembleText(text);
+  SimOptions o;
+  o.maxCycles = 1000000;
+  Machine m(hw::builtinConfig(), p, o);
+  m.run();
+  EXPECT_EQ(kinds(m), std::vector<FindingKind>{FindingKind::MaxCycles});
+  if (m.findings().empty())
+    return {};
+  const Finding &f = m.findings()[0];
+  EXPECT_EQ(f.stream, stream);
+  EXPECT_EQ(f.instrIndex, 0u);
+  EXPECT_EQ(f.cycle, 1000000u);
+  EXPECT_EQ(m.instructionsExecuted(), 1u);
+  return f;
+}
+
+} // namespace
+
+TEST(Machine, MaxCyclesStopsAHugeSfuOpBeforeItRuns) {
+  const hw::HwConfig &c = hw::builtinConfig();
+  ASSERT_EQ(c.lxSticks(), 16384);
+  ASSERT_EQ(c.sfu.transcendentalCyclesPerStick, 4);
+  ASSERT_EQ(c.sfu.pipelineLatencyCycles, 8);
+  // The whole LX as one row, exp'd in place 65,535 times (row strides 0):
+  // 16384 * 65535 = 1,073,725,440 sticks at 4 cycles, plus 8.
+  Finding f = stoppedByLimit(".core 0\n.engine sfu.0\n"
+                             " exp 0x0, 0x0, n=16384, m=65535, ds=0, ss=0\n"
+                             " halt\n",
+                             "core 0 sfu.0");
+  EXPECT_EQ(f.message, "the run passed --max-cycles 1000000: exp of 1073725440 "
+                       "sticks cannot end before it (at least 4294901768 "
+                       "cycles from cycle 0)");
+}
+
+TEST(Machine, MaxCyclesStopsAHugeMatmulBeforeItRuns) {
+  const hw::HwConfig &c = hw::builtinConfig();
+  ASSERT_EQ(c.pt.peRows * c.pt.peCols * c.pt.simdWidth, 512);
+  ASSERT_EQ(c.pt.setupCycles, 8);
+  // Every block of A, B and C on the same LX rows (strides 0), so it stays
+  // in LX: 16384 * 16384 * 65472 MACs at 512 per cycle (full rate: 2048
+  // passes), plus 8.
+  Finding f = stoppedByLimit(
+      ".core 0\n.engine pt.0\n"
+      " mm 0x0, 0x0, 0x0, m=16384, k=16384, n=65472, as=0, bs=0, cs=0\n"
+      " halt\n",
+      "core 0 pt.0");
+  EXPECT_EQ(f.message, "the run passed --max-cycles 1000000: mm of "
+                       "17575006175232 MACs cannot end before it (at least "
+                       "34326183944 cycles from cycle 0)");
+}
+
+TEST(Machine, MaxCyclesStopsAHugeRingTransferBeforeItRuns) {
+  const hw::HwConfig &c = hw::builtinConfig();
+  ASSERT_EQ(c.ring.bytesPerCycle, 128);
+  ASSERT_EQ(c.ring.hopLatencyCycles, 2);
+  // 1,073,725,440 sticks of 128 bytes at 128 bytes a cycle, plus one hop.
+  // Core 0's send is posted first and stops the run.
+  Finding f = stoppedByLimit(
+      ".core 0\n.engine ring\n send 1, 0x0, n=16384, m=65535, s=0\n halt\n"
+      ".core 1\n.engine ring\n recv 0, 0x0, n=16384, m=65535, s=0\n halt\n",
+      "core 0 ring");
+  EXPECT_EQ(f.message, "the run passed --max-cycles 1000000: send of "
+                       "1073725440 sticks cannot end before it (at least "
+                       "1073725442 cycles from cycle 0)");
+}
+
+TEST(Machine, MaxCyclesStopsAHugeReduceBeforeItRuns) {
+  const hw::HwConfig &c = hw::builtinConfig();
+  ASSERT_EQ(c.reduceRing.bytesPerCycle, 32);
+  ASSERT_EQ(c.reduceRing.hopLatencyCycles, 2);
+  // The receiving side is posted first here: the reduce ring's 32 bytes a
+  // cycle give 4 cycles a stick, plus one hop.
+  Finding f = stoppedByLimit(
+      ".core 0\n.engine ring\n racc 1, 0x0, n=16384, m=65535, s=0\n halt\n"
+      ".core 1\n.engine ring\n rsend 0, 0x0, n=16384, m=65535, s=0\n halt\n",
+      "core 0 ring");
+  EXPECT_EQ(f.message, "the run passed --max-cycles 1000000: racc of "
+                       "1073725440 sticks cannot end before it (at least "
+                       "4294901762 cycles from cycle 0)");
+}
+
+TEST(Machine, MaxCyclesStopsALongHostOpBeforeItRuns) {
+  const hw::HwConfig &c = hw::builtinConfig();
+  ASSERT_EQ(c.chip.clockGhz, 1.5);
+  ASSERT_EQ(c.host.pcieLatencyCycles, 1500);
+  ASSERT_EQ(c.host.pcieGBps, 63.0);
+  ASSERT_EQ(c.host.hostGflops, 500.0);
+  // One stick each way: 1500 + ceil(128 * 1.5 / 63) = 1504 cycles; 10^12
+  // flops at 500 GFLOP/s and 1.5 GHz: 3e9 cycles.
+  isa::Program p = assembleText(
+      ".tensor input x fp32 [1, 32] @ 0x0\n"
+      ".tensor output y fp32 [1, 32] @ 0x1\n"
+      ".host \"cos\" \"Cos\" \"{}\" in x out y flops 1000000000000\n"
+      ".core 0\n.engine dma.load\n host 0\n halt\n");
+  SimOptions o;
+  o.maxCycles = 1000000;
+  Machine m(hw::builtinConfig(), p, o);
+  fillInputs(p, m);
+  m.run();
+  ASSERT_EQ(kinds(m), std::vector<FindingKind>{FindingKind::MaxCycles});
+  EXPECT_EQ(m.findings()[0].stream, "core 0 dma.load");
+  EXPECT_EQ(m.findings()[0].message,
+            "the run passed --max-cycles 1000000: host op 'cos' cannot end "
+            "before it (at least 3000003008 cycles from cycle 0)");
+  // Not run: y keeps the zeros of fresh device memory, not cos(x).
+  EXPECT_EQ(output(p, m, "y"), std::vector<float>(32, 0.0f));
+}
+
+TEST(Machine, MaxCyclesStopsAnSfuOpOnlyWhenItWouldEndPastTheLimit) {
+  // exp of 4 sticks: 8 + 4 * 4 = 24 cycles. Ending at the limit is allowed.
+  isa::Program p = assembleText(".core 0\n.engine sfu.0\n exp 0x0, 0x0, n=4\n"
+                                " halt\n");
+  SimOptions o;
+  o.checks = false; // LX is never written; only the limit is looked at
+  o.maxCycles = 24;
+  Machine atLimit(hw::builtinConfig(), p, o);
+  atLimit.run();
+  EXPECT_TRUE(atLimit.findings().empty());
+  EXPECT_EQ(atLimit.totalCycles(), 24u);
+  o.maxCycles = 23;
+  Machine past(hw::builtinConfig(), p, o);
+  past.run();
+  ASSERT_EQ(kinds(past), std::vector<FindingKind>{FindingKind::MaxCycles});
+  EXPECT_EQ(past.findings()[0].message,
+            "the run passed --max-cycles 23: exp of 4 sticks cannot end "
+            "before it (at least 24 cycles from cycle 0)");
+}
+
+// The bounds are lower bounds: a limit of exactly a clean run's own cycles
+// stops nothing and changes nothing.
+TEST(Machine, MaxCyclesAtARunsOwnLengthChangesNothing) {
+  for (const char *file :
+       {"dma_copy.s", "pt_matmul.s", "sfu_softmax.s", "ring_exchange.s",
+        "race_fixed.s", "deadlock_fixed.s", "oob_fixed.s", "uninit_fixed.s"}) {
+    isa::Program p = assembleExample(file);
+    SimOptions o;
+    o.trace = true;
+    Machine free(hw::builtinConfig(), p, o);
+    fillInputs(p, free);
+    free.run();
+    ASSERT_TRUE(free.findings().empty()) << file;
+    o.maxCycles = free.totalCycles();
+    Machine limited(hw::builtinConfig(), p, o);
+    fillInputs(p, limited);
+    limited.run();
+    EXPECT_TRUE(limited.findings().empty())
+        << file << ": " << limited.findings()[0].str();
+    EXPECT_EQ(limited.totalCycles(), free.totalCycles()) << file;
+    EXPECT_EQ(limited.instructionsExecuted(), free.instructionsExecuted())
+        << file;
+    EXPECT_EQ(limited.trace().size(), free.trace().size()) << file;
+  }
+}
