@@ -31,8 +31,40 @@ std::string readFile(const std::string &path) {
   return ss.str();
 }
 
+namespace {
+
+/// Writes straight into `path`: for a device or a pipe (`-o /dev/null`),
+/// which a rename would replace by a regular file.
+void writeInPlace(const std::string &path, std::string_view bytes) {
+  std::FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f)
+    throw UserError(SourceLoc{path}, std::string("cannot write file: ") +
+                                         std::strerror(errno));
+  size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
+  int closeRc = std::fclose(f);
+  if (written != bytes.size() || closeRc != 0)
+    throw UserError(SourceLoc{path}, std::string("cannot write file: ") +
+                                         std::strerror(errno));
+}
+
+} // namespace
+
 void writeFileAtomic(const std::string &path, std::string_view bytes) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
+      !S_ISDIR(st.st_mode)) {
+    writeInPlace(path, bytes);
+    return;
+  }
+  // A symlink stays one: the file it points to is what gets replaced.
+  std::string target = path;
+  std::error_code ec;
+  if (std::filesystem::is_symlink(path, ec)) {
+    std::filesystem::path resolved = std::filesystem::weakly_canonical(path, ec);
+    if (!ec)
+      target = resolved.string();
+  }
+  std::string tmp = target + ".tmp." + std::to_string(::getpid());
   std::FILE *f = std::fopen(tmp.c_str(), "wb");
   if (!f)
     throw UserError(SourceLoc{path}, std::string("cannot write file: ") +
@@ -45,7 +77,7 @@ void writeFileAtomic(const std::string &path, std::string_view bytes) {
     throw UserError(SourceLoc{path},
                     std::string("cannot write file: ") + std::strerror(err));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     int err = errno;
     std::remove(tmp.c_str());
     throw UserError(SourceLoc{path},

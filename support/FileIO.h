@@ -12,8 +12,9 @@ namespace spyre {
 std::string readFile(const std::string &path);
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a
-/// rename, so a failed write never leaves a partial output behind. An
-/// unwritable path is a UserError naming it.
+/// rename, so a failed write never leaves a partial output behind. A
+/// symlink is followed (the link stays); a device or pipe such as /dev/null
+/// is written in place. An unwritable path is a UserError naming it.
 void writeFileAtomic(const std::string &path, std::string_view bytes);
 
 /// Fails early, before any long work, when `path` could not be written
