@@ -3,8 +3,8 @@
 //
 // Every kernel follows the same shape (docs/kernels.md has the details):
 // the op's iteration space is split across cores deterministically (rows,
-// or an M x N grid for matmul) and the split is returned as a plan that can
-// be printed and passed back to reproduce the program; each core's share is
+// or an M x N x K grid for matmul) and the split is returned as a plan that
+// can be printed and passed back to reproduce the program; each core's share is
 // tiled so that its LX working set, with two buffers per streamed operand,
 // fits the LX region given in the options; and each core runs a pipeline
 // DMA load -> compute (SFU and/or PT units) -> DMA store in which the load of
@@ -172,8 +172,15 @@ struct MatmulArgs {
 ///  - keepB: each core loads its whole B panel (K x its columns) once and
 ///    keeps it in LX for all its M tiles. Needs the columns in one tile and
 ///    B not transposed.
+///  - gridK, the grid's third side (K split): the gridK partners of each
+///    (M, N) block sit on consecutive cores (neighbours on the reduce ring)
+///    and take contiguous ranges of K in whole sticks (larger ranges first,
+///    none empty). Each computes an FP32 partial of every C tile of the
+///    block; the partials travel down the chain of partners over the reduce
+///    ring (rsend/racc) into the first partner, the block's owner, which
+///    alone adds the bias, converts and stores. Not with shareA.
 struct MatmulTiling {
-  int gridM = 1, gridN = 1;
+  int gridM = 1, gridN = 1, gridK = 1;
   int64_t tileM = 0, tileK = 0, tileN = 0;
   bool nOuter = true;
   bool shareA = false;
@@ -188,9 +195,12 @@ struct MatmulPlan {
     int core = 0;
     int64_t m0 = 0, m1 = 0; ///< rows of C
     int64_t n0 = 0, n1 = 0; ///< columns of C
+    int64_t k0 = 0, k1 = 0; ///< the range of K this core reduces over
   };
   int64_t m = 0, k = 0, n = 0;
-  int gridM = 1, gridN = 1;
+  /// Parts are block by block, row by row, the gridK partners of a block on
+  /// consecutive cores (the owner first).
+  int gridM = 1, gridN = 1, gridK = 1;
   int units = 1;
   int64_t tileM = 0, tileK = 0, tileN = 0;
   bool nOuter = true;
@@ -207,27 +217,34 @@ struct MatmulPlan {
 };
 
 /// Which plans planMatmul weighs: each of shareA and keepB fixed to a value
-/// or, unset, tried both ways. Both false is the plain plan in which every
-/// core loads its own operands (the -O0 baseline).
+/// or, unset, tried both ways; kSplit fixes the grid's K side or, unset,
+/// lets the planner choose it. shareA and keepB false and kSplit 1 is the
+/// plain plan in which every core loads its own operands and computes whole
+/// C tiles (the -O0 baseline).
 struct MatmulSearch {
   std::optional<bool> shareA, keepB;
-  static MatmulSearch plain() { return {false, false}; }
+  std::optional<int> kSplit;
+  static MatmulSearch plain() { return {false, false, 1}; }
 };
 
 /// The default plan: the grid, tiles and operand sharing that minimise an
 /// estimate of time from the config (PT rate, memory bandwidth shared by
-/// the active cores, DMA latency, data-ring time of shared tiles, LX size).
-/// The grid may use fewer cores than allowed when more would only add
-/// memory traffic. gridM, gridN > 0 fix the grid and plan only the rest.
+/// the active cores, DMA latency, data-ring time of shared tiles,
+/// reduce-ring time of K-split partials, LX size). The grid may use fewer
+/// cores than allowed when more would only add memory traffic. gridM,
+/// gridN > 0 fix the (M, N) grid and plan only the rest; the K side is then
+/// search.kSplit, 1 when unset. A kSplit the problem or the cores cannot
+/// take gives a plan whose error names why.
 MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
                       const KernelOptions &opt = {}, int gridM = 0,
                       int gridN = 0, const MatmulSearch &search = {});
 
 /// Why a plan with these decisions cannot run the product on the cores and
-/// LX region of `opt` (grid larger than the problem or the cores, tiles off
-/// the 64-element granularity, working set over the region, sharing or
-/// keeping an operand the plan cannot); empty when it can. For plans that
-/// come from outside (a replayed mapping).
+/// LX region of `opt` (grid larger than the problem or the cores, a K split
+/// below 1 or into more partners than K has sticks, tiles off the
+/// 64-element granularity, working set over the region, sharing or keeping
+/// an operand the plan cannot); empty when it can. For plans that come from
+/// outside (a replayed mapping).
 std::string matmulPlanProblem(const hw::HwConfig &config,
                               const MatmulArgs &args, const KernelOptions &opt,
                               const MatmulTiling &tiling);

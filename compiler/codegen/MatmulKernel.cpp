@@ -31,6 +31,18 @@
 // loaded K tile by K tile during the first M tile. With shared A, C stores
 // are paced by the PT's K steps so the cores, which the chains keep in
 // step, do not write their tiles in one burst.
+//
+// K split (MatmulTiling::gridK): the partners of a block, on consecutive
+// cores, each walk the block's tiles over their own range of K and end each
+// C tile with an FP32 partial. The partials are summed over the reduce ring
+// in a chain from the last partner to the first (the owner): on each core
+// the ring engine takes the C tile from the PT units, adds the partial of
+// the next partner into it (racc) and, unless it is the owner, sends the
+// sum to the partner before (rsend):
+//   partner: pt units --C--> ring (racc from core + 1, rsend to core - 1)
+//   owner:   pt units --C--> ring (racc) --> [sfu post] --> dma.store
+// With two C buffers the reduction of a tile overlaps the next tile's K
+// steps.
 #include "compiler/codegen/KernelSupport.h"
 
 #include "support/Diagnostic.h"
@@ -51,6 +63,14 @@ constexpr int64_t kStorePieces = 8;
 /// C tiles per core from which the stores are paced: with fewer, the bursts
 /// are few and pacing the last ones only delays the end.
 constexpr int64_t kPacedTiles = 4;
+/// How much faster than the best plan with K whole a K split must be
+/// estimated before the planner takes it. The shapes it pays on are memory
+/// bound, where the estimate is 5-15% above the simulated time for plans
+/// with and without a split alike; within that band the sign of the
+/// difference is noise (decode-like 8 x 16384 x 256: the split estimated
+/// 0.2% faster, simulated 1.8% slower), and a split also takes more cores
+/// and the reduce ring.
+constexpr double kSplitMargin = 0.05;
 
 enum Dim { DimM = 0, DimN = 1, DimK = 2 };
 
@@ -94,10 +114,25 @@ Problem problemOf(const MatmulArgs &args) {
   return p;
 }
 
+/// A core's share of the problem: its rows and columns of C, the length of
+/// its range of K, and its place in a K split (gridK partners, the owner
+/// first).
+struct Block {
+  int64_t m = 0, n = 0, k = 0;
+  int gridK = 1;
+  bool owner = true;
+};
+
 /// What the tiles of a plan need.
 struct Shape {
   int64_t tileM = 0, tileK = 0, tileN = 0;
   int64_t mTiles = 1, nTiles = 1, kTiles = 1;
+  /// The core's range of K, and that padded to whole sticks.
+  int64_t kLen = 0, kPad = 0;
+  int gridK = 1;
+  /// The core stores C (every core without a K split; the first partner
+  /// with one).
+  bool owner = true;
   bool nOuter = true;
   bool shareA = false, keepB = false;
   bool post = false, convert = false, directDl16 = false;
@@ -106,20 +141,27 @@ struct Shape {
 };
 
 Shape shapeOf(const Problem &p, int64_t tileM, int64_t tileK, int64_t tileN,
-              int64_t blockM, int64_t blockN, bool nOuter, bool shareA,
-              bool keepB, bool overlap) {
+              const Block &block, bool nOuter, bool shareA, bool keepB,
+              bool overlap) {
   Shape s;
   s.tileM = tileM;
   s.tileK = tileK;
   s.tileN = tileN;
-  s.mTiles = ceilDiv(blockM, tileM);
-  s.nTiles = ceilDiv(blockN, tileN);
-  s.kTiles = ceilDiv(p.k, tileK);
+  s.mTiles = ceilDiv(block.m, tileM);
+  s.nTiles = ceilDiv(block.n, tileN);
+  s.kTiles = ceilDiv(block.k, tileK);
+  s.kLen = block.k;
+  s.kPad = ceilDiv(block.k, kStick) * kStick;
+  s.gridK = block.gridK;
+  s.owner = block.owner;
   s.nOuter = nOuter;
   s.shareA = shareA;
   s.keepB = keepB;
   s.overlap = overlap;
-  s.convert = !p.outF32 && (s.kTiles > 1 || p.bias);
+  if (!s.owner)
+    return s; // an FP32 partial, sent on as it is
+  // A reduced partial arrives in FP32, so a DL16 C converts after it.
+  s.convert = !p.outF32 && (s.kTiles > 1 || p.bias || s.gridK > 1);
   s.post = s.convert || p.bias.has_value();
   s.directDl16 = !p.outF32 && !s.convert;
   return s;
@@ -158,9 +200,6 @@ int bLoadLevel(const Shape &s) {
                    DimK);
 }
 
-/// K padded to whole sticks: the rows of a kept B panel.
-int64_t kPadOf(const Problem &p) { return ceilDiv(p.k, kStick) * kStick; }
-
 /// LX sticks of every buffer of a core, given its tile counts.
 struct LxLayout {
   int64_t aSlot = 0, rawASlot = 0, bSlot = 0, rawBSlot = 0, cSlot = 0,
@@ -184,12 +223,12 @@ LxLayout lxLayout(const Problem &p, const Shape &s) {
   l.cSlots = s.mTiles * s.nTiles == 1 ? 1 : buffers;
   l.aSlot = tkb * s.tileM;
   l.rawASlot = p.transA ? ceilDiv(s.tileM, kStick) * s.tileK : 0;
-  l.bSlot = tnb * (s.keepB ? kPadOf(p) : s.tileK);
+  l.bSlot = tnb * (s.keepB ? s.kPad : s.tileK);
   l.rawBSlot = p.transB ? tkb * s.tileN : 0;
   l.cSlot = (s.directDl16 ? 1 : 2) * tnb * s.tileM;
   l.dSlot = s.convert ? tnb * s.tileM : 0;
   l.stage = s.convert ? 2 * tnb * s.tileM : 0;
-  if (p.bias) {
+  if (p.bias && s.owner) {
     // The FP32 bias covers whole 64-column blocks: a DL16 bias converts
     // into it, an FP32 one is loaded there directly, zero-padded.
     const int64_t f32Sticks = 2 * ceilDiv(p.n, kStick);
@@ -272,9 +311,13 @@ struct Estimate {
 /// grid's cores form `chains->chains` chains (AChains): A's memory traffic
 /// counts once per chain, every core but the last of a chain receives and
 /// sends each tile (one ring engine, so the two add up), and the last core
-/// gets the first tile after chains->longest - 1 transfers. Without
-/// overlap a core's own parts add up, and that chain combines with the
-/// time with overlap.
+/// gets the first tile after chains->longest - 1 transfers. With a K split
+/// (s.gridK partners per block, `active` counting them all) the block is
+/// the first partner's, which has the longest range of K; A and B are still
+/// read once across the partners, C is stored by one of them, and each C
+/// tile's partial crosses the reduce ring once per link of the chain.
+/// Without overlap a core's own parts add up, and that chain combines with
+/// the time with overlap.
 double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
                 int64_t blockM, int64_t blockN, int units, int active,
                 const AChains *chains = nullptr) {
@@ -284,7 +327,8 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
   const double ldLatency =
       cfg.dma.issueLatencyCycles + cfg.memory.latencyCycles;
   const int64_t steps = s.mTiles * s.nTiles * s.kTiles;
-  const int64_t kPad = ceilDiv(p.k, kStick) * kStick;
+  const int64_t cTiles = s.mTiles * s.nTiles;
+  const int64_t kPad = s.kPad;
 
   const double rowsPerUnit = std::ceil(static_cast<double>(s.tileM) / units);
   const double passes = std::ceil(rowsPerUnit / cfg.pt.passRows);
@@ -314,13 +358,14 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
                               ? bBytes
                               : bBytes * static_cast<double>(bLoads) /
                                     static_cast<double>(s.nTiles * s.kTiles);
+  // Only the owner of a K-split block stores it: per core, the average.
   const double cTraffic =
-      (p.outF32 ? 4.0 : 2.0) * static_cast<double>(blockM * blockN);
+      (p.outF32 ? 4.0 : 2.0) * static_cast<double>(blockM * blockN) / s.gridK;
   const double aShare =
       s.shareA && chains ? static_cast<double>(chains->chains) / active : 1.0;
   const double memBytes = aTraffic * aShare + bTraffic + cTraffic;
   const double dmaLatency =
-      ldLatency * static_cast<double>(aLoads + bLoads + s.mTiles * s.nTiles);
+      ldLatency * static_cast<double>(aLoads + bLoads + cTiles);
   const double memTime = memBytes / perCoreBw + dmaLatency;
   const double xposeCost = 2.0 * kStick + cfg.sfu.pipelineLatencyCycles;
   const double sfuTime =
@@ -348,25 +393,44 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
               std::max(0.0, burst - stepPt);
     }
   }
+  // The K split's reduction: a C tile's FP32 partial (tileM x tileN x 4
+  // bytes) takes bytes / bytes_per_cycle plus a hop's latency on the link to
+  // the partner before (Machine's rsend/racc over sim/timing/Ring). A
+  // partner inside the chain receives (racc) and sends (rsend) every tile
+  // on its one ring engine, so those two add up; the last tile's sum
+  // crosses all gridK - 1 links one after another before the owner can
+  // store it.
+  double reduceTime = 0;
+  if (s.gridK > 1) {
+    const double hop = 4.0 * s.tileM * s.tileN / cfg.reduceRing.bytesPerCycle +
+                       cfg.reduceRing.hopLatencyCycles +
+                       cfg.sequencer.syncCycles;
+    reduceTime = (s.gridK > 2 ? 2.0 : 1.0) * hop * static_cast<double>(cTiles);
+    fill += (s.gridK - 1) * hop;
+  }
+  // With one C buffer the next tile's K steps wait for the reduction.
+  const bool oneC = !s.overlap || cTiles == 1;
+  const double ptBusy = oneC ? ptTime + reduceTime : ptTime;
   if (s.keepB) {
     // A kept panel arrives K tile by K tile during the first M tile of its
     // N tile, which cannot finish before the panel has (all cores load
     // theirs at once).
     const double panel = bBytes / static_cast<double>(s.nTiles) / perCoreBw;
-    const double firstM = ptTime / static_cast<double>(s.mTiles * s.nTiles);
+    const double firstM = ptTime / static_cast<double>(cTiles);
     fill += static_cast<double>(s.nTiles) * std::max(0.0, panel - firstM);
   }
   double overlapped = 0;
   if (!s.shareA && !s.keepB) {
-    overlapped = std::max({ptTime, memTime, sfuTime, ringTime}) + fill;
+    overlapped =
+        std::max({ptBusy, memTime, sfuTime, ringTime, reduceTime}) + fill;
   } else {
     // Sharing plans run the memory channel close to its rate, where the A
     // tiles a whole chain waits for queue behind everyone's traffic: PT and
     // memory time combine as a 4-norm instead of a max (equal times cost
     // 19% more than either, a memory time half the PT time 1.5% more).
     const double busy =
-        std::pow(std::pow(ptTime, 4) + std::pow(memTime, 4), 0.25);
-    overlapped = std::max({busy, sfuTime, ringTime}) + fill;
+        std::pow(std::pow(ptBusy, 4) + std::pow(memTime, 4), 0.25);
+    overlapped = std::max({busy, sfuTime, ringTime, reduceTime}) + fill;
   }
   if (s.overlap)
     return overlapped;
@@ -377,7 +441,8 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
   // (cores running the same program load at the same time), so that chain
   // and the time with overlap combine as a 4-norm, as PT and memory time
   // do for sharing plans.
-  const double chain = ptTime + sfuTime + ringTime + dmaLatency + memBytes / bw;
+  const double chain =
+      ptTime + sfuTime + ringTime + reduceTime + dmaLatency + memBytes / bw;
   return std::pow(std::pow(overlapped, 4) + std::pow(chain, 4), 0.25);
 }
 
@@ -427,31 +492,35 @@ std::vector<bool> choices(const std::optional<bool> &fixed) {
   return {false, true};
 }
 
-Estimate bestTiles(const hw::HwConfig &cfg, const Problem &p, int64_t blockM,
-                   int64_t blockN, const Resources &res, int gridM, int gridN,
-                   int64_t mAlign, const MatmulSearch &search) {
+Estimate bestTiles(const hw::HwConfig &cfg, const Problem &p,
+                   const Block &block, const Resources &res, int gridM,
+                   int gridN, int64_t mAlign, const MatmulSearch &search) {
   Estimate best;
   const int units = res.units;
   const int64_t lxSticks = res.lxSticks();
-  const int active = gridM * gridN;
+  const int active = gridM * gridN * block.gridK;
   const AChains chains = aChains(cfg, res.firstCore, gridM, gridN);
-  const int64_t kPad = kPadOf(p);
-  const int64_t nPad = ceilDiv(blockN, kStick) * kStick;
-  for (int64_t tm : tileCandidates(blockM, mAlign))
+  const int64_t kPad = ceilDiv(block.k, kStick) * kStick;
+  const int64_t nPad = ceilDiv(block.n, kStick) * kStick;
+  // K partners need different A tiles, and a grid row's cores are gridK
+  // apart: no A chains with a K split.
+  const std::vector<bool> shareChoices =
+      block.gridK > 1 ? std::vector<bool>{false} : choices(search.shareA);
+  for (int64_t tm : tileCandidates(block.m, mAlign))
     for (int64_t tn : tileCandidates(nPad, kStick))
       for (int64_t tk : tileCandidates(kPad, kStick))
         for (bool nOuter : {true, false})
-          for (bool shareA : choices(search.shareA))
+          for (bool shareA : shareChoices)
             for (bool keepB : choices(search.keepB)) {
-              Shape s = shapeOf(p, tm, tk, tn, blockM, blockN, nOuter, shareA,
-                                keepB, res.buffers == 2);
+              Shape s = shapeOf(p, tm, tk, tn, block, nOuter, shareA, keepB,
+                                res.buffers == 2);
               if ((shareA && !canShareA(p, s, gridN)) ||
                   (keepB && !canKeepB(p, s)))
                 continue;
               if (lxLayout(p, s).total() > lxSticks)
                 continue;
               double t =
-                  estimate(cfg, p, s, blockM, blockN, units, active, &chains);
+                  estimate(cfg, p, s, block.m, block.n, units, active, &chains);
               if (t < best.cycles * (1 - 1e-9)) {
                 best.cycles = t;
                 best.shape = s;
@@ -462,8 +531,36 @@ Estimate bestTiles(const hw::HwConfig &cfg, const Problem &p, int64_t blockM,
 
 int64_t mAlignOf(const Problem &p) { return p.transA ? kStick : 8; }
 
-/// The cores' blocks of a plan's grid, from `firstCore` on (cores whose
-/// block would be empty get none).
+/// The largest block of a grid: the first grid row and column, and the
+/// first K partner's range (ranges are split larger first).
+Block firstBlock(const Problem &p, int gridM, int gridN, int gridK) {
+  const int64_t mAlign = mAlignOf(p);
+  Block b;
+  b.m = std::min(p.m, ceilDiv(ceilDiv(p.m, mAlign), gridM) * mAlign);
+  b.n = std::min(p.n, ceilDiv(ceilDiv(p.n, kStick), gridN) * kStick);
+  b.k = std::min(p.k, ceilDiv(ceilDiv(p.k, kStick), gridK) * kStick);
+  b.gridK = gridK;
+  b.owner = true;
+  return b;
+}
+
+/// Why the problem and cores cannot take a K split into gridK partners;
+/// empty when they can.
+std::string kSplitProblem(const Problem &p, int64_t gridK) {
+  const int64_t kSticks = ceilDiv(p.k, kStick);
+  if (gridK < 1)
+    return "k_split " + std::to_string(gridK) +
+           " is not a number of K partners (1 or more; 1 does not split)";
+  if (gridK > kSticks)
+    return "k_split " + std::to_string(gridK) + " gives more partners than K " +
+           std::to_string(p.k) + " has sticks of 64 (" +
+           std::to_string(kSticks) + "; a partner takes at least one)";
+  return {};
+}
+
+/// The cores' blocks of a plan's grid, from `firstCore` on: block by block,
+/// each block's K partners on consecutive cores (cores whose block would be
+/// empty get none).
 void addParts(MatmulPlan &plan, const Problem &p, int firstCore) {
   const int64_t mAlign = mAlignOf(p);
   int core = firstCore;
@@ -471,24 +568,42 @@ void addParts(MatmulPlan &plan, const Problem &p, int firstCore) {
     for (int j = 0; j < plan.gridN; ++j) {
       auto [m0, m1] = gridRange(p.m, mAlign, plan.gridM, i);
       auto [n0, n1] = gridRange(p.n, kStick, plan.gridN, j);
-      if (m1 > m0 && n1 > n0)
-        plan.parts.push_back({core++, m0, m1, n0, n1});
+      if (m1 <= m0 || n1 <= n0)
+        continue;
+      for (int q = 0; q < plan.gridK; ++q) {
+        auto [k0, k1] = gridRange(p.k, kStick, plan.gridK, q);
+        plan.parts.push_back({core++, m0, m1, n0, n1, k0, k1});
+      }
     }
 }
 
 } // namespace
 
 MatmulTiling MatmulPlan::tiling() const {
-  return {gridM, gridN, tileM, tileK, tileN, nOuter, shareA, keepB};
+  MatmulTiling t;
+  t.gridM = gridM;
+  t.gridN = gridN;
+  t.gridK = gridK;
+  t.tileM = tileM;
+  t.tileK = tileK;
+  t.tileN = tileN;
+  t.nOuter = nOuter;
+  t.shareA = shareA;
+  t.keepB = keepB;
+  return t;
 }
 
 std::string MatmulPlan::str() const {
+  const bool split = gridK > 1;
   std::string s =
       "matmul " + std::to_string(m) + "x" + std::to_string(k) + "x" +
       std::to_string(n) + ": grid " + std::to_string(gridM) + "x" +
-      std::to_string(gridN) + ", tiles " + std::to_string(tileM) + "x" +
-      std::to_string(tileK) + "x" + std::to_string(tileN) +
-      (nOuter ? " (n, m, k)" : " (m, n, k)") +
+      std::to_string(gridN) +
+      (split ? ", K split " + std::to_string(gridK) +
+                   " (partials summed over the reduce ring)"
+             : "") +
+      ", tiles " + std::to_string(tileM) + "x" + std::to_string(tileK) + "x" +
+      std::to_string(tileN) + (nOuter ? " (n, m, k)" : " (m, n, k)") +
       (shareA ? ", A shared along grid rows" : "") +
       (keepB ? ", B kept in LX" : "") + ", " + std::to_string(units) +
       " PT units, LX " + std::to_string(lxSticks) + " sticks, estimate " +
@@ -496,7 +611,11 @@ std::string MatmulPlan::str() const {
   for (const Part &pt : parts)
     s += "core " + std::to_string(pt.core) + ": rows [" +
          std::to_string(pt.m0) + ", " + std::to_string(pt.m1) + "), cols [" +
-         std::to_string(pt.n0) + ", " + std::to_string(pt.n1) + ")\n";
+         std::to_string(pt.n0) + ", " + std::to_string(pt.n1) + ")" +
+         (split ? ", k [" + std::to_string(pt.k0) + ", " +
+                      std::to_string(pt.k1) + ")"
+                : "") +
+         "\n";
   return s;
 }
 
@@ -507,6 +626,7 @@ MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
   const Resources res = resources(config, opt);
   const int64_t mAlign = mAlignOf(p);
   const int64_t mUnits = ceilDiv(p.m, mAlign), nUnits = ceilDiv(p.n, kStick);
+  const int64_t kSticks = ceilDiv(p.k, kStick);
   SPYRE_ASSERT((gridM > 0) == (gridN > 0),
                "matmul: give both grid sides or none");
   SPYRE_ASSERT(
@@ -519,28 +639,50 @@ MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
   plan.k = p.k;
   plan.n = p.n;
   plan.units = res.units;
+  // A fixed grid keeps K whole unless the search splits it.
+  const std::optional<int> kSplit =
+      gridM > 0 ? std::optional<int>(search.kSplit.value_or(1)) : search.kSplit;
+  if (kSplit) {
+    plan.error = kSplitProblem(p, *kSplit);
+    if (plan.error.empty() && *kSplit > res.cores)
+      plan.error = "k_split " + std::to_string(*kSplit) + " needs " +
+                   std::to_string(*kSplit) + " cores, the op has " +
+                   std::to_string(res.cores);
+    if (!plan.error.empty())
+      return plan;
+  }
+  SPYRE_ASSERT(gridM <= 0 || gridM * gridN * *kSplit <= res.cores,
+               "matmul: grid " + std::to_string(gridM) + "x" +
+                   std::to_string(gridN) + " split " + std::to_string(*kSplit) +
+                   " ways needs more cores");
   double bestCycles = std::numeric_limits<double>::infinity();
+  double bestScore = bestCycles;
   for (int64_t gm = 1; gm <= std::min<int64_t>(res.cores, mUnits); ++gm)
-    for (int64_t gn = 1; gn * gm <= res.cores && gn <= nUnits; ++gn) {
-      if (gridM > 0 && (gm != gridM || gn != gridN))
-        continue;
-      const int64_t blockM = std::min(p.m, ceilDiv(mUnits, gm) * mAlign);
-      const int64_t blockN = std::min(p.n, ceilDiv(nUnits, gn) * kStick);
-      Estimate e =
-          bestTiles(config, p, blockM, blockN, res, static_cast<int>(gm),
-                    static_cast<int>(gn), mAlign, search);
-      if (!(e.cycles < bestCycles * (1 - 1e-9)))
-        continue;
-      bestCycles = e.cycles;
-      plan.gridM = static_cast<int>(gm);
-      plan.gridN = static_cast<int>(gn);
-      plan.tileM = e.shape.tileM;
-      plan.tileK = e.shape.tileK;
-      plan.tileN = e.shape.tileN;
-      plan.nOuter = e.shape.nOuter;
-      plan.shareA = e.shape.shareA;
-      plan.keepB = e.shape.keepB;
-    }
+    for (int64_t gn = 1; gn * gm <= res.cores && gn <= nUnits; ++gn)
+      for (int64_t gk = 1; gk * gn * gm <= res.cores && gk <= kSticks; ++gk) {
+        if (gridM > 0 && (gm != gridM || gn != gridN))
+          continue;
+        if (kSplit && gk != *kSplit)
+          continue;
+        const int igm = static_cast<int>(gm), ign = static_cast<int>(gn),
+                  igk = static_cast<int>(gk);
+        Estimate e = bestTiles(config, p, firstBlock(p, igm, ign, igk), res,
+                               igm, ign, mAlign, search);
+        const double score = igk > 1 ? e.cycles / (1 - kSplitMargin) : e.cycles;
+        if (!(score < bestScore * (1 - 1e-9)))
+          continue;
+        bestScore = score;
+        bestCycles = e.cycles;
+        plan.gridM = igm;
+        plan.gridN = ign;
+        plan.gridK = igk;
+        plan.tileM = e.shape.tileM;
+        plan.tileK = e.shape.tileK;
+        plan.tileN = e.shape.tileN;
+        plan.nOuter = e.shape.nOuter;
+        plan.shareA = e.shape.shareA;
+        plan.keepB = e.shape.keepB;
+      }
   if (!(bestCycles < std::numeric_limits<double>::infinity())) {
     plan.error = "no matmul tiling fits " + std::to_string(res.lxSticks()) +
                  " LX sticks (the smallest tiles need more)";
@@ -565,9 +707,14 @@ std::string matmulPlanProblem(const hw::HwConfig &config,
            std::to_string(p.n) + " product (at most " + std::to_string(mUnits) +
            " row parts of " + std::to_string(mAlign) + " and " +
            std::to_string(nUnits) + " column parts of 64)";
-  if (t.gridM * t.gridN > res.cores)
-    return grid + " needs " + std::to_string(t.gridM * t.gridN) +
-           " cores, the op has " + std::to_string(res.cores);
+  if (std::string why = kSplitProblem(p, t.gridK); !why.empty())
+    return why;
+  const int64_t cores = static_cast<int64_t>(t.gridM) * t.gridN * t.gridK;
+  if (cores > res.cores)
+    return grid +
+           (t.gridK > 1 ? " with k_split " + std::to_string(t.gridK) : "") +
+           " needs " + std::to_string(cores) + " cores, the op has " +
+           std::to_string(res.cores);
   const std::string tiles = "tiles " + std::to_string(t.tileM) + "x" +
                             std::to_string(t.tileK) + "x" +
                             std::to_string(t.tileN);
@@ -575,13 +722,15 @@ std::string matmulPlanProblem(const hw::HwConfig &config,
       t.tileK % kStick != 0 || t.tileN < 1 || t.tileN % kStick != 0)
     return tiles + " are not multiples of " + std::to_string(mAlign) +
            " x 64 x 64";
-  const int64_t blockM = std::min(p.m, ceilDiv(mUnits, t.gridM) * mAlign);
-  const int64_t blockN = std::min(p.n, ceilDiv(nUnits, t.gridN) * kStick);
+  const Block block = firstBlock(p, t.gridM, t.gridN, t.gridK);
   const Shape s =
-      shapeOf(p, std::min(t.tileM, ceilDiv(blockM, mAlign) * mAlign),
-              std::min(t.tileK, kPadOf(p)),
-              std::min(t.tileN, ceilDiv(blockN, kStick) * kStick), blockM,
-              blockN, t.nOuter, t.shareA, t.keepB, res.buffers == 2);
+      shapeOf(p, std::min(t.tileM, ceilDiv(block.m, mAlign) * mAlign),
+              std::min(t.tileK, ceilDiv(block.k, kStick) * kStick),
+              std::min(t.tileN, ceilDiv(block.n, kStick) * kStick), block,
+              t.nOuter, t.shareA, t.keepB, res.buffers == 2);
+  if (t.shareA && t.gridK > 1)
+    return "share_a needs k_split 1 (K partners read different A tiles, and "
+           "the cores of a grid row are not neighbours)";
   if (t.shareA && t.gridN < 2)
     return "share_a needs a grid row of at least 2 cores (" + grid + ")";
   if (t.shareA && p.transA)
@@ -611,9 +760,7 @@ MatmulPlan planMatmulWith(const hw::HwConfig &config, const MatmulArgs &args,
   const Problem p = problemOf(args);
   const Resources res = resources(config, opt);
   const int64_t mAlign = mAlignOf(p);
-  const int64_t mUnits = ceilDiv(p.m, mAlign), nUnits = ceilDiv(p.n, kStick);
-  const int64_t blockM = std::min(p.m, ceilDiv(mUnits, t.gridM) * mAlign);
-  const int64_t blockN = std::min(p.n, ceilDiv(nUnits, t.gridN) * kStick);
+  const Block block = firstBlock(p, t.gridM, t.gridN, t.gridK);
   MatmulPlan plan;
   plan.m = p.m;
   plan.k = p.k;
@@ -621,17 +768,19 @@ MatmulPlan planMatmulWith(const hw::HwConfig &config, const MatmulArgs &args,
   plan.units = res.units;
   plan.gridM = t.gridM;
   plan.gridN = t.gridN;
-  plan.tileM = std::min(t.tileM, ceilDiv(blockM, mAlign) * mAlign);
-  plan.tileK = std::min(t.tileK, kPadOf(p));
-  plan.tileN = std::min(t.tileN, ceilDiv(blockN, kStick) * kStick);
+  plan.gridK = t.gridK;
+  plan.tileM = std::min(t.tileM, ceilDiv(block.m, mAlign) * mAlign);
+  plan.tileK = std::min(t.tileK, ceilDiv(block.k, kStick) * kStick);
+  plan.tileN = std::min(t.tileN, ceilDiv(block.n, kStick) * kStick);
   plan.nOuter = t.nOuter;
   plan.shareA = t.shareA;
   plan.keepB = t.keepB;
-  const Shape s = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, blockM, blockN,
+  const Shape s = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, block,
                           t.nOuter, t.shareA, t.keepB, res.buffers == 2);
   const AChains chains = aChains(config, res.firstCore, t.gridM, t.gridN);
-  plan.estimatedCycles = static_cast<int64_t>(std::ceil(estimate(
-      config, p, s, blockM, blockN, res.units, t.gridM * t.gridN, &chains)));
+  plan.estimatedCycles = static_cast<int64_t>(
+      std::ceil(estimate(config, p, s, block.m, block.n, res.units,
+                         t.gridM * t.gridN * t.gridK, &chains)));
   addParts(plan, p, res.firstCore);
   return plan;
 }
@@ -645,19 +794,24 @@ namespace {
 class MatmulCore {
 public:
   /// `prev` and `next`: the neighbours in the A chain of a plan with
-  /// shareA (-1 at the ends; both -1 without sharing).
+  /// shareA (-1 at the ends; both -1 without sharing). `accFrom` and
+  /// `sendTo`: with a K split, the partner whose partials this core adds
+  /// into its own and the one it sends the sums to (-1 for none; the owner
+  /// sends to none).
   MatmulCore(ProgramBuilder &pb, const Problem &p, const MatmulPlan &plan,
              const Resources &res, const MatmulPlan::Part &part, int prev,
-             int next)
+             int next, int accFrom, int sendTo)
       : pb_(pb), p_(p), part_(part), core_(part.core), units_(plan.units),
-        prev_(prev), next_(next) {
+        prev_(prev), next_(next), accFrom_(accFrom), sendTo_(sendTo) {
     const int64_t blockM = part.m1 - part.m0, blockN = part.n1 - part.n0;
-    s_ = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, blockM, blockN,
-                 plan.nOuter, plan.shareA, plan.keepB, res.buffers == 2);
+    const Block block{blockM, blockN, part.k1 - part.k0, plan.gridK,
+                      sendTo < 0};
+    s_ = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, block, plan.nOuter,
+                 plan.shareA, plan.keepB, res.buffers == 2);
     lvl_ = levelsOf(s_.nOuter);
     tail_[DimM] = blockM - (s_.mTiles - 1) * s_.tileM;
     tail_[DimN] = blockN - (s_.nTiles - 1) * s_.tileN;
-    tail_[DimK] = p.k - (s_.kTiles - 1) * s_.tileK;
+    tail_[DimK] = s_.kLen - (s_.kTiles - 1) * s_.tileK;
     full_ = {s_.tileM, s_.tileN, s_.tileK};
     const std::array<int64_t, 3> tiles = {s_.mTiles, s_.nTiles, s_.kTiles};
     levels_.resize(3);
@@ -703,6 +857,7 @@ private:
   void emitPt(int unit);
   void emitStore();
   void emitRing();
+  void emitReduce();
   /// A tile of the current iteration as ring transfer fields.
   InstrBuilder aTransfer(std::string_view op, int peer, Addr slot,
                          const NestIter &it, int upTo) const;
@@ -717,6 +872,7 @@ private:
   int core_;
   int units_;
   int prev_ = -1, next_ = -1;
+  int accFrom_ = -1, sendTo_ = -1;
   Shape s_;
   std::array<int, 3> lvl_{};
   std::array<int64_t, 3> tail_{}, full_{};
@@ -767,14 +923,16 @@ void MatmulCore::allocate(const Resources &res) {
 void MatmulCore::makeStreams() {
   using isa::Engine;
   load_ = &pb_.stream(core_, Engine::DmaLoad);
-  store_ = &pb_.stream(core_, Engine::DmaStore);
+  if (s_.owner)
+    store_ = &pb_.stream(core_, Engine::DmaStore);
   for (int u = 0; u < units_; ++u)
     pts_.push_back(&pb_.stream(core_, Engine::Pt, u));
   if (p_.transA || p_.transB)
     xpose_ = &pb_.stream(core_, Engine::Sfu, 0);
   if (s_.post)
     post_ = &pb_.stream(core_, Engine::Sfu, units_ > 1 ? 1 : 0);
-  if (prev_ >= 0 || next_ >= 0)
+  const bool reduces = accFrom_ >= 0 || sendTo_ >= 0;
+  if (prev_ >= 0 || next_ >= 0 || reduces)
     ring_ = &pb_.stream(core_, Engine::Ring);
   if (pacedStores(s_))
     pace_ = pb_.allocCounter(core_);
@@ -809,19 +967,20 @@ void MatmulCore::makeStreams() {
     bRing_ = std::make_unique<BufferRing>(pb_, core_, bSlots_,
                                           Stages{{load_}, pts_});
   }
-  if (s_.convert) {
-    cRing_ = std::make_unique<BufferRing>(pb_, core_, cSlots_,
-                                          Stages{pts_, {post_}});
+  // C goes from the PT units through the reduction (K split) and the post
+  // stage to the store; a partner's C ends at its ring engine's send.
+  Stages cStages{pts_};
+  if (reduces)
+    cStages.push_back({ring_});
+  if (s_.post)
+    cStages.push_back({post_});
+  if (s_.convert)
     dRing_ = std::make_unique<BufferRing>(pb_, core_, dSlots_,
                                           Stages{{post_}, {store_}});
-  } else if (s_.post) {
-    cRing_ = std::make_unique<BufferRing>(pb_, core_, cSlots_,
-                                          Stages{pts_, {post_}, {store_}});
-  } else {
-    cRing_ = std::make_unique<BufferRing>(pb_, core_, cSlots_,
-                                          Stages{pts_, {store_}});
-  }
-  if (p_.bias)
+  else if (s_.owner)
+    cStages.push_back({store_});
+  cRing_ = std::make_unique<BufferRing>(pb_, core_, cSlots_, cStages);
+  if (p_.bias && s_.owner)
     biasReady_ = std::make_unique<OnceSignal>(
         pb_, core_, std::vector<StreamBuilder *>{post_});
 }
@@ -864,7 +1023,7 @@ void MatmulCore::loadB(const NestIter &it, int upTo) {
   // zeroed in LX from the shared zero sticks, so mm never reads garbage.
   int64_t present = kp;
   if (isTail(DimK, it, upTo))
-    present = std::min(kp, b.memRows - (s_.kTiles - 1) * s_.tileK);
+    present = std::min(kp, b.memRows - part_.k0 - (s_.kTiles - 1) * s_.tileK);
   // A kept panel's K tile goes to its rows of the panel (bLxReg_ steps
   // with K), and is handed over alone: the PT units start on it while the
   // next one loads.
@@ -873,7 +1032,7 @@ void MatmulCore::loadB(const NestIter &it, int upTo) {
     bRing_->acquire(*load_);
     slot = bRing_->slot(*load_);
   }
-  const int64_t lxBlockStride = s_.keepB ? kPadOf(p_) : s_.tileK;
+  const int64_t lxBlockStride = s_.keepB ? s_.kPad : s_.tileK;
   load_->append(loadSticks(
       slot, Addr{bMemReg_, 0},
       {present, nBlocks, b.rowStride, b.blockStride, lxBlockStride}));
@@ -898,7 +1057,7 @@ void MatmulCore::emitLoad() {
     aRing_->open(s);
   if (!p_.transB)
     bRing_->open(s);
-  if (p_.bias) {
+  if (p_.bias && s_.owner) {
     const StickMatrix &bias = *p_.bias;
     s.append(loadSticks(at(biasRawAt_), at(static_cast<int64_t>(bias.address)),
                         {1, bias.blocks(), 1, bias.blockStride, 1}));
@@ -915,21 +1074,22 @@ void MatmulCore::emitLoad() {
   aMemReg_ = s.allocReg();
   bMemReg_ = s.allocReg();
   std::vector<int64_t> aStep(3, 0), bStep(3, 0);
+  const int64_t k0 = part_.k0;
   if (p_.transA) {
-    s.li(aMemReg_, a.stick(0, part_.m0 / kStick));
+    s.li(aMemReg_, a.stick(k0, part_.m0 / kStick));
     aStep[static_cast<size_t>(lvl_[DimM])] = s_.tileM / kStick * a.blockStride;
     aStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK * a.rowStride;
   } else {
-    s.li(aMemReg_, a.stick(part_.m0, 0));
+    s.li(aMemReg_, a.stick(part_.m0, k0 / kStick));
     aStep[static_cast<size_t>(lvl_[DimM])] = s_.tileM * a.rowStride;
     aStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK / kStick * a.blockStride;
   }
   if (p_.transB) {
-    s.li(bMemReg_, b.stick(part_.n0, 0));
+    s.li(bMemReg_, b.stick(part_.n0, k0 / kStick));
     bStep[static_cast<size_t>(lvl_[DimN])] = s_.tileN * b.rowStride;
     bStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK / kStick * b.blockStride;
   } else {
-    s.li(bMemReg_, b.stick(0, part_.n0 / kStick));
+    s.li(bMemReg_, b.stick(k0, part_.n0 / kStick));
     bStep[static_cast<size_t>(lvl_[DimN])] = s_.tileN / kStick * b.blockStride;
     bStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK * b.rowStride;
   }
@@ -1088,7 +1248,7 @@ void MatmulCore::emitPt(int unit) {
                           .set("k", kPad(it, 2))
                           .set("n", ceilDiv(size(DimN, it, 2), kStick) * kStick)
                           .set("as", s_.tileM)
-                          .set("bs", s_.keepB ? kPadOf(p_) : s_.tileK)
+                          .set("bs", s_.keepB ? s_.kPad : s_.tileK)
                           .set("cs", s_.tileM);
     if (s_.directDl16)
       mm.setEnum("out", "dl16");
@@ -1163,6 +1323,42 @@ void MatmulCore::emitRing() {
   };
   emitNest(s, levels_, {}, h, pb_.config().limits.maxLoopCount);
   aRing_->close(s);
+}
+
+// ---- Ring: the K split's partial sums
+
+void MatmulCore::emitReduce() {
+  StreamBuilder &s = *ring_;
+  cRing_->open(s);
+  // Per C tile, once the PT units are done with it: add the next partner's
+  // partial (its sum over the partners after it) into this core's own, then
+  // pass the sum on towards the owner. racc reads and writes the tile, so it
+  // waits for the PT units like every later stage; the rsend has finished
+  // reading the tile when it completes, before the release lets the PT
+  // units (or, on the owner, the post stage or the store) at it again.
+  NestHooks h;
+  h.leave = [&](int l, const NestIter &it) {
+    if (l != 1)
+      return;
+    cRing_->acquire(s);
+    // The tile's FP32 blocks (two per 64 columns) of `rows` sticks each,
+    // tileM apart.
+    auto transfer = [&](std::string_view op, int peer) {
+      return instr(op)
+          .set("core", peer)
+          .set("lx", cRing_->slot(s))
+          .set("n", size(DimM, it, 1))
+          .set("m", 2 * ceilDiv(size(DimN, it, 1), kStick))
+          .set("s", s_.tileM);
+    };
+    if (accFrom_ >= 0)
+      s.append(transfer("racc", accFrom_));
+    if (sendTo_ >= 0)
+      s.append(transfer("rsend", sendTo_));
+    cRing_->release(s);
+  };
+  emitNest(s, levels_, {}, h, pb_.config().limits.maxLoopCount);
+  cRing_->close(s);
 }
 
 // ---- SFU: transposes and the post stage, in one nest when one unit has
@@ -1338,11 +1534,14 @@ void MatmulCore::emit() {
     emitSfu(*xpose_);
   for (int u = 0; u < units_; ++u)
     emitPt(u);
-  if (ring_)
+  if (prev_ >= 0 || next_ >= 0)
     emitRing();
+  if (accFrom_ >= 0 || sendTo_ >= 0)
+    emitReduce();
   if (post_ && post_ != xpose_)
     emitSfu(*post_);
-  emitStore();
+  if (store_)
+    emitStore();
   for (auto *r : {aRing_.get(), rawARing_.get(), bRing_.get(), rawBRing_.get(),
                   cRing_.get(), dRing_.get()})
     if (r)
@@ -1375,6 +1574,10 @@ MatmulPlan emitMatmul(ProgramBuilder &pb, const MatmulArgs &args,
                "matmul: a plan sharing A needs every grid cell");
   SPYRE_ASSERT(!plan.shareA || !p.transA, "matmul: shared A is transposed");
   SPYRE_ASSERT(!plan.keepB || !p.transB, "matmul: kept B is transposed");
+  SPYRE_ASSERT(plan.gridK >= 1 && (plan.gridK == 1 || !plan.shareA),
+               "matmul: a K split does not share A");
+  SPYRE_ASSERT(plan.parts.size() % static_cast<size_t>(plan.gridK) == 0,
+               "matmul: every block of a K split needs all its partners");
   const AChains chains =
       plan.shareA ? aChains(pb.config(), res.firstCore, plan.gridM, plan.gridN)
                   : AChains{};
@@ -1386,7 +1589,16 @@ MatmulPlan emitMatmul(ProgramBuilder &pb, const MatmulArgs &args,
                  "matmul: a shared A chain needs consecutive cores");
     const int prev = plan.shareA ? chains.prev[i] : -1;
     const int next = plan.shareA ? chains.next[i] : -1;
-    MatmulCore core(pb, p, plan, res, part, prev, next);
+    // The partners of a block, owner first, on consecutive cores: partials
+    // flow down the core ids to the owner.
+    const auto q = static_cast<int>(i % static_cast<size_t>(plan.gridK));
+    SPYRE_ASSERT(q == 0 || (plan.parts[i - 1].core == part.core - 1 &&
+                            plan.parts[i - 1].m0 == part.m0 &&
+                            plan.parts[i - 1].n0 == part.n0),
+                 "matmul: K partners must be on consecutive cores");
+    const int accFrom = q + 1 < plan.gridK ? part.core + 1 : -1;
+    const int sendTo = q > 0 ? part.core - 1 : -1;
+    MatmulCore core(pb, p, plan, res, part, prev, next, accFrom, sendTo);
     core.emit();
     plan.lxSticks = std::max(plan.lxSticks, core.lxEnd() - res.lxBase);
   }

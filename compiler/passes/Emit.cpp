@@ -587,6 +587,7 @@ bool Emitter::emitMatmul(const Op &op) {
       codegen::MatmulTiling t;
       t.gridM = static_cast<int>(m_.grid[0]);
       t.gridN = static_cast<int>(m_.grid[1]);
+      t.gridK = m_.kSplit < 0 ? 1 : static_cast<int>(m_.kSplit);
       t.tileM = m_.tile[0];
       t.tileK = m_.tile[1];
       t.tileN = m_.tile[2];
@@ -595,7 +596,10 @@ bool Emitter::emitMatmul(const Op &op) {
       t.keepB = m_.keepB.value_or(false);
       return codegen::planMatmulWith(cfg_, args, ko, t);
     }
-    return codegen::planMatmul(cfg_, args, ko, 0, 0, {m_.shareA, m_.keepB});
+    codegen::MatmulSearch search{m_.shareA, m_.keepB, std::nullopt};
+    if (m_.kSplit >= 0)
+      search.kSplit = static_cast<int>(m_.kSplit);
+    return codegen::planMatmul(cfg_, args, ko, 0, 0, search);
   };
   auto record = [&](const codegen::MatmulPlan &p) {
     if (m_.grid.empty())
@@ -608,6 +612,8 @@ bool Emitter::emitMatmul(const Op &op) {
       m_.shareA = p.shareA;
     if (!m_.keepB)
       m_.keepB = p.keepB;
+    if (m_.kSplit < 0)
+      m_.kSplit = p.gridK;
   };
   if (batchB == 1) {
     codegen::MatmulArgs args;

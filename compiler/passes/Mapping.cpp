@@ -11,9 +11,9 @@ using Json = nlohmann::ordered_json;
 
 // The fields, in the order annotations and files write them.
 constexpr const char *kFields[] = {
-    "cores",     "first_core", "grid",      "tile",       "n_outer",
-    "share_a",   "keep_b",     "tile_rows", "phase",      "lx",
-    "fuse_bias", "fused_into", "chain",     "overlap"};
+    "cores",   "first_core", "grid",       "tile",      "n_outer",
+    "share_a", "keep_b",     "k_split",    "tile_rows", "phase",
+    "lx",      "fuse_bias",  "fused_into", "chain",     "overlap"};
 
 } // namespace
 
@@ -33,6 +33,8 @@ Attribute OpMapping::toAttribute() const {
     d.set("share_a", *shareA);
   if (keepB)
     d.set("keep_b", *keepB);
+  if (kSplit >= 0)
+    d.set("k_split", kSplit);
   if (tileRows >= 0)
     d.set("tile_rows", tileRows);
   if (phase >= 0)
@@ -111,7 +113,9 @@ std::optional<OpMapping> OpMapping::fromAttribute(const Attribute &attr,
        : name == "share_a" ? m.shareA
        : name == "keep_b"  ? m.keepB
                            : m.overlap) = value.asBool();
-    } else if (name == "tile_rows")
+    } else if (name == "k_split")
+      ok = wantInt(m.kSplit, 0); // 0 is refused, by name, with the plan
+    else if (name == "tile_rows")
       ok = wantInt(m.tileRows, 0);
     else if (name == "phase")
       ok = wantInt(m.phase, 0);

@@ -3,7 +3,8 @@
 // annotation
 //   #{mapping = {cores = 8, first_core = 0, grid = [4, 2],
 //                tile = [64, 128, 64], n_outer = true, share_a = true,
-//                keep_b = true, tile_rows = 0, phase = 3, lx = [0, 16384],
+//                keep_b = true, k_split = 1, tile_rows = 0, phase = 3,
+//                lx = [0, 16384],
 //                fuse_bias = "b", overlap = false}}
 // and, on the first op of a fused elementwise chain,
 //   #{mapping = {..., chain = ["scale", "act"]}}
@@ -42,6 +43,10 @@ struct OpMapping {
   /// kept in LX (codegen::MatmulTiling). Both false: the plain plan, in
   /// which every core loads its own operands.
   std::optional<bool> shareA, keepB;
+  /// Matmul: the grid's K side, the cores that split each (M, N) block's K
+  /// and sum their partials over the reduce ring (1: no split). Unset: the
+  /// planner decides when it also decides the grid; with a given grid, 1.
+  int64_t kSplit = -1;
   /// Row kernels: rows per tile (0: the kernel chooses).
   int64_t tileRows = -1;
   /// Scheduling: ops of one phase run together; a chip-wide barrier

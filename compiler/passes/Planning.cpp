@@ -70,6 +70,28 @@ bool opFail(const PassContext &ctx, const Graph &graph, const Op &op,
   return false;
 }
 
+/// A matmul's k_split from a mapping, when it gives one, is a core count
+/// the chip has (matmulPlanProblem and planMatmul name the other limits).
+bool kSplitFits(const PassContext &ctx, const Graph &graph, const Op &op,
+                const OpMapping &m) {
+  const int64_t cores = ctx.hw().chip.cores;
+  if (m.kSplit <= cores)
+    return true;
+  return opFail(ctx, graph, op,
+                "mapping cannot be used: k_split " + std::to_string(m.kSplit) +
+                    " has more partners than the chip has cores (" +
+                    std::to_string(cores) + ")");
+}
+
+/// The matmul plans a mapping leaves to the planner: the sharing decisions
+/// and the K split it gives are kept.
+codegen::MatmulSearch matmulSearch(const OpMapping &m) {
+  codegen::MatmulSearch s{m.shareA, m.keepB, std::nullopt};
+  if (m.kSplit >= 0)
+    s.kSplit = static_cast<int>(m.kSplit);
+  return s;
+}
+
 std::string joinNames(const std::vector<std::string> &names) {
   std::string out;
   for (const std::string &n : names)
@@ -310,6 +332,7 @@ bool divideRun(Graph &graph, PassContext &ctx) {
       if (op->kind() == OpKind::Matmul) {
         m.shareA = false;
         m.keepB = false;
+        m.kSplit = 1;
       }
     }
     if (cost) {
@@ -318,10 +341,13 @@ bool divideRun(Graph &graph, PassContext &ctx) {
         if (w.batches == 1) {
           codegen::KernelOptions o;
           o.cores = cfg.chip.cores;
-          codegen::MatmulPlan p = codegen::planMatmul(cfg, w.args, o);
+          if (!kSplitFits(ctx, graph, *op, m))
+            return false;
+          codegen::MatmulPlan p =
+              codegen::planMatmul(cfg, w.args, o, 0, 0, matmulSearch(m));
           if (!p.error.empty())
             return opFail(ctx, graph, *op, p.error);
-          m.cores = p.gridM * p.gridN;
+          m.cores = p.gridM * p.gridN * p.gridK;
         }
       } else if (!movesData(*op)) {
         // Row kernels use at most one core per row.
@@ -536,8 +562,11 @@ bool tileRun(Graph &graph, PassContext &ctx) {
     if (m.grid.empty() != m.tile.empty())
       return opFail(ctx, graph, *op,
                          "mapping gives 'grid' or 'tile' without the other");
+    // The planner takes grid sides and the K split as int; larger ones
+    // cannot fit anyway.
+    if (!kSplitFits(ctx, graph, *op, m))
+      return false;
     if (!m.grid.empty()) {
-      // The planner takes grid sides as int; larger ones cannot fit anyway.
       if (m.grid[0] > cfg.chip.cores || m.grid[1] > cfg.chip.cores)
         return opFail(ctx, graph, *op,
                       "mapping cannot be used: grid " +
@@ -548,6 +577,7 @@ bool tileRun(Graph &graph, PassContext &ctx) {
       codegen::MatmulTiling t;
       t.gridM = static_cast<int>(m.grid[0]);
       t.gridN = static_cast<int>(m.grid[1]);
+      t.gridK = m.kSplit < 0 ? 1 : static_cast<int>(m.kSplit);
       t.tileM = m.tile[0];
       t.tileK = m.tile[1];
       t.tileN = m.tile[2];
@@ -560,13 +590,14 @@ bool tileRun(Graph &graph, PassContext &ctx) {
       m.nOuter = t.nOuter;
       m.shareA = t.shareA;
       m.keepB = t.keepB;
+      m.kSplit = t.gridK;
       setOpMapping(*op, m);
       continue;
     }
-    // Sharing decisions the mapping already has (false for both from the
+    // Sharing and K-split decisions the mapping already has (none from the
     // naive division) restrict the search; the rest are weighed.
-    codegen::MatmulPlan p = codegen::planMatmul(cfg, w.args, o, 0, 0,
-                                                {m.shareA, m.keepB});
+    codegen::MatmulPlan p =
+        codegen::planMatmul(cfg, w.args, o, 0, 0, matmulSearch(m));
     if (!p.error.empty())
       return opFail(ctx, graph, *op, p.error);
     m.grid = {p.gridM, p.gridN};
@@ -574,9 +605,12 @@ bool tileRun(Graph &graph, PassContext &ctx) {
     m.nOuter = p.nOuter;
     m.shareA = p.shareA;
     m.keepB = p.keepB;
+    m.kSplit = p.gridK;
     ctx.addStatistic("matmuls-tiled");
     if (p.shareA)
       ctx.addStatistic("matmuls-sharing-a");
+    if (p.gridK > 1)
+      ctx.addStatistic("matmuls-k-split");
     ctx.addStatistic("estimated-cycles", p.estimatedCycles * w.batches);
     setOpMapping(*op, m);
   }
@@ -749,7 +783,8 @@ const PassInfo &dividePass() {
            "per row at most for row ops, per 32 result sticks for data "
            "movers; `all-cores`: every op on every core without overlap "
            "inside its kernels (`overlap` false), matmuls with every core "
-           "loading its own operands (`share_a` and `keep_b` false)",
+           "loading its own operands and K whole (`share_a` and `keep_b` "
+           "false, `k_split` 1)",
            {"cost", "all-cores"},
            nullptr},
           {"fuse-bias",
@@ -849,12 +884,16 @@ const PassInfo &tilePass() {
       "tile",
       "Tiling: matmul grids and tiles that fit each op's LX region",
       "every matmul that runs kernels has `grid`, `tile`, `n_outer`, "
-      "`share_a` and `keep_b`, and its working set fits its LX region.",
+      "`share_a`, `keep_b` and `k_split`, and its working set fits its LX "
+      "region.",
       {},
       {
           {"matmuls-tiled", "matmuls planned"},
           {"matmuls-sharing-a",
            "matmuls whose grid rows share A tiles over the data ring"},
+          {"matmuls-k-split",
+           "matmuls whose K is split across cores, partials summed over the "
+           "reduce ring"},
           {"estimated-cycles", "the planner's time estimate of all matmuls"},
       },
       [](Graph &graph, PassContext &ctx) {

@@ -430,7 +430,7 @@ TEST(SweepCli, FailedPointsDoNotStopTheOthers) {
   EXPECT_EQ(records[1].at("cycles"), "");
   const std::string compileError =
       srcPath("examples/models/mlp_block/model.json") +
-      ": error: at 'ops[2]': op 'fc2' (matmul): no matmul tiling fits 128 LX "
+      ": error: at 'ops[0]': op 'fc1' (matmul): no matmul tiling fits 64 LX "
       "sticks (the smallest tiles need more)";
   const std::string configError =
       "points/" + records[1].at("id") +
