@@ -110,7 +110,7 @@ uint64_t TensorRef::stickOf(const std::vector<int64_t> &index) const {
 }
 
 bool TensorRef::isDefault() const {
-  if (blockPos != 0 || !broadcast.empty() ||
+  if (blockPos != 0 || !broadcast.empty() || window ||
       orderOf(*this) != orderOf(TensorRef{name, 0, dtype, shape}))
     return false;
   for (int i = 0; i + 1 < rank(); ++i)
@@ -137,7 +137,46 @@ std::string TensorRef::str() const {
     std::vector<int64_t> order(dimOrder.begin(), dimOrder.end());
     s += ", host dims in order " + list(order);
   }
+  if (window)
+    s += ", a window";
   return s + ")";
+}
+
+std::optional<TensorRef> TensorRef::matrix(int64_t i) const {
+  SPYRE_ASSERT(rank() >= 2, "tensor '" + name + "': a matrix needs rank >= 2");
+  std::vector<int64_t> index(static_cast<size_t>(rank()), 0);
+  int64_t rest = i;
+  for (int d = rank() - 3; d >= 0 && rest >= 0; --d) {
+    index[static_cast<size_t>(d)] = rest % shape[static_cast<size_t>(d)];
+    rest /= shape[static_cast<size_t>(d)];
+  }
+  SPYRE_ASSERT(rest == 0, "tensor '" + name + "': matrix " +
+                              std::to_string(i) + " is out of range");
+  if (rank() == 2)
+    return *this;
+  const int64_t rows = shape[static_cast<size_t>(rank() - 2)];
+  const int64_t rowStride = dimStride(rank() - 2), blockStep = blockStride();
+  TensorRef m;
+  m.name = name;
+  m.dtype = dtype;
+  m.shape = {rows, cols()};
+  m.address = stickOf(index);
+  // Rows consecutive, the blocks a stride apart: a [rows, cols] tensor whose
+  // row dim is padded to that stride with the other matrices' sticks.
+  if (rowStride == 1 && (blocks() == 1 || blockStep >= rows)) {
+    if (blocks() > 1 && blockStep > rows) {
+      m.padded = {blockStep};
+      m.window = true;
+    }
+    return m;
+  }
+  // Each row's blocks consecutive and rows one after another: the blocks
+  // innermost.
+  if (blockStep == 1 && rowStride == blocks()) {
+    m.blockPos = 1;
+    return m;
+  }
+  return std::nullopt;
 }
 
 StickMatrix StickMatrix::of(const TensorRef &t) {
@@ -169,6 +208,8 @@ StickMatrix StickMatrix::of(const TensorRef &t) {
                      "2-D view");
   m.rowStride = t.dimStride(lead - 1);
   m.memRows = m.rows / t.shape[0] * t.paddedDim(0);
+  if (t.window)
+    m.memRows = m.rows;
   return m;
 }
 

@@ -18,11 +18,14 @@
 //
 // StickMatrix is the 2-D view most kernels work on: rows x cols elements,
 // the stick of (row r, block b) at address + b*blockStride + r*rowStride.
+// One matrix of a batched tensor is such a view in place
+// (TensorRef::matrix): a window whose padding is the other matrices.
 #pragma once
 
 #include "isa/Program.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +49,11 @@ struct TensorRef {
   /// and every index of the view reads it (a broadcast source; only the
   /// relayout kernel takes such a view).
   std::vector<int> broadcast;
+  /// The padding sticks of the leading dims hold other data, not zeros: the
+  /// view is a window into a larger tensor (one matrix of a batched tensor,
+  /// matrix()). Kernels read and write only the host extent of a window;
+  /// only the matmul kernel takes one (a relayout would zero its padding).
+  bool window = false;
 
   /// The default layout of a declared tensor.
   static TensorRef of(const isa::TensorDecl &t);
@@ -70,6 +78,16 @@ struct TensorRef {
   uint64_t stickOf(const std::vector<int64_t> &index) const;
   /// Blocks outermost, host order, no padding: what a TensorDecl describes.
   bool isDefault() const;
+  /// Matrix `i` of the tensor (its last two dims at index i of the leading
+  /// ones, counted row-major) in place, as a [rows, cols] view: stick
+  /// (r, b) of it is stickOf({i.., r, b*lanes}). The view is a window whose
+  /// row dim is padded to the block stride where other matrices lie between
+  /// its blocks (the default layout of [B, R, C]: blocks B*R sticks apart).
+  /// nullopt when the layout does not hold the matrix as one strided view
+  /// (its rows not consecutive sticks under the block dim, nor its blocks
+  /// consecutive sticks of each row), e.g. batch dims ordered inside the
+  /// rows. Rank >= 2.
+  std::optional<TensorRef> matrix(int64_t i) const;
   /// `x dl16 [3, 100] @0x10` plus the layout when it is not the default.
   std::string str() const;
 };
@@ -80,7 +98,8 @@ struct StickMatrix {
   int64_t rows = 0, cols = 0;
   int64_t blockStride = 0, rowStride = 1;
   /// Rows present in memory (>= rows): the padded extent of the row dim.
-  /// Rows beyond `rows` are zero sticks.
+  /// Rows beyond `rows` are zero sticks. A window has none (memRows ==
+  /// rows): what lies beyond its rows is other data.
   int64_t memRows = 0;
 
   /// The rows x last-dim view of a tensor whose leading dims collapse into

@@ -256,6 +256,9 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
   SPYRE_ASSERT(x.shape == y.shape && x.dtype == y.dtype,
                "relayout: '" + x.name + "' and '" + y.name +
                    "' differ in shape or dtype");
+  SPYRE_ASSERT(!y.window, "relayout: '" + y.name +
+                              "' is a window, whose padding is other data "
+                              "this kernel would zero");
   const Resources res = resources(pb.config(), opt);
   const int rank = y.rank();
 

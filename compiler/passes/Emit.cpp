@@ -638,29 +638,29 @@ bool Emitter::emitMatmul(const Op &op) {
                 " broadcast in a way the device kernels do not run (each "
                 "operand's batch dims must equal the result's, or A have "
                 "none)");
-  // Each batch's product on its own group of cores, from batch-outermost
-  // copies where a tensor has more than one stick block per row.
-  auto batchOuter = [&](const TensorRef &t) {
-    if (t.blocks() == 1)
+  // Each batch's product on its own group of cores, on the batch's
+  // matrices in place (TensorRef::matrix; in the default layout, the one
+  // emission gives every tensor, a matrix's blocks lie B*R sticks apart
+  // with the other batches' rows between them). A layout whose matrices
+  // are not strided views (e.g. batch dims ordered inside the rows, so
+  // consecutive rows are not consecutive sticks) goes through a
+  // batch-outermost copy; a result in such a layout is computed in one and
+  // copied back.
+  auto sliceable = [](const TensorRef &t) {
+    return t.matrix(0).has_value();
+  };
+  auto inPlace = [&](const TensorRef &t) {
+    if (sliceable(t))
       return t;
     TensorRef s = scratch(t.dtype, t.shape, t.rank() - 2);
     beginKernel();
     codegen::emitRelayout(pb_, t, s, options());
     return s;
   };
-  const TensorRef a2 = batchA > 1 ? batchOuter(a) : a;
-  const TensorRef b2 = batchOuter(b);
+  const TensorRef a2 = inPlace(a);
+  const TensorRef b2 = inPlace(b);
   const TensorRef c2 =
-      c.blocks() == 1 ? c : scratch(c.dtype, c.shape, c.rank() - 2);
-  auto slice = [](const TensorRef &t, int64_t i, int64_t rows) {
-    TensorRef s = t;
-    s.shape = {rows, t.shape.back()};
-    s.blockPos = 0;
-    s.dimOrder.clear();
-    s.padded.clear();
-    s.address = t.address + static_cast<uint64_t>(i * t.blocks() * rows);
-    return s;
-  };
+      sliceable(c) ? c : scratch(c.dtype, c.shape, c.rank() - 2);
   const int64_t groups = std::min<int64_t>(batchC, m_.cores);
   const int64_t perGroup = m_.cores / groups;
   for (int64_t i = 0; i < batchC; ++i) {
@@ -668,9 +668,9 @@ bool Emitter::emitMatmul(const Op &op) {
     if (g == 0)
       beginKernel();
     codegen::MatmulArgs args;
-    args.a = slice(a2, batchA > 1 ? i : 0, m);
-    args.b = slice(b2, i, k);
-    args.c = slice(c2, i, m);
+    args.a = *a2.matrix(batchA > 1 ? i : 0);
+    args.b = *b2.matrix(i);
+    args.c = *c2.matrix(i);
     KernelOptions ko = o;
     ko.firstCore = static_cast<int>(m_.firstCore + g * perGroup);
     ko.cores = static_cast<int>(perGroup);
