@@ -8,6 +8,7 @@
 #include "host/HostOp.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
 
@@ -112,9 +113,101 @@ TensorRef viewOf(const TensorRef &x, const std::vector<int64_t> &shape) {
   return *v;
 }
 
+/// Whether transpose `t` swaps the two dims just above the last and keeps
+/// the others: [.., S, H, L] <-> [.., H, S, L].
+bool swapsAboveLast(const Op &t) {
+  if (t.kind() != OpKind::Transpose)
+    return false;
+  const std::vector<int64_t> p = t.intsAttr("perm");
+  const size_t n = p.size();
+  if (n < 3)
+    return false;
+  for (size_t d = 0; d < n; ++d) {
+    const size_t want = d == n - 3 ? n - 2 : d == n - 2 ? n - 3 : d;
+    if (p[d] != static_cast<int64_t>(want))
+      return false;
+  }
+  return true;
+}
+
+/// Whether reshape `r` splits the last dim into heads of exactly one
+/// stick, [S, H x L] -> [S, H, L] with L the lanes of a stick and no dim
+/// of more than one index above S.
+bool splitsStickHeads(const Op &r, int stickBytes) {
+  if (r.kind() != OpKind::Reshape)
+    return false;
+  const Shape &xs = r.operand(0)->type().shape, &ys = r.result()->type().shape;
+  const int64_t lanes =
+      elementsPerStick(requireLayout(*r.operand(0)).dtype, stickBytes);
+  return xs.size() >= 2 && ys.size() == xs.size() + 1 &&
+         ys.back() == lanes && ys[ys.size() - 2] * lanes == xs.back() &&
+         std::equal(xs.begin(), xs.end() - 1, ys.begin()) &&
+         product(xs, 0, xs.size() - 2) == 1;
+}
+
+/// The reverse of splitsStickHeads: [S, H, L] -> [S, H x L].
+bool splitsStickHeadsBack(const Op &r, int stickBytes) {
+  if (r.kind() != OpKind::Reshape)
+    return false;
+  const Shape &xs = r.operand(0)->type().shape, &ys = r.result()->type().shape;
+  const int64_t lanes =
+      elementsPerStick(requireLayout(*r.operand(0)).dtype, stickBytes);
+  return ys.size() >= 2 && xs.size() == ys.size() + 1 &&
+         xs.back() == lanes && xs[xs.size() - 2] * lanes == ys.back() &&
+         std::equal(ys.begin(), ys.end() - 1, xs.begin()) &&
+         product(ys, 0, ys.size() - 2) == 1;
+}
+
+bool onlyUsedBy(const Graph &graph, const Value *v,
+                const std::function<bool(const Op &)> &ok) {
+  if (graph.isOutput(v))
+    return false;
+  const std::vector<OpUse> uses = graph.usesOf(v);
+  return !uses.empty() && std::all_of(uses.begin(), uses.end(),
+                                      [&](const OpUse &u) { return ok(*u.op); });
+}
+
+/// A head split [S, H x L] -> [S, H, L] -> [H, S, L] (a reshape, then a
+/// transpose) or the merge back (the transpose, then the reshape), with
+/// heads of one stick: stick h of row s is the stick of (h, s) in both
+/// default layouts, since the stick blocks of the last dim are outermost.
+/// The pair moves nothing; `op` is either of them, and the value between
+/// them is used by nothing else.
+bool isHeadSwap(const Graph &graph, const Op &op, int stickBytes) {
+  auto mergeReshape = [&](const Op &r) {
+    return splitsStickHeadsBack(r, stickBytes) &&
+           r.operand(0)->isOpResult() &&
+           swapsAboveLast(*r.operand(0)->definingOp());
+  };
+  switch (op.kind()) {
+  case OpKind::Reshape: {
+    if (splitsStickHeads(op, stickBytes))
+      return onlyUsedBy(graph, op.result(), swapsAboveLast);
+    if (!mergeReshape(op))
+      return false;
+    return onlyUsedBy(graph, op.operand(0),
+                      [&](const Op &u) { return &u == &op; });
+  }
+  case OpKind::Transpose: {
+    if (!swapsAboveLast(op))
+      return false;
+    const Value *x = op.operand(0);
+    if (x->isOpResult() && splitsStickHeads(*x->definingOp(), stickBytes) &&
+        onlyUsedBy(graph, x, swapsAboveLast))
+      return true;
+    return onlyUsedBy(graph, op.result(), [&](const Op &u) {
+      return u.kind() == OpKind::Reshape && u.operand(0) == op.result() &&
+             splitsStickHeadsBack(u, stickBytes);
+    });
+  }
+  default:
+    return false;
+  }
+}
+
 } // namespace
 
-bool isFreeView(const Op &op, int stickBytes) {
+bool isFreeView(const Graph &graph, const Op &op, int stickBytes) {
   const Value *x = op.numOperands() > 0 ? op.operand(0) : nullptr;
   if (!x || !stickLast(*x))
     return false;
@@ -130,7 +223,9 @@ bool isFreeView(const Op &op, int stickBytes) {
     const Shape &ys = op.result(0)->type().shape;
     if (numel(xs) == 1)
       return true;
-    return !xs.empty() && !ys.empty() && xs.back() == ys.back();
+    if (!xs.empty() && !ys.empty() && xs.back() == ys.back())
+      return true;
+    return isHeadSwap(graph, op, stickBytes);
   }
   case OpKind::Split: {
     const int64_t rank = x->type().rank();
@@ -146,6 +241,8 @@ bool isFreeView(const Op &op, int stickBytes) {
     return xs.back() <= lanes &&
            product(xs, 0, static_cast<size_t>(axis)) == 1;
   }
+  case OpKind::Transpose:
+    return isHeadSwap(graph, op, stickBytes);
   default:
     return false;
   }
@@ -532,6 +629,30 @@ void Emitter::mergeLast(const TensorRef &x, const TensorRef &y) {
 
 bool Emitter::emitFreeView(const Op &op) {
   const TensorRef x = ref(op.operand(0));
+  if (isHeadSwap(g_, op, stickBytes_)) {
+    // The value between the two ops, [.., S, H, L], is x's (or the
+    // result's) memory with H outermost; the other end is in the default
+    // layout at the same address.
+    const bool between = op.kind() == OpKind::Reshape
+                             ? splitsStickHeads(op, stickBytes_)
+                             : x.dimOrder.empty();
+    SPYRE_ASSERT(between ? x.isDefault() : !x.dimOrder.empty(),
+                 "head swap '" + op.name() + "' on an unexpected layout");
+    TensorRef v;
+    v.name = op.result()->name();
+    v.dtype = x.dtype;
+    v.address = x.address;
+    v.shape = refShapeOf(*op.result());
+    if (between) {
+      const int n = v.rank();
+      for (int d = 0; d + 3 < n; ++d)
+        v.dimOrder.push_back(d);
+      v.dimOrder.push_back(n - 2);
+      v.dimOrder.push_back(n - 3);
+    }
+    refs_[op.result()] = v;
+    return true;
+  }
   if (op.kind() != OpKind::Split) {
     std::optional<TensorRef> v = viewAs(x, refShapeOf(*op.result()));
     SPYRE_ASSERT(v, "free view is not a view");
@@ -1151,7 +1272,7 @@ bool Emitter::emitOp(Op &op) {
   scratchCount_ = 0;
   if (!m_.fusedInto.empty())
     return true; // the matmul or the chain's first op did it
-  if (isFreeView(op, stickBytes_))
+  if (isFreeView(g_, op, stickBytes_))
     return emitFreeView(op);
   if (op.kind() == OpKind::Host) {
     SPYRE_ASSERT(m_.phase >= 0, "host op '" + op.name() + "' has no phase");

@@ -14,7 +14,8 @@
 //    kernels, on the last dimension; a softmax or reduction on another axis
 //    runs between two permutations.
 //  - reshape, squeeze, unsqueeze and split are views of their operand's
-//    memory where the bytes are the same (isFreeView); otherwise, as
+//    memory where the bytes are the same (isFreeView), as is a transpose
+//    that only undoes the order of a head split's reshape; otherwise, as
 //    transpose, concat and relayout, they move sticks with the transpose and
 //    relayout kernels.
 //  - causal_mask_add: an add of a constant mask (0 or -2^24).
@@ -42,10 +43,12 @@
 namespace spyre::compiler {
 
 /// Whether `op` makes its results as views of its operand's device memory
-/// (same bytes, no data moved): reshapes that keep the last dimension, and
+/// (same bytes, no data moved): reshapes that keep the last dimension,
 /// splits at whole sticks of the last dimension or of an outermost
-/// dimension. Reads the layout annotations.
-bool isFreeView(const Op &op, int stickBytes);
+/// dimension, and the reshape and transpose of a head split
+/// [S, H x lanes] -> [S, H, lanes] -> [H, S, lanes] or of the merge back
+/// (isHeadSwap). Reads the layout annotations.
+bool isFreeView(const Graph &graph, const Op &op, int stickBytes);
 
 /// The product each core group of a matmul runs, as emission splits it
 /// (addresses zero; dtypes and shapes as on the device, the fused bias

@@ -308,7 +308,7 @@ bool divideRun(Graph &graph, PassContext &ctx) {
                            "'fused_into' names '" + m.fusedInto +
                                "', whose mapping does not fuse this op");
     }
-    if (!opRunsKernels(*op, stickBytes) || op->kind() == OpKind::Host)
+    if (!opRunsKernels(graph, *op, stickBytes) || op->kind() == OpKind::Host)
       continue; // host ops run on the host: no cores, no LX
     if (m.cores >= 0 || m.firstCore >= 0) {
       // Compared without adding, so that huge values cannot overflow.
@@ -383,7 +383,7 @@ const Op *producer(const Graph &graph, const Value *v, int stickBytes) {
     const OpMapping m = opMapping(*op);
     if (!m.fusedInto.empty())
       return graph.findOp(m.fusedInto);
-    if (!isFreeView(*op, stickBytes))
+    if (!isFreeView(graph, *op, stickBytes))
       return op;
     v = op->operand(0);
   }
@@ -399,7 +399,7 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
   // A host op has a phase of its own, with barriers around it.
   bool hostPhase = false;
   for (Op *op : graph.ops()) {
-    if (!opRunsKernels(*op, stickBytes))
+    if (!opRunsKernels(graph, *op, stickBytes))
       continue;
     OpMapping m = opMapping(*op);
     const bool onHost = op->kind() == OpKind::Host;
@@ -490,7 +490,7 @@ bool lxPlanRun(Graph &graph, PassContext &ctx) {
   // Ops grouped by phase, in op order.
   std::map<int64_t, std::vector<Op *>> phases;
   for (Op *op : graph.ops())
-    if (opRunsKernels(*op, stickBytes) && op->kind() != OpKind::Host)
+    if (opRunsKernels(graph, *op, stickBytes) && op->kind() != OpKind::Host)
       phases[opMapping(*op).phase].push_back(op);
   for (auto &[phase, ops] : phases) {
     // Ops sharing a core with another op of the phase split LX evenly.
@@ -550,7 +550,7 @@ bool tileRun(Graph &graph, PassContext &ctx) {
   const hw::HwConfig &cfg = ctx.hw();
   for (Op *op : graph.ops()) {
     if (op->kind() != OpKind::Matmul ||
-        !opRunsKernels(*op, cfg.chip.stickBytes))
+        !opRunsKernels(graph, *op, cfg.chip.stickBytes))
       continue;
     OpMapping m = opMapping(*op);
     MatmulWork w = matmulWork(graph, *op, m.fuseBias);
@@ -626,7 +626,7 @@ bool checkMappings(const Graph &graph, const PassContext &ctx,
                    DiagnosticEngine &diags, bool phase, bool lx, bool tile) {
   bool ok = true;
   for (const Op *op : graph.ops()) {
-    if (!opRunsKernels(*op, ctx.hw().chip.stickBytes))
+    if (!opRunsKernels(graph, *op, ctx.hw().chip.stickBytes))
       continue;
     const OpMapping m = opMapping(*op);
     std::string missing;
@@ -650,8 +650,9 @@ bool checkMappings(const Graph &graph, const PassContext &ctx,
 
 } // namespace
 
-bool opRunsKernels(const Op &op, int stickBytes) {
-  return opMapping(op).fusedInto.empty() && !isFreeView(op, stickBytes);
+bool opRunsKernels(const Graph &graph, const Op &op, int stickBytes) {
+  return opMapping(op).fusedInto.empty() &&
+         !isFreeView(graph, op, stickBytes);
 }
 
 std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running) {

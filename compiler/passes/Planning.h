@@ -64,7 +64,7 @@ const PassInfo &tilePass();
 
 /// Whether emission runs kernels for `op` (not a free view, not an add
 /// folded into a matmul, not an op fused into an elementwise chain).
-bool opRunsKernels(const Op &op, int stickBytes);
+bool opRunsKernels(const Graph &graph, const Op &op, int stickBytes);
 
 /// An elementwise op as one step on its running value, the operand at
 /// `running`: the SFU op, with an immediate (a constant scalar second
