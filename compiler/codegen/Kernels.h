@@ -93,6 +93,16 @@ RowPlan emitBinary(ProgramBuilder &pb, std::string_view op, const TensorRef &a,
                    const TensorRef &b, const TensorRef &y,
                    const KernelOptions &opt = {});
 
+/// y = op(x, col), or op(col, x) with `colFirst`, for add, sub, mul, div,
+/// max, min, where col holds one value per row of x: x's shape with the
+/// last dim 1 ([.., R, 1], what a reduction with keepdims gives). The
+/// broadcast happens in LX (bcast of each row's stick), so col is read once
+/// and no [.., R, C] copy of it exists. x, col and y share their dtype.
+RowPlan emitColumnBinary(ProgramBuilder &pb, std::string_view op,
+                         const TensorRef &x, const TensorRef &col,
+                         const TensorRef &y, bool colFirst = false,
+                         const KernelOptions &opt = {});
+
 /// One step of an elementwise chain (emitChain). The running value v
 /// becomes op(v) for an SFU unary op; op(v, imm) for a scalar op (adds,
 /// muls, maxs, pows) when `imm` is set; op(v, operand) for a binary op, or

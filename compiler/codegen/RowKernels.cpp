@@ -605,6 +605,69 @@ RowPlan emitBinary(ProgramBuilder &pb, std::string_view op, const TensorRef &a,
   return runRowKernel(pb, k, opt, op);
 }
 
+RowPlan emitColumnBinary(ProgramBuilder &pb, std::string_view op,
+                         const TensorRef &x, const TensorRef &col,
+                         const TensorRef &y, bool colFirst,
+                         const KernelOptions &opt) {
+  SPYRE_ASSERT(isBinaryOp(op),
+               "'" + std::string(op) + "' is not an SFU binary op");
+  requireSameShape(x, y, op);
+  requireFloat(x, op);
+  SPYRE_ASSERT(x.dtype == col.dtype && x.dtype == y.dtype,
+               std::string(op) + ": dtypes differ");
+  std::vector<int64_t> colShape = x.shape;
+  colShape.back() = 1;
+  SPYRE_ASSERT(col.shape == colShape, std::string(op) + ": '" + col.name +
+                                          "' is not one column of '" + x.name +
+                                          "'");
+  // The column streams beside x, one stick per row (the value in lane 0),
+  // so a tile of it is t sticks next to x's t * blocks.
+  RowKernel k;
+  k.what = std::string(op);
+  k.inputs = {StickMatrix::of(x), StickMatrix::of(col)};
+  k.output = StickMatrix::of(y);
+  // Each unit's sub-tile of the column broadcast over whole sticks: one
+  // stick per row, contiguous, the form s2=row reads with s2s=0 against
+  // every block of the rows.
+  k.scratch = [](int64_t h) { return h; };
+  const bool f32 = x.dtype == kF32;
+  const std::string mnemonic(op);
+  k.compute = [&k, f32, colFirst, mnemonic](const UnitCtx &u,
+                                            const SubTile &st) {
+    StreamBuilder &s = *u.sfu;
+    const Addr wide = at(u.scratch);
+    InstrBuilder bc = instr("bcast")
+                          .set("dst", wide)
+                          .set("src", st.in[1])
+                          .set("lane", 0)
+                          .set("m", st.h)
+                          .set("ds", 1)
+                          .set("ss", 1);
+    if (f32)
+      bc.setEnum("fmt", "f32");
+    s.append(bc);
+    // Full blocks: the rows of the instruction are x's blocks (h sticks
+    // each, t apart); the broadcast sticks are one such row read for every
+    // block (stride 0). The padded last block: one row per x row, count =
+    // its valid lanes.
+    elementwise(s, k.inputs[0], st, [&](int64_t off, const Rows &r, bool last) {
+      const int64_t across = last ? 1 : 0;
+      Rows rr = r;
+      if (!colFirst) {
+        rr.s2s = across;
+        return sfuBinary(mnemonic, st.out + off, st.in[0] + off, wide, rr,
+                         false, f32);
+      }
+      InstrBuilder b = sfuBinary(mnemonic, st.out + off, wide, st.in[0] + off,
+                                 rr, false, f32);
+      // Rows' ss of 0 means "the row length"; here it is a stride of 0.
+      b.set("ss", across);
+      return b;
+    });
+  };
+  return runRowKernel(pb, k, opt, op);
+}
+
 RowPlan emitChain(ProgramBuilder &pb, const TensorRef &x,
                   const std::vector<ChainStep> &chain, const TensorRef &y,
                   const KernelOptions &opt) {

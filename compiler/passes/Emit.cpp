@@ -806,11 +806,53 @@ bool Emitter::emitMatmul(const Op &op) {
   return true;
 }
 
+namespace {
+
+/// `t` viewed as one column of a result of shape `y`: [.., R, 1] with y's
+/// leading dims [.., R] (t may lack leading dims of one), the bytes of a
+/// default layout read as they are. nullopt when t is not such a column.
+std::optional<TensorRef> columnOf(const TensorRef &t,
+                                  const std::vector<int64_t> &y) {
+  if (t.shape.back() != 1 || t.shape.size() > y.size())
+    return std::nullopt;
+  std::vector<int64_t> col = y;
+  col.back() = 1;
+  std::vector<int64_t> padded(y.size() - t.shape.size(), 1);
+  padded.insert(padded.end(), t.shape.begin(), t.shape.end());
+  if (padded != col)
+    return std::nullopt;
+  return viewAs(t, col);
+}
+
+} // namespace
+
 bool Emitter::emitBinary(const Op &op) {
   TensorRef a = ref(op.operand(0)), b = ref(op.operand(1));
   const Value *bv = op.operand(1);
   const TensorRef y = result(op.result());
   const std::string_view name = op.kindName();
+  // One operand of the result's shape and one value per row in the other
+  // ([.., R, 1], what reductions with keepdims give, as in softmax and the
+  // norms written out as primitive ops): the column kernel broadcasts each
+  // row's value in LX, so no [.., R, C] copy of the column is made. A
+  // single element stays a scalar (an immediate when constant) except
+  // before a non-commutative op, where the scalar path cannot take it.
+  if ((a.shape == y.shape) != (b.shape == y.shape)) {
+    const bool colFirst = b.shape == y.shape;
+    const TensorRef &full = colFirst ? b : a;
+    const TensorRef &other = colFirst ? a : b;
+    const bool commutative =
+        op.kind() == OpKind::Add || op.kind() == OpKind::Mul;
+    const bool scalar = numel(other.shape) == 1;
+    std::optional<TensorRef> col = columnOf(other, y.shape);
+    if (col && (!scalar || (colFirst && !commutative))) {
+      const TensorRef x = asDType(full, y.dtype);
+      const TensorRef c = asDType(*col, y.dtype);
+      beginKernel();
+      return rowDone(
+          codegen::emitColumnBinary(pb_, name, x, c, y, colFirst, options()));
+    }
+  }
   auto smallOk = [&](const TensorRef &t) {
     return numel(t.shape) == 1 || (t.shape.back() == y.shape.back() &&
                                    numel(t.shape) == t.shape.back());
@@ -823,7 +865,8 @@ bool Emitter::emitBinary(const Op &op) {
     running = 1;
   }
   // Other broadcasts are made explicit first: a copy of the operand at the
-  // result's shape.
+  // result's shape (a row of the last dim and a scalar second operand are
+  // taken by the kernels as they are).
   auto expand = [&](const TensorRef &t) {
     if (t.shape == y.shape)
       return t;

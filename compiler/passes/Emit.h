@@ -23,8 +23,10 @@
 // separated by a chip-wide barrier, as are phases. Values that are graph
 // outputs are written to output tensors in the default layout.
 //
-// Broadcasts other than a row or a scalar are made explicit by a stride-0
-// relayout (and a transpose for the last dim); elements move between lanes
+// A row of the last dim, a scalar and a column (one value per row, [.., R,
+// 1], broadcast in LX by the column kernel) are taken as they are; other
+// broadcasts are made explicit by a stride-0 relayout (and a transpose for
+// the last dim); elements move between lanes
 // through transposes (reshapes, splits and concats inside sticks).
 //
 // What the device cannot do is a located error naming the op: normalising
