@@ -189,12 +189,18 @@ struct MatmulArgs {
 ///    block; the partials travel down the chain of partners over the reduce
 ///    ring (rsend/racc) into the first partner, the block's owner, which
 ///    alone adds the bias, converts and stores. Not with shareA.
+///  - pairFill: with keepB, the first two M tiles of each N tile run
+///    together, K outer, while the panel arrives (MatmulPlan::pairFill).
+///    Unset, the plan derives it from the other decisions and the config
+///    as the planner does; set, it is forced (true needs a kept panel, two
+///    M tiles, several K tiles, DL16 C and overlap).
 struct MatmulTiling {
   int gridM = 1, gridN = 1, gridK = 1;
   int64_t tileM = 0, tileK = 0, tileN = 0;
   bool nOuter = true;
   bool shareA = false;
   bool keepB = false;
+  std::optional<bool> pairFill;
 };
 
 /// Work division and tiling of a matmul (MatmulTiling): each core tiles its
@@ -215,8 +221,15 @@ struct MatmulPlan {
   int64_t tileM = 0, tileK = 0, tileN = 0;
   bool nOuter = true;
   bool shareA = false, keepB = false; ///< see MatmulTiling
-  int64_t lxSticks = 0;               ///< LX working set per core (largest)
-  int64_t estimatedCycles = 0;        ///< the planner's estimate of the time
+  /// With a kept B panel, the first two M tiles of each N tile run
+  /// together, K outer, while the panel arrives, so each K tile of it
+  /// feeds twice the PT work. The planner takes it where its estimate says
+  /// the PT units would otherwise wait for the panel; it follows from the
+  /// other decisions and the config, so a replayed plan that leaves it
+  /// unset (MatmulTiling::pairFill) derives it again.
+  bool pairFill = false;
+  int64_t lxSticks = 0;        ///< LX working set per core (largest)
+  int64_t estimatedCycles = 0; ///< the planner's estimate of the time
   std::vector<Part> parts;
   /// Why there is no plan (no tiling fits the LX region); empty when there
   /// is one. emitMatmul needs a plan without an error.

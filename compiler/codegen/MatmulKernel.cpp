@@ -28,7 +28,10 @@
 //   first core: dma.load --A--> {pt units, ring (send)}
 //   the others: ring (recv) --A--> pt units, then ring (send) onwards.
 // With keepB, a core's B panel (all of K) stays in LX for all its M tiles,
-// loaded K tile by K tile during the first M tile. With shared A, C stores
+// loaded K tile by K tile during the first M tile, paced by the PT's K
+// steps; where that pays, the first two M tiles run as a pair, K outer, so
+// each arriving K tile of the panel feeds both (MatmulPlan::pairFill).
+// With shared A, C stores
 // are paced by the PT's K steps so the cores, which the chains keep in
 // step, do not write their tiles in one burst.
 //
@@ -63,6 +66,8 @@ constexpr int64_t kStorePieces = 8;
 /// C tiles per core from which the stores are paced: with fewer, the bursts
 /// are few and pacing the last ones only delays the end.
 constexpr int64_t kPacedTiles = 4;
+/// K tiles of a kept panel a core may load ahead of its PT units.
+constexpr int64_t kPanelAhead = 2;
 /// How much faster than the best plan with K whole a K split must be
 /// estimated before the planner takes it. The shapes it pays on are memory
 /// bound, where the estimate is 5-15% above the simulated time for plans
@@ -138,7 +143,27 @@ struct Shape {
   bool post = false, convert = false, directDl16 = false;
   /// Two buffers per streamed operand, or one (KernelOptions::overlap).
   bool overlap = true;
+  /// The fill pair: the first two M tiles of each N tile run together, K
+  /// outer, while the kept panel arrives (pairsFill, withPair).
+  bool pair = false;
 };
+
+/// Whether the first two M tiles of each N tile of a kept panel can run as
+/// a pair (withPair decides whether they do): K outer, each K step of the panel
+/// used by both tiles' A tiles and accumulated into both C buffers. While the
+/// panel arrives, all cores' loads together take longer than one tile's PT work
+/// per K step (32 x 16 KiB of B per K step of 344 x 64 x 128 tiles, 5.2k cycles
+/// at 100 bytes per cycle, against 2.75k of PT work); the pair doubles the PT
+/// work that each arriving K tile feeds. It needs both C buffers (two M tiles,
+/// with overlap), several K tiles (A then comes per K step), N outside M, and a
+/// DL16 C, which leaves the C buffers for buffers of its own (the convert,
+/// or on a K-split partner the partial's send) before it is stored: an
+/// FP32 C is stored from the C buffers, and the third tile would wait for
+/// the first one's store, all cores storing at once.
+bool pairsFill(const Problem &p, const Shape &s) {
+  return s.keepB && s.overlap && s.nOuter && s.mTiles >= 2 && s.kTiles >= 2 &&
+         !p.outF32;
+}
 
 Shape shapeOf(const Problem &p, int64_t tileM, int64_t tileK, int64_t tileN,
               const Block &block, bool nOuter, bool shareA, bool keepB,
@@ -227,7 +252,8 @@ LxLayout lxLayout(const Problem &p, const Shape &s) {
   l.rawBSlot = p.transB ? tkb * s.tileN : 0;
   l.cSlot = (s.directDl16 ? 1 : 2) * tnb * s.tileM;
   l.dSlot = s.convert ? tnb * s.tileM : 0;
-  l.stage = s.convert ? 2 * tnb * s.tileM : 0;
+  // One 64-column block at a time beside a kept panel (postTile).
+  l.stage = s.convert ? 2 * (s.keepB ? 1 : tnb) * s.tileM : 0;
   if (p.bias && s.owner) {
     // The FP32 bias covers whole 64-column blocks: a DL16 bias converts
     // into it, an FP32 one is loaded there directly, zero-padded.
@@ -412,12 +438,28 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
   const bool oneC = !s.overlap || cTiles == 1;
   const double ptBusy = oneC ? ptTime + reduceTime : ptTime;
   if (s.keepB) {
-    // A kept panel arrives K tile by K tile during the first M tile of its
-    // N tile, which cannot finish before the panel has (all cores load
-    // theirs at once).
+    // A kept panel arrives K tile by K tile during the first M tile (or the
+    // fill pair) of its N tile, paced by the PT's K steps: while it does,
+    // the memory carries every core's panel and the A tiles of the first
+    // tiles, and the PT units wait for what that time exceeds their work
+    // on those tiles. Where memory is the longer of the two anyway, the PT
+    // units have that much slack to wait in: the fill costs only what it
+    // exceeds.
+    const double first = s.pair ? 2.0 : 1.0;
     const double panel = bBytes / static_cast<double>(s.nTiles) / perCoreBw;
-    const double firstM = ptTime / static_cast<double>(cTiles);
-    fill += static_cast<double>(s.nTiles) * std::max(0.0, panel - firstM);
+    const double firstA = aTraffic * aShare * first /
+                          static_cast<double>(s.mTiles * s.nTiles) / perCoreBw;
+    const double firstM = first * ptTime / static_cast<double>(cTiles);
+    const double idle =
+        static_cast<double>(s.nTiles) * std::max(0.0, panel + firstA - firstM);
+    fill += std::max(0.0, idle - std::max(0.0, memTime - ptBusy));
+    // The pair ends with both C buffers full: the next tile waits for the
+    // post stage to convert the first (a copy of each FP32 block and a cvt
+    // of each DL16 block, one stick per cycle).
+    if (s.pair)
+      fill += static_cast<double>(s.nTiles) *
+              (4.0 * static_cast<double>(s.tileN / kStick * s.tileM) +
+               cfg.sfu.pipelineLatencyCycles);
   }
   double overlapped = 0;
   if (!s.shareA && !s.keepB) {
@@ -444,6 +486,24 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
   const double chain =
       ptTime + sfuTime + ringTime + reduceTime + dmaLatency + memBytes / bw;
   return std::pow(std::pow(overlapped, 4) + std::pow(chain, 4), 0.25);
+}
+
+/// The shape with the fill pair decided: where it can run (pairsFill), it
+/// is taken when the estimate says it pays, which it does where the panel
+/// takes longer to arrive than the first tile's PT work. A function of the
+/// plan and the config, so a replayed plan pairs as it did.
+Shape withPair(const hw::HwConfig &cfg, const Problem &p, Shape s,
+               int64_t blockM, int64_t blockN, int units, int active,
+               const AChains *chains) {
+  s.pair = false;
+  if (!pairsFill(p, s))
+    return s;
+  Shape paired = s;
+  paired.pair = true;
+  if (estimate(cfg, p, paired, blockM, blockN, units, active, chains) <
+      estimate(cfg, p, s, blockM, blockN, units, active, chains))
+    return paired;
+  return s;
 }
 
 /// Candidate tile sizes: `full` cut into d equal parts, rounded up to
@@ -519,6 +579,7 @@ Estimate bestTiles(const hw::HwConfig &cfg, const Problem &p,
                 continue;
               if (lxLayout(p, s).total() > lxSticks)
                 continue;
+              s = withPair(cfg, p, s, block.m, block.n, units, active, &chains);
               double t =
                   estimate(cfg, p, s, block.m, block.n, units, active, &chains);
               if (t < best.cycles * (1 - 1e-9)) {
@@ -577,6 +638,21 @@ void addParts(MatmulPlan &plan, const Problem &p, int firstCore) {
     }
 }
 
+/// The shape of a plan's largest block (firstBlock), its fill pair decided
+/// as the planner does: every core pairs as this block does, where its own
+/// block can.
+Shape planShape(const hw::HwConfig &cfg, const Problem &p,
+                const MatmulPlan &plan, const Resources &res) {
+  const Block block = firstBlock(p, plan.gridM, plan.gridN, plan.gridK);
+  const AChains chains = aChains(cfg, res.firstCore, plan.gridM, plan.gridN);
+  return withPair(cfg, p,
+                  shapeOf(p, plan.tileM, plan.tileK, plan.tileN, block,
+                          plan.nOuter, plan.shareA, plan.keepB,
+                          res.buffers == 2),
+                  block.m, block.n, res.units,
+                  plan.gridM * plan.gridN * plan.gridK, &chains);
+}
+
 } // namespace
 
 MatmulTiling MatmulPlan::tiling() const {
@@ -590,6 +666,7 @@ MatmulTiling MatmulPlan::tiling() const {
   t.nOuter = nOuter;
   t.shareA = shareA;
   t.keepB = keepB;
+  t.pairFill = pairFill;
   return t;
 }
 
@@ -605,9 +682,10 @@ std::string MatmulPlan::str() const {
       ", tiles " + std::to_string(tileM) + "x" + std::to_string(tileK) + "x" +
       std::to_string(tileN) + (nOuter ? " (n, m, k)" : " (m, n, k)") +
       (shareA ? ", A shared along grid rows" : "") +
-      (keepB ? ", B kept in LX" : "") + ", " + std::to_string(units) +
-      " PT units, LX " + std::to_string(lxSticks) + " sticks, estimate " +
-      std::to_string(estimatedCycles) + " cycles\n";
+      (keepB ? ", B kept in LX" : "") +
+      (pairFill ? ", first two M tiles paired" : "") + ", " +
+      std::to_string(units) + " PT units, LX " + std::to_string(lxSticks) +
+      " sticks, estimate " + std::to_string(estimatedCycles) + " cycles\n";
   for (const Part &pt : parts)
     s += "core " + std::to_string(pt.core) + ": rows [" +
          std::to_string(pt.m0) + ", " + std::to_string(pt.m1) + "), cols [" +
@@ -682,6 +760,7 @@ MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
         plan.nOuter = e.shape.nOuter;
         plan.shareA = e.shape.shareA;
         plan.keepB = e.shape.keepB;
+        plan.pairFill = e.shape.pair;
       }
   if (!(bestCycles < std::numeric_limits<double>::infinity())) {
     plan.error = "no matmul tiling fits " + std::to_string(res.lxSticks()) +
@@ -744,6 +823,9 @@ std::string matmulPlanProblem(const hw::HwConfig &config,
   if (t.keepB && !canKeepB(p, s))
     return "keep_b needs N tiles outside M tiles (n_outer) when a core has "
            "several";
+  if (t.pairFill.value_or(false) && !pairsFill(p, s))
+    return "pair_fill needs keep_b, n_outer, at least two M and two K tiles "
+           "per core, a DL16 C and overlap";
   const int64_t need = lxLayout(p, s).total();
   if (need > res.lxSticks())
     return tiles + (t.keepB ? " with B kept" : "") + " need " +
@@ -775,9 +857,11 @@ MatmulPlan planMatmulWith(const hw::HwConfig &config, const MatmulArgs &args,
   plan.nOuter = t.nOuter;
   plan.shareA = t.shareA;
   plan.keepB = t.keepB;
-  const Shape s = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, block,
-                          t.nOuter, t.shareA, t.keepB, res.buffers == 2);
   const AChains chains = aChains(config, res.firstCore, t.gridM, t.gridN);
+  Shape s = planShape(config, p, plan, res);
+  if (t.pairFill)
+    s.pair = *t.pairFill;
+  plan.pairFill = s.pair;
   plan.estimatedCycles = static_cast<int64_t>(
       std::ceil(estimate(config, p, s, block.m, block.n, res.units,
                          t.gridM * t.gridN * t.gridK, &chains)));
@@ -800,7 +884,7 @@ public:
   /// sends to none).
   MatmulCore(ProgramBuilder &pb, const Problem &p, const MatmulPlan &plan,
              const Resources &res, const MatmulPlan::Part &part, int prev,
-             int next, int accFrom, int sendTo)
+             int next, int accFrom, int sendTo, bool pair)
       : pb_(pb), p_(p), part_(part), core_(part.core), units_(plan.units),
         prev_(prev), next_(next), accFrom_(accFrom), sendTo_(sendTo) {
     const int64_t blockM = part.m1 - part.m0, blockN = part.n1 - part.n0;
@@ -808,6 +892,7 @@ public:
                       sendTo < 0};
     s_ = shapeOf(p, plan.tileM, plan.tileK, plan.tileN, block, plan.nOuter,
                  plan.shareA, plan.keepB, res.buffers == 2);
+    s_.pair = pair && pairsFill(p, s_);
     lvl_ = levelsOf(s_.nOuter);
     tail_[DimM] = blockM - (s_.mTiles - 1) * s_.tileM;
     tail_[DimN] = blockN - (s_.nTiles - 1) * s_.tileN;
@@ -818,6 +903,13 @@ public:
     for (Dim d : {DimM, DimN, DimK})
       levels_[static_cast<size_t>(lvl_[d])] = {tiles[d], tail_[d] != full_[d],
                                                d == DimK};
+    // The fill pair is the first iteration of the M level, which then has
+    // one iteration fewer; every stream emits it on its own.
+    if (s_.pair) {
+      NestLevel &m = levels_[static_cast<size_t>(lvl_[DimM])];
+      m.tiles = s_.mTiles - 1;
+      m.peelFirst = true;
+    }
     // A kept panel is loaded one K tile at a time during the first M tile
     // of its N tile (see loadB), which the load and PT streams therefore
     // emit on its own (the others need not: the hand-overs are the same).
@@ -848,22 +940,54 @@ private:
   int64_t kPad(const NestIter &it, int upTo) const {
     return ceilDiv(size(DimK, it, upTo), kStick) * kStick;
   }
+  /// Whether the iteration is the fill pair (for hooks at the M level or
+  /// inside it).
+  bool inPair(const NestIter &it) const {
+    return s_.pair && it.first[static_cast<size_t>(lvl_[DimM])];
+  }
+  /// C tiles of the iteration: two for the fill pair, else one.
+  int members(const NestIter &it) const { return inPair(it) ? 2 : 1; }
+  /// Rows of member `j` of the iteration's C tiles: the pair's first tile
+  /// is full, its second the M level's first iteration (the tail when the
+  /// pair is all of M).
+  int64_t rows(const NestIter &it, int upTo, int j) const {
+    if (inPair(it) && j == 0)
+      return full_[DimM];
+    return size(DimM, it, upTo);
+  }
+  /// Around the fill pair, in the streams with a register that steps with
+  /// M: the pair covers two M tiles but is one iteration of the M level.
+  /// After it the register moves one tile further (when the level has more
+  /// iterations; otherwise it does not step at all), and after the M level
+  /// it moves that tile back, since the N level steps it back by the M
+  /// level's iterations only.
+  void afterPair(StreamBuilder &s, int reg, int64_t stepM) const {
+    if (levels_[static_cast<size_t>(lvl_[DimM])].tiles > 1)
+      s.addi(reg, reg, stepM);
+  }
+  void afterMLevel(StreamBuilder &s, int reg, int64_t stepM) const {
+    if (s_.pair && levels_[static_cast<size_t>(lvl_[DimM])].tiles > 1)
+      s.addi(reg, reg, -stepM);
+  }
 
   void allocate(const Resources &res);
   void makeStreams();
   void emitLoad();
   void emitSfu(StreamBuilder &s);
-  void postTile(StreamBuilder &s, const NestIter &it, int biasReg);
+  void postTile(StreamBuilder &s, const NestIter &it, int biasReg, int j);
   void emitPt(int unit);
   void emitStore();
   void emitRing();
   void emitReduce();
   /// A tile of the current iteration as ring transfer fields.
   InstrBuilder aTransfer(std::string_view op, int peer, Addr slot,
-                         const NestIter &it, int upTo) const;
-  void loadA(const NestIter &it, int upTo);
+                         const NestIter &it, int upTo, int j) const;
+  /// `j`: the member of the fill pair (0 otherwise).
+  void loadA(const NestIter &it, int upTo, int j);
   void loadB(const NestIter &it, int upTo);
-  void xposeA(const NestIter &it, int upTo);
+  void xposeA(const NestIter &it, int upTo, int j);
+  /// The change of A's memory address from one M tile to the next.
+  int64_t aStepM() const;
   void xposeB(const NestIter &it, int upTo);
 
   ProgramBuilder &pb_;
@@ -894,6 +1018,9 @@ private:
   /// Counter of K steps done (PT unit 0 -> store) when the store is paced;
   /// -1 otherwise.
   int pace_ = -1;
+  /// Counter of the kept panel's K steps done (PT unit 0 -> load), which
+  /// paces the panel's loads; -1 without a kept panel.
+  int panelPace_ = -1;
 };
 
 void MatmulCore::allocate(const Resources &res) {
@@ -936,6 +1063,8 @@ void MatmulCore::makeStreams() {
     ring_ = &pb_.stream(core_, Engine::Ring);
   if (pacedStores(s_))
     pace_ = pb_.allocCounter(core_);
+  if (s_.keepB)
+    panelPace_ = pb_.allocCounter(core_);
 
   using Stages = std::vector<std::vector<StreamBuilder *>>;
   if (p_.transA) {
@@ -987,22 +1116,29 @@ void MatmulCore::makeStreams() {
 
 // ---- DMA load
 
-void MatmulCore::loadA(const NestIter &it, int upTo) {
-  const int64_t rows = size(DimM, it, upTo), kp = kPad(it, upTo);
+int64_t MatmulCore::aStepM() const {
+  return p_.transA ? s_.tileM / kStick * p_.a.blockStride
+                   : s_.tileM * p_.a.rowStride;
+}
+
+void MatmulCore::loadA(const NestIter &it, int upTo, int j) {
+  const int64_t m = rows(it, upTo, j), kp = kPad(it, upTo);
   const StickMatrix &a = p_.a;
+  // The fill pair's second tile is one M tile on.
+  const Addr mem{aMemReg_, j * aStepM()};
   if (p_.transA) {
     // A^T [K, M] sticked on M: the tile's k rows of each of its m blocks.
     rawARing_->acquire(*load_);
-    load_->append(loadSticks(rawARing_->slot(*load_), Addr{aMemReg_, 0},
-                             {size(DimK, it, upTo), ceilDiv(rows, kStick),
+    load_->append(loadSticks(rawARing_->slot(*load_), mem,
+                             {size(DimK, it, upTo), ceilDiv(m, kStick),
                               a.rowStride, a.blockStride, s_.tileK}));
     rawARing_->release(*load_);
     return;
   }
   aRing_->acquire(*load_);
   load_->append(
-      loadSticks(aRing_->slot(*load_), Addr{aMemReg_, 0},
-                 {rows, kp / kStick, a.rowStride, a.blockStride, s_.tileM}));
+      loadSticks(aRing_->slot(*load_), mem,
+                 {m, kp / kStick, a.rowStride, a.blockStride, s_.tileM}));
   aRing_->release(*load_);
 }
 
@@ -1097,7 +1233,7 @@ void MatmulCore::emitLoad() {
   none.tail.assign(3, false);
   none.first.assign(3, false);
   if (aLevel_ < 0 && loadsA)
-    loadA(none, -1);
+    loadA(none, -1, 0);
   std::vector<NestReg> regs;
   if (loadsA)
     regs.push_back({aMemReg_, aStep});
@@ -1115,6 +1251,8 @@ void MatmulCore::emitLoad() {
     bRing_->acquire(s);
     s.mov(bLxReg_, bRing_->slot(s).reg);
   };
+  if (s_.keepB)
+    s.signal(panelPace_, kPanelAhead);
   if (bLevel_ < 0 && s_.keepB)
     takePanel();
   else if (bLevel_ < 0)
@@ -1126,22 +1264,31 @@ void MatmulCore::emitLoad() {
       // the chain waits for the first core's A tile.
       if (l == bLevel_)
         takePanel();
-      if (l == lvl_[DimK] && it.first[static_cast<size_t>(mLevel)])
+      if (l == lvl_[DimK] && it.first[static_cast<size_t>(mLevel)]) {
+        s.wait(panelPace_, 1);
         loadB(it, l);
+      }
       if (l == aLevel_ && loadsA)
-        loadA(it, l);
+        for (int j = 0; j < members(it); ++j)
+          loadA(it, l, j);
       return;
     }
     if (l == aLevel_ && loadsA)
-      loadA(it, l);
+      loadA(it, l, 0);
     if (l == bLevel_)
       loadB(it, l);
   };
-  h.leave = [&](int l, const NestIter &) {
+  h.leave = [&](int l, const NestIter &it) {
     if (l == bLevel_ && s_.keepB)
       bRing_->advance(s);
+    if (loadsA && l == mLevel && inPair(it))
+      afterPair(s, aMemReg_, aStepM());
+    if (loadsA && l + 1 == mLevel)
+      afterMLevel(s, aMemReg_, aStepM());
   };
   emitNest(s, panelLevels_, regs, h, pb_.config().limits.maxLoopCount);
+  if (s_.keepB)
+    s.wait(panelPace_, kPanelAhead);
   if (bLxReg_)
     s.freeReg(bLxReg_);
   for (BufferRing *r : {rawARing_.get(), rawBRing_.get()})
@@ -1157,22 +1304,22 @@ void MatmulCore::emitLoad() {
 
 // ---- SFU transposes
 
-void MatmulCore::xposeA(const NestIter &it, int upTo) {
+void MatmulCore::xposeA(const NestIter &it, int upTo, int j) {
   StreamBuilder &s = *xpose_;
-  const int64_t rows = size(DimM, it, upTo), kRows = size(DimK, it, upTo);
+  const int64_t m = rows(it, upTo, j), kRows = size(DimK, it, upTo);
   rawARing_->acquire(s);
   aRing_->acquire(s);
   Addr raw = rawARing_->slot(s), a = aRing_->slot(s);
   // Raw block mb holds k rows (sticks of 64 m values); A block kb holds m
   // rows (sticks of 64 k values). Each 64 x 64 piece turns over once; lanes
   // past the valid k rows come out zero (K padding).
-  for (int64_t mb = 0; mb * kStick < rows; ++mb)
+  for (int64_t mb = 0; mb * kStick < m; ++mb)
     for (int64_t kb = 0; kb * kStick < kRows; ++kb)
       s.append(instr("xpose")
                    .set("dst", a + kb * s_.tileM + mb * kStick)
                    .set("src", raw + mb * s_.tileK + kb * kStick)
                    .set("m", std::min(kStick, kRows - kb * kStick))
-                   .set("k", std::min(kStick, rows - mb * kStick)));
+                   .set("k", std::min(kStick, m - mb * kStick)));
   rawARing_->release(s);
   aRing_->release(s);
 }
@@ -1219,29 +1366,14 @@ void MatmulCore::emitPt(int unit) {
     step[static_cast<size_t>(lvl_[DimK])] = s_.tileK;
     regs.push_back({bReg, step});
   }
-  NestHooks h;
-  h.enter = [&](int l, const NestIter &) {
-    if (l == aLevel_)
-      aRing_->acquire(s);
-    if (l == bLevel_ && bReg)
-      s.mov(bReg, bRing_->slot(s).reg);
-    else if (l == bLevel_)
-      bRing_->acquire(s);
-    if (l == 1)
-      cRing_->acquire(s);
-  };
-  h.body = [&](const NestIter &it) {
-    // The kept panel's K tiles arrive one by one in the first M tile.
-    if (s_.keepB && it.first[static_cast<size_t>(lvl_[DimM])])
-      bRing_->acquire(s);
-    if (pace_ >= 0 && unit == 0)
-      s.signal(pace_, 1);
-    const int64_t rows = size(DimM, it, 2);
-    const int64_t i0 = unit * rows / units_, i1 = (unit + 1) * rows / units_;
+  // The unit's share of the rows of member j's C tile, into buffer c.
+  auto step = [&](const NestIter &it, int j, Addr c) {
+    const int64_t m = rows(it, 2, j);
+    const int64_t i0 = unit * m / units_, i1 = (unit + 1) * m / units_;
     if (i1 <= i0)
       return;
     InstrBuilder mm = instr("mm")
-                          .set("c", cRing_->slot(s) + i0)
+                          .set("c", c + i0)
                           .set("a", aRing_->slot(s) + i0)
                           .set("b", s_.keepB ? Addr{bReg, 0} : bRing_->slot(s))
                           .set("m", i1 - i0)
@@ -1256,10 +1388,53 @@ void MatmulCore::emitPt(int unit) {
       mm.set("acc", 1);
     s.append(mm);
   };
-  h.leave = [&](int l, const NestIter &) {
-    if (l == 1)
+  // The fill pair holds both C buffers: the first tile's is the one
+  // released (stepped past) on the way to the second's.
+  NestHooks h;
+  h.enter = [&](int l, const NestIter &it) {
+    if (l == aLevel_ && !inPair(it))
+      aRing_->acquire(s);
+    if (l == bLevel_ && bReg)
+      s.mov(bReg, bRing_->slot(s).reg);
+    else if (l == bLevel_)
+      bRing_->acquire(s);
+    if (l != 1)
+      return;
+    cRing_->acquire(s);
+    if (inPair(it)) {
+      cRing_->advance(s);
+      cRing_->acquire(s);
+    }
+  };
+  h.body = [&](const NestIter &it) {
+    // The kept panel's K tiles arrive one by one in the first M tile.
+    if (s_.keepB && it.first[static_cast<size_t>(lvl_[DimM])])
+      bRing_->acquire(s);
+    if (pace_ >= 0 && unit == 0)
+      s.signal(pace_, 1);
+    if (s_.keepB && unit == 0 && it.first[static_cast<size_t>(lvl_[DimM])])
+      s.signal(panelPace_, 1);
+    if (!inPair(it)) {
+      step(it, 0, cRing_->slot(s));
+      return;
+    }
+    // Both tiles of the pair on this K step of the panel, each with its
+    // own A tile.
+    for (int j = 0; j < 2; ++j) {
+      aRing_->acquire(s);
+      step(it, j, j == 0 ? cRing_->released(s) : cRing_->slot(s));
+      aRing_->release(s);
+    }
+  };
+  h.leave = [&](int l, const NestIter &it) {
+    if (l == 1 && inPair(it)) {
+      cRing_->post(s);
+      cRing_->post(s);
+      cRing_->advance(s);
+    } else if (l == 1) {
       cRing_->release(s);
-    if (l == aLevel_)
+    }
+    if (l == aLevel_ && !inPair(it))
       aRing_->release(s);
     if (l == bLevel_)
       bRing_->release(s);
@@ -1281,12 +1456,12 @@ void MatmulCore::emitPt(int unit) {
 // ---- Ring: the A chain
 
 InstrBuilder MatmulCore::aTransfer(std::string_view op, int peer, Addr slot,
-                                   const NestIter &it, int upTo) const {
+                                   const NestIter &it, int upTo, int j) const {
   // The tile's k blocks of `rows` sticks each, tileM apart in LX.
   return instr(op)
       .set("core", peer)
       .set("lx", slot)
-      .set("n", size(DimM, it, upTo))
+      .set("n", rows(it, upTo, j))
       .set("m", kPad(it, upTo) / kStick)
       .set("s", s_.tileM);
 }
@@ -1299,27 +1474,28 @@ void MatmulCore::emitRing() {
   // from the buffer they just released: the PT units only read it, and the
   // buffer is filled again only after this send (program order) and after
   // the PT units are done with it (the ring's tokens).
-  auto step = [&](const NestIter &it, int upTo) {
+  auto step = [&](const NestIter &it, int upTo, int j) {
     aRing_->acquire(s);
     if (prev_ < 0) {
-      s.append(aTransfer("send", next_, aRing_->slot(s), it, upTo));
+      s.append(aTransfer("send", next_, aRing_->slot(s), it, upTo, j));
       aRing_->release(s);
       return;
     }
-    s.append(aTransfer("recv", prev_, aRing_->slot(s), it, upTo));
+    s.append(aTransfer("recv", prev_, aRing_->slot(s), it, upTo, j));
     aRing_->release(s);
     if (next_ >= 0)
-      s.append(aTransfer("send", next_, aRing_->released(s), it, upTo));
+      s.append(aTransfer("send", next_, aRing_->released(s), it, upTo, j));
   };
   NestIter none;
   none.tail.assign(3, false);
   none.first.assign(3, false);
   if (aLevel_ < 0)
-    step(none, -1);
+    step(none, -1, 0);
   NestHooks h;
   h.enter = [&](int l, const NestIter &it) {
     if (l == aLevel_)
-      step(it, l);
+      for (int j = 0; j < members(it); ++j)
+        step(it, l, j);
   };
   emitNest(s, levels_, {}, h, pb_.config().limits.maxLoopCount);
   aRing_->close(s);
@@ -1340,22 +1516,24 @@ void MatmulCore::emitReduce() {
   h.leave = [&](int l, const NestIter &it) {
     if (l != 1)
       return;
-    cRing_->acquire(s);
-    // The tile's FP32 blocks (two per 64 columns) of `rows` sticks each,
-    // tileM apart.
-    auto transfer = [&](std::string_view op, int peer) {
-      return instr(op)
-          .set("core", peer)
-          .set("lx", cRing_->slot(s))
-          .set("n", size(DimM, it, 1))
-          .set("m", 2 * ceilDiv(size(DimN, it, 1), kStick))
-          .set("s", s_.tileM);
-    };
-    if (accFrom_ >= 0)
-      s.append(transfer("racc", accFrom_));
-    if (sendTo_ >= 0)
-      s.append(transfer("rsend", sendTo_));
-    cRing_->release(s);
+    for (int j = 0; j < members(it); ++j) {
+      cRing_->acquire(s);
+      // The tile's FP32 blocks (two per 64 columns) of `rows` sticks each,
+      // tileM apart.
+      auto transfer = [&](std::string_view op, int peer) {
+        return instr(op)
+            .set("core", peer)
+            .set("lx", cRing_->slot(s))
+            .set("n", rows(it, 1, j))
+            .set("m", 2 * ceilDiv(size(DimN, it, 1), kStick))
+            .set("s", s_.tileM);
+      };
+      if (accFrom_ >= 0)
+        s.append(transfer("racc", accFrom_));
+      if (sendTo_ >= 0)
+        s.append(transfer("rsend", sendTo_));
+      cRing_->release(s);
+    }
   };
   emitNest(s, levels_, {}, h, pb_.config().limits.maxLoopCount);
   cRing_->close(s);
@@ -1400,19 +1578,21 @@ void MatmulCore::emitSfu(StreamBuilder &s) {
   none.tail.assign(3, false);
   none.first.assign(3, false);
   if (doXpose && p_.transA && aLevel_ < 0)
-    xposeA(none, -1);
+    xposeA(none, -1, 0);
   if (doXpose && p_.transB && bLevel_ < 0)
     xposeB(none, -1);
   NestHooks h;
   h.enter = [&](int l, const NestIter &it) {
     if (doXpose && p_.transA && l == aLevel_)
-      xposeA(it, l);
+      for (int j = 0; j < members(it); ++j)
+        xposeA(it, l, j);
     if (doXpose && p_.transB && l == bLevel_)
       xposeB(it, l);
   };
   h.leave = [&](int l, const NestIter &it) {
     if (doPost && l == 1)
-      postTile(s, it, biasReg);
+      for (int j = 0; j < members(it); ++j)
+        postTile(s, it, biasReg, j);
   };
   emitNest(s, levels_, regs, h, pb_.config().limits.maxLoopCount);
   if (doXpose && p_.transA) {
@@ -1432,34 +1612,43 @@ void MatmulCore::emitSfu(StreamBuilder &s) {
   }
 }
 
-void MatmulCore::postTile(StreamBuilder &s, const NestIter &it, int biasReg) {
-  const int64_t rows = size(DimM, it, 1);
+void MatmulCore::postTile(StreamBuilder &s, const NestIter &it, int biasReg,
+                          int j) {
+  const int64_t m = rows(it, 1, j);
   const int64_t nBlocks = ceilDiv(size(DimN, it, 1), kStick);
   cRing_->acquire(s);
   Addr c = cRing_->slot(s);
   if (!s_.convert) {
     // FP32 C: bias stick j on every row of FP32 block j, in place.
     s.append(sfuBinary("add", c, c, Addr{biasReg, 0},
-                       {rows, 2 * nBlocks, s_.tileM, s_.tileM, 1, 0}, true,
-                       true));
+                       {m, 2 * nBlocks, s_.tileM, s_.tileM, 1, 0}, true, true));
     cRing_->release(s);
     return;
   }
-  // FP32 blocks 2j and 2j+1 interleave row by row into the stage (plus the
-  // bias on the way), which cvt turns into DL16 block j.
+  // FP32 blocks 2b and 2b+1 interleave row by row into the stage (plus the
+  // bias on the way), which cvt turns into DL16 block b. Beside a kept
+  // panel, one block at a time: the stage holds one DL16 block's FP32 rows
+  // (2 tileM sticks, not 2 tileM per 64 columns: what lets a fill pair of
+  // 512-row tiles fit beside a 4096 x 128 panel), and this one SFU stream
+  // orders its reuse. Otherwise all blocks, then one cvt (the plain -O0
+  // plan's tiles stay those it always had).
   dRing_->acquire(s);
   const Addr stage = at(stageAt_);
-  for (int64_t j = 0; j < 2 * nBlocks; ++j) {
-    Addr dst = stage + (j / 2) * 2 * rows + j % 2;
-    Addr src = c + j * s_.tileM;
-    if (p_.bias)
-      s.append(sfuBinary("add", dst, src, Addr{biasReg, j},
-                         {1, rows, 2, 1, 0, 0}, true, true));
-    else
-      s.append(sfuUnary("copy", dst, src, {1, rows, 2, 1, 0, 0}, true));
+  const int64_t perStage = s_.keepB ? 1 : nBlocks;
+  for (int64_t b0 = 0; b0 < nBlocks; b0 += perStage) {
+    const int64_t blocks = std::min(perStage, nBlocks - b0);
+    for (int64_t f = 0; f < 2 * blocks; ++f) {
+      Addr dst = stage + (f / 2) * 2 * m + f % 2;
+      Addr src = c + (2 * b0 + f) * s_.tileM;
+      if (p_.bias)
+        s.append(sfuBinary("add", dst, src, Addr{biasReg, 2 * b0 + f},
+                           {1, m, 2, 1, 0, 0}, true, true));
+      else
+        s.append(sfuUnary("copy", dst, src, {1, m, 2, 1, 0, 0}, true));
+    }
+    s.append(sfuCvt(dRing_->slot(s) + b0 * s_.tileM, stage, false,
+                    {2 * m, blocks, s_.tileM, 2 * m, 0, 0}));
   }
-  s.append(sfuCvt(dRing_->slot(s), stage, false,
-                  {2 * rows, nBlocks, s_.tileM, 2 * rows, 0, 0}));
   cRing_->release(s);
   dRing_->release(s);
 }
@@ -1481,31 +1670,29 @@ void MatmulCore::emitStore() {
   // share of K steps (the PT's tokens), so that the cores of a chain, which
   // finish their tiles together, do not write them to memory in one burst
   // that the chains' A tiles would queue behind. The first tile's tokens
-  // are taken up front; the PT adds a tile's worth at its end.
+  // are taken up front; the PT adds a tile's worth at its end. The fill
+  // pair's two tiles share the next tile's tokens, half each, so the
+  // stores stay one tile behind the PT.
   const int64_t k = s_.kTiles;
   if (pace_ >= 0)
     s.wait(pace_, k);
-  NestHooks h;
-  h.leave = [&](int l, const NestIter &it) {
-    if (l != 1)
-      return;
+  // One C tile of m rows after `tokens` of the PT's.
+  auto storeTile = [&](const NestIter &it, int64_t m, int64_t tokens) {
     ring.acquire(s);
-    const int64_t rows = size(DimM, it, 1);
     const int64_t blocks = ceilDiv(size(DimN, it, 1), lanes);
-    const int64_t pieces = pace_ >= 0 ? std::min({k, kStorePieces, rows}) : 1;
-    if (pieces == 1) {
-      if (pace_ >= 0)
-        s.wait(pace_, k);
-      s.append(
-          storeSticks(Addr{reg, 0}, ring.slot(s),
-                      {rows, blocks, c.rowStride, c.blockStride, s_.tileM}));
+    const int64_t pieces = pace_ >= 0 ? std::min({tokens, kStorePieces, m}) : 1;
+    if (pieces <= 1) {
+      if (pace_ >= 0 && tokens > 0)
+        s.wait(pace_, tokens);
+      s.append(storeSticks(Addr{reg, 0}, ring.slot(s),
+                           {m, blocks, c.rowStride, c.blockStride, s_.tileM}));
       ring.release(s);
       return;
     }
-    // `full` pieces of `pr` rows in a loop, each after k / pieces tokens,
-    // then the rest of the rows after the rest of the tokens.
-    const int64_t pr = ceilDiv(rows, pieces), full = (rows - 1) / pr;
-    const int64_t w = k / pieces;
+    // `full` pieces of `pr` rows in a loop, each after tokens / pieces
+    // tokens, then the rest of the rows after the rest of the tokens.
+    const int64_t pr = ceilDiv(m, pieces), full = (m - 1) / pr;
+    const int64_t w = tokens / pieces;
     const int lx = s.allocReg();
     s.mov(lx, ring.slot(s).reg);
     s.beginLoop(full);
@@ -1515,13 +1702,30 @@ void MatmulCore::emitStore() {
     s.addi(reg, reg, pr * c.rowStride);
     s.addi(lx, lx, pr);
     s.endLoop();
-    s.wait(pace_, k - full * w);
+    s.wait(pace_, tokens - full * w);
     s.append(storeSticks(
         Addr{reg, 0}, Addr{lx, 0},
-        {rows - full * pr, blocks, c.rowStride, c.blockStride, s_.tileM}));
+        {m - full * pr, blocks, c.rowStride, c.blockStride, s_.tileM}));
     s.addi(reg, reg, -full * pr * c.rowStride);
     s.freeReg(lx);
     ring.release(s);
+  };
+  const int64_t stepM = s_.tileM * c.rowStride;
+  NestHooks h;
+  h.leave = [&](int l, const NestIter &it) {
+    if (l + 1 == lvl_[DimM])
+      afterMLevel(s, reg, stepM);
+    if (l != 1)
+      return;
+    if (!inPair(it)) {
+      storeTile(it, rows(it, 1, 0), k);
+      return;
+    }
+    storeTile(it, rows(it, 1, 0), k / 2);
+    s.addi(reg, reg, stepM);
+    storeTile(it, rows(it, 1, 1), k - k / 2);
+    s.addi(reg, reg, -stepM);
+    afterPair(s, reg, stepM);
   };
   emitNest(s, levels_, {{reg, step}}, h, pb_.config().limits.maxLoopCount);
   ring.close(s);
@@ -1550,6 +1754,8 @@ void MatmulCore::emit() {
     biasReady_->finish();
   if (pace_ >= 0)
     pb_.releaseCounter(core_, pace_);
+  if (panelPace_ >= 0)
+    pb_.releaseCounter(core_, panelPace_);
 }
 
 } // namespace
@@ -1581,6 +1787,8 @@ MatmulPlan emitMatmul(ProgramBuilder &pb, const MatmulArgs &args,
   const AChains chains =
       plan.shareA ? aChains(pb.config(), res.firstCore, plan.gridM, plan.gridN)
                   : AChains{};
+  const bool pair = plan.pairFill;
+  SPYRE_ASSERT(!pair || plan.keepB, "matmul: a fill pair needs a kept panel");
   plan.lxSticks = 0;
   for (size_t i = 0; i < plan.parts.size(); ++i) {
     const MatmulPlan::Part &part = plan.parts[i];
@@ -1598,7 +1806,7 @@ MatmulPlan emitMatmul(ProgramBuilder &pb, const MatmulArgs &args,
                  "matmul: K partners must be on consecutive cores");
     const int accFrom = q + 1 < plan.gridK ? part.core + 1 : -1;
     const int sendTo = q > 0 ? part.core - 1 : -1;
-    MatmulCore core(pb, p, plan, res, part, prev, next, accFrom, sendTo);
+    MatmulCore core(pb, p, plan, res, part, prev, next, accFrom, sendTo, pair);
     core.emit();
     plan.lxSticks = std::max(plan.lxSticks, core.lxEnd() - res.lxBase);
   }
