@@ -33,55 +33,51 @@ std::string readFile(const std::string &path) {
 
 namespace {
 
-/// Writes straight into `path`: for a device or a pipe (`-o /dev/null`),
-/// which a rename would replace by a regular file.
-void writeInPlace(const std::string &path, std::string_view bytes) {
-  std::FILE *f = std::fopen(path.c_str(), "wb");
+[[noreturn]] void cannotWrite(const std::string &path, int err) {
+  throw UserError(SourceLoc{path},
+                  std::string("cannot write file: ") + std::strerror(err));
+}
+
+/// Writes `bytes` to `file` from its start; 0, or the errno of what failed.
+int writeAll(const std::string &file, std::string_view bytes) {
+  std::FILE *f = std::fopen(file.c_str(), "wb");
   if (!f)
-    throw UserError(SourceLoc{path}, std::string("cannot write file: ") +
-                                         std::strerror(errno));
+    return errno;
   size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
-  int closeRc = std::fclose(f);
-  if (written != bytes.size() || closeRc != 0)
-    throw UserError(SourceLoc{path}, std::string("cannot write file: ") +
-                                         std::strerror(errno));
+  int err = written == bytes.size() ? 0 : errno;
+  if (std::fclose(f) != 0 && err == 0)
+    err = errno;
+  return err;
 }
 
 } // namespace
 
 void writeFileAtomic(const std::string &path, std::string_view bytes) {
+  // A device or a pipe (`-o /dev/null`) is written in place: a rename
+  // would replace it by a regular file.
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
       !S_ISDIR(st.st_mode)) {
-    writeInPlace(path, bytes);
+    if (int err = writeAll(path, bytes))
+      cannotWrite(path, err);
     return;
   }
   // A symlink stays one: the file it points to is what gets replaced.
   std::string target = path;
   std::error_code ec;
   if (std::filesystem::is_symlink(path, ec)) {
-    std::filesystem::path resolved = std::filesystem::weakly_canonical(path, ec);
+    std::filesystem::path resolved =
+        std::filesystem::weakly_canonical(path, ec);
     if (!ec)
       target = resolved.string();
   }
   std::string tmp = target + ".tmp." + std::to_string(::getpid());
-  std::FILE *f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
-    throw UserError(SourceLoc{path}, std::string("cannot write file: ") +
-                                         std::strerror(errno));
-  size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
-  int closeRc = std::fclose(f);
-  if (written != bytes.size() || closeRc != 0) {
-    int err = errno;
+  int err = writeAll(tmp, bytes);
+  if (err == 0 && std::rename(tmp.c_str(), target.c_str()) != 0)
+    err = errno;
+  if (err != 0) {
     std::remove(tmp.c_str());
-    throw UserError(SourceLoc{path},
-                    std::string("cannot write file: ") + std::strerror(err));
-  }
-  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    throw UserError(SourceLoc{path},
-                    std::string("cannot write file: ") + std::strerror(err));
+    cannotWrite(path, err);
   }
 }
 

@@ -130,32 +130,30 @@ bool swapsAboveLast(const Op &t) {
   return true;
 }
 
-/// Whether reshape `r` splits the last dim into heads of exactly one
-/// stick, [S, H x L] -> [S, H, L] with L the lanes of a stick and no dim
-/// of more than one index above S.
-bool splitsStickHeads(const Op &r, int stickBytes) {
-  if (r.kind() != OpKind::Reshape)
-    return false;
-  const Shape &xs = r.operand(0)->type().shape, &ys = r.result()->type().shape;
-  const int64_t lanes =
-      elementsPerStick(requireLayout(*r.operand(0)).dtype, stickBytes);
-  return xs.size() >= 2 && ys.size() == xs.size() + 1 &&
-         ys.back() == lanes && ys[ys.size() - 2] * lanes == xs.back() &&
-         std::equal(xs.begin(), xs.end() - 1, ys.begin()) &&
-         product(xs, 0, xs.size() - 2) == 1;
+/// Whether `flat` [S, H x L] and `heads` [S, H, L] are the two sides of a
+/// split into heads of exactly one stick (L the lanes of a stick), with
+/// no dim of more than one index above S.
+bool stickHeads(const Shape &flat, const Shape &heads, int64_t lanes) {
+  return flat.size() >= 2 && heads.size() == flat.size() + 1 &&
+         heads.back() == lanes &&
+         heads[heads.size() - 2] * lanes == flat.back() &&
+         std::equal(flat.begin(), flat.end() - 1, heads.begin()) &&
+         product(flat, 0, flat.size() - 2) == 1;
 }
 
-/// The reverse of splitsStickHeads: [S, H, L] -> [S, H x L].
-bool splitsStickHeadsBack(const Op &r, int stickBytes) {
+/// Whether reshape `r` splits its last dim into heads of one stick
+/// (`back`: merges them again).
+bool splitsStickHeads(const Op &r, int stickBytes, bool back = false) {
   if (r.kind() != OpKind::Reshape)
     return false;
   const Shape &xs = r.operand(0)->type().shape, &ys = r.result()->type().shape;
   const int64_t lanes =
       elementsPerStick(requireLayout(*r.operand(0)).dtype, stickBytes);
-  return ys.size() >= 2 && xs.size() == ys.size() + 1 &&
-         xs.back() == lanes && xs[xs.size() - 2] * lanes == ys.back() &&
-         std::equal(ys.begin(), ys.end() - 1, xs.begin()) &&
-         product(ys, 0, ys.size() - 2) == 1;
+  return back ? stickHeads(ys, xs, lanes) : stickHeads(xs, ys, lanes);
+}
+
+bool splitsStickHeadsBack(const Op &r, int stickBytes) {
+  return splitsStickHeads(r, stickBytes, true);
 }
 
 bool onlyUsedBy(const Graph &graph, const Value *v,
@@ -163,8 +161,9 @@ bool onlyUsedBy(const Graph &graph, const Value *v,
   if (graph.isOutput(v))
     return false;
   const std::vector<OpUse> uses = graph.usesOf(v);
-  return !uses.empty() && std::all_of(uses.begin(), uses.end(),
-                                      [&](const OpUse &u) { return ok(*u.op); });
+  return !uses.empty() &&
+         std::all_of(uses.begin(), uses.end(),
+                     [&](const OpUse &u) { return ok(*u.op); });
 }
 
 /// A head split [S, H x L] -> [S, H, L] -> [H, S, L] (a reshape, then a
