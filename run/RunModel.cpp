@@ -42,18 +42,6 @@ std::string percent(double fraction) {
   return fmt::format("{:.1f}%", 100.0 * fraction);
 }
 
-/// The program tensor of graph value `name` of `kind`: outputs that the
-/// emitter had to copy are named `NAME.out` (compiler/passes/Emit.cpp).
-const isa::TensorDecl *findTensor(const isa::Program &program,
-                                  const std::string &name,
-                                  isa::TensorKind kind) {
-  for (const std::string &candidate : {name, name + ".out"})
-    for (const isa::TensorDecl &t : program.tensors)
-      if (t.kind == kind && t.name == candidate)
-        return &t;
-  return nullptr;
-}
-
 /// Files written by one run, removed again when a later write fails, so a
 /// failed run leaves nothing partial behind.
 class OutputFiles {
@@ -255,21 +243,7 @@ RunReport runModel(const RunOptions &o) {
   // into device memory and is read back from there.
   compiler::ref::TensorMap refInputs;
   if (report.numerics)
-    for (const Value *v : graphInputs) {
-      const NpyArray &host = inputs.arrays.at(v->name());
-      const isa::TensorDecl *t =
-          findTensor(program, v->name(), isa::TensorKind::Input);
-      if (!t) {
-        refInputs[v->name()] = compiler::ref::tensorFromNpy(host);
-        continue;
-      }
-      auto file = inputs.files.find(v->name());
-      sim::writeTensor(*t, host,
-                       file == inputs.files.end() ? v->name() : file->second,
-                       machine.deviceMemory());
-      refInputs[v->name()] = compiler::ref::tensorFromNpy(
-          sim::readTensor(*t, machine.deviceMemory()));
-    }
+    refInputs = writeInputs(graph, program, inputs, machine);
 
   if (o.useSystemC)
     sim::runWithSystemC(machine, o.quantum);
@@ -473,6 +447,42 @@ std::string summaryText(const RunReport &r, size_t topOps) {
   if (r.findingsDropped > 0)
     out += fmt::format("  ({} more not listed)\n", r.findingsDropped);
   return out;
+}
+
+const isa::TensorDecl *findTensor(const isa::Program &program,
+                                  const std::string &name,
+                                  isa::TensorKind kind) {
+  for (const std::string &candidate : {name, name + ".out"})
+    for (const isa::TensorDecl &t : program.tensors)
+      if (t.kind == kind && t.name == candidate)
+        return &t;
+  return nullptr;
+}
+
+compiler::ref::TensorMap writeInputs(const compiler::Graph &graph,
+                                     const isa::Program &program,
+                                     const ModelInputs &inputs,
+                                     sim::Machine &machine) {
+  compiler::ref::TensorMap refInputs;
+  for (const Value *v : graph.inputs()) {
+    const NpyArray &host = inputs.arrays.at(v->name());
+    const isa::TensorDecl *t =
+        findTensor(program, v->name(), isa::TensorKind::Input);
+    if (!t) {
+      refInputs[v->name()] = compiler::ref::tensorFromNpy(host);
+      continue;
+    }
+    auto file = inputs.files.find(v->name());
+    sim::writeTensor(*t, host,
+                     file == inputs.files.end() ? v->name() : file->second,
+                     machine.deviceMemory());
+    // Read back in the value's own shape: the program holds a scalar
+    // (rank 0) as a tensor of one element.
+    NpyArray stored = sim::readTensor(*t, machine.deviceMemory());
+    stored.shape = v->type().shape;
+    refInputs[v->name()] = compiler::ref::tensorFromNpy(stored);
+  }
+  return refInputs;
 }
 
 } // namespace spyre::run

@@ -6,6 +6,8 @@
 #pragma once
 
 #include "compiler/import/ModelLoader.h"
+#include "compiler/ref/Evaluator.h"
+#include "isa/Program.h"
 #include "run/Inputs.h"
 #include "sim/analysis/Summary.h"
 #include "support/Diagnostic.h"
@@ -16,6 +18,10 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace spyre::sim {
+class Machine;
+} // namespace spyre::sim
 
 namespace spyre::run {
 
@@ -125,5 +131,19 @@ RunReport runModel(const RunOptions &options);
 
 /// The terminal summary; `topOps` ops are listed.
 std::string summaryText(const RunReport &report, size_t topOps = 5);
+
+/// The program tensor of graph value `name` of `kind`, or nullptr: outputs
+/// the emitter had to copy are named `NAME.out` (compiler/passes/Emit.cpp).
+const isa::TensorDecl *findTensor(const isa::Program &program,
+                                  const std::string &name,
+                                  isa::TensorKind kind);
+
+/// Puts every graph input into the machine's device memory and returns
+/// what the host reference is fed: each input as the device stores it, in
+/// the value's own shape (a rank-0 input is one element in the program).
+compiler::ref::TensorMap writeInputs(const compiler::Graph &graph,
+                                     const isa::Program &program,
+                                     const ModelInputs &inputs,
+                                     sim::Machine &machine);
 
 } // namespace spyre::run

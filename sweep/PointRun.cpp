@@ -68,18 +68,6 @@ uint64_t planPeakLx(const std::string &statistics) {
   return 0;
 }
 
-/// The program tensor of graph value `name`: outputs the emitter had to
-/// copy are named `NAME.out` (compiler/passes/Emit.cpp).
-const isa::TensorDecl *findTensor(const isa::Program &program,
-                                  const std::string &name,
-                                  isa::TensorKind kind) {
-  for (const std::string &candidate : {name, name + ".out"})
-    for (const isa::TensorDecl &t : program.tensors)
-      if (t.kind == kind && t.name == candidate)
-        return &t;
-  return nullptr;
-}
-
 /// Engines of one kind on the whole chip: PT and SFU are per corelet.
 double enginesOfKind(std::string_view kind, const hw::HwConfig &config) {
   const int perCore = kind == "pt" || kind == "sfu"
@@ -131,28 +119,6 @@ void readStats(const std::string &statsText, const hw::HwConfig &config,
   r.findings = s.at("findings").size() + s.at("findings_dropped").get<uint64_t>();
 }
 
-/// Puts the inputs into device memory and returns what the reference is
-/// fed: each input as the device stores it.
-compiler::ref::TensorMap writeInputs(const compiler::Graph &graph,
-                                     const isa::Program &program,
-                                     const run::ModelInputs &inputs,
-                                     sim::Machine &machine) {
-  compiler::ref::TensorMap refInputs;
-  for (const compiler::Value *v : graph.inputs()) {
-    const NpyArray &host = inputs.arrays.at(v->name());
-    const isa::TensorDecl *t =
-        findTensor(program, v->name(), isa::TensorKind::Input);
-    if (!t) {
-      refInputs[v->name()] = compiler::ref::tensorFromNpy(host);
-      continue;
-    }
-    sim::writeTensor(*t, host, v->name(), machine.deviceMemory());
-    refInputs[v->name()] = compiler::ref::tensorFromNpy(
-        sim::readTensor(*t, machine.deviceMemory()));
-  }
-  return refInputs;
-}
-
 /// Compares every output with the host reference, as `spyre run --check`.
 std::string checkOutputs(const compiler::Graph &graph,
                          const isa::Program &program,
@@ -164,7 +130,7 @@ std::string checkOutputs(const compiler::Graph &graph,
   for (size_t i = 0; i < graph.outputs().size(); ++i) {
     const compiler::Value *v = graph.outputs()[i];
     const isa::TensorDecl *t =
-        findTensor(program, v->name(), isa::TensorKind::Output);
+        run::findTensor(program, v->name(), isa::TensorKind::Output);
     SPYRE_ASSERT(t, "the program has no output tensor for '" + v->name() + "'");
     const std::vector<double> got =
         compiler::ref::tensorFromNpy(
@@ -212,8 +178,8 @@ void simulate(const SweepPlan &plan, const SweepPoint &p, PointResult &r) {
   sim::Machine machine(p.config, compiled->program, so);
   compiler::ref::TensorMap refInputs;
   if (plan.numerics)
-    refInputs = writeInputs(graph, compiled->program,
-                            run::randomInputs(graph, plan.seed), machine);
+    refInputs = run::writeInputs(graph, compiled->program,
+                                 run::randomInputs(graph, plan.seed), machine);
   sim::runWithSystemC(machine, kQuantum);
   const std::string stats = sim::statsJson(machine);
   r.simulateSeconds = secondsSince(simStart);

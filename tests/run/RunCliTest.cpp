@@ -76,6 +76,23 @@ TEST(RunCli, TimingOnlyGivesTheCyclesOfAFullRun) {
             std::string::npos);
 }
 
+// A rank-0 input is one element in the program; the reference is fed it
+// back in its own shape.
+TEST(RunCli, ScalarInputIsCheckedAgainstTheReference) {
+  const std::string dir = test::makeTempDir();
+  writeFileAtomic(
+      dir + "/g.json",
+      R"({"format": "spyre-graph", "version": 1, "name": "scale",
+          "inputs": [{"name": "x", "dtype": "f32", "shape": [4, 64]},
+                     {"name": "c", "dtype": "f32", "shape": []}],
+          "outputs": ["y"],
+          "ops": [{"name": "m", "op": "mul", "inputs": ["x", "c"],
+                   "outputs": ["y"]}]})");
+  ToolResult r = runSpyre({"run", dir + "/g.json", "--seed", "1", "--check"});
+  ASSERT_EQ(r.exitCode, 0) << all(r);
+  EXPECT_NE(r.out.find("check      ok: "), std::string::npos) << r.out;
+}
+
 TEST(RunCli, WritesWhatCompileAndSimWrite) {
   // The same program and inputs through `compile` + `sim` give the same
   // outputs, statistics and trace, byte for byte.
