@@ -11,29 +11,19 @@
 #include "compiler/driver/CompileCheck.h"
 #include "compiler/codegen/KernelHarness.h"
 #include "compiler/codegen/Layout.h"
-#include "compiler/ir/Parser.h"
 #include "compiler/passes/Emit.h"
 #include "compiler/passes/PassManager.h"
 #include "compiler/passes/PassRegistry.h"
-#include "compiler/ref/Evaluator.h"
 #include "hw/HwConfig.h"
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 
 namespace spyre::compiler {
 namespace {
 
 using test::CheckedRun;
 using test::checkCompiledWith;
-
-std::unique_ptr<Graph> parse(const std::string &text) {
-  DiagnosticEngine diags;
-  std::unique_ptr<Graph> g = parseGraph(text, "test.ir", diags);
-  EXPECT_TRUE(g) << diags.str();
-  return g;
-}
 
 std::string shapeText(const std::vector<int64_t> &s) {
   std::string t = "[";
@@ -137,7 +127,7 @@ struct Case {
 };
 
 void checkCase(const Case &c) {
-  std::unique_ptr<Graph> g = parse(matmulGraph(c.a, c.b, c.y, c.transB));
+  std::unique_ptr<Graph> g = test::parseGraphText(matmulGraph(c.a, c.b, c.y, c.transB));
   ASSERT_TRUE(g);
   for (int level : {0, 2}) {
     SCOPED_TRACE("-O" + std::to_string(level));
@@ -204,34 +194,7 @@ isa::Program checkFp32Result(const Graph &g, int level, int depth) {
   EXPECT_TRUE(program) << diags.str();
   if (!program)
     return {};
-  codegen::test::SimRequest req;
-  ref::TensorMap inputs;
-  uint32_t seed = 11;
-  for (const Value *in : g.inputs()) {
-    std::vector<float> v = codegen::test::randomValues(
-        static_cast<size_t>(in->type().elementCount()), seed++, -2, 2,
-        isa::DType::Dl16);
-    req.inputs[in->name()] = v;
-    inputs[in->name()] = {in->type().shape,
-                          std::vector<double>(v.begin(), v.end())};
-  }
-  const codegen::test::SimResult sim = codegen::test::simulate(*program, req);
-  EXPECT_TRUE(sim.findings.empty()) << sim.findings.front();
-  const std::vector<ref::RefTensor> want = ref::evaluateGraph(g, inputs);
-  auto it = sim.outputs.find("y");
-  if (it == sim.outputs.end())
-    it = sim.outputs.find("y.out");
-  EXPECT_TRUE(it != sim.outputs.end());
-  if (it == sim.outputs.end())
-    return *program;
-  double mean = 0;
-  for (double w : want[0].values)
-    mean += std::abs(w) / static_cast<double>(want[0].values.size());
-  std::vector<double> tol;
-  for (double w : want[0].values)
-    tol.push_back(depth * std::ldexp(1.0, -8) * (std::abs(w) + mean) +
-                  std::ldexp(1.0, -31));
-  EXPECT_TRUE(codegen::test::allClose(it->second, want[0].values, tol));
+  test::checkProgram(g, *program, depth, {}, text);
   return *program;
 }
 
@@ -240,7 +203,7 @@ TEST(CompileBatchedMatmul, Fp32Result) {
   for (const Case &c : std::vector<Case>{
            {{3, 77, 130}, {3, 130, 129}, {3, 77, 129}},
            {{12, 256, 64}, {12, 256, 64}, {12, 256, 256}, true}}) {
-    std::unique_ptr<Graph> g = parse(matmulGraph(c.a, c.b, c.y, c.transB));
+    std::unique_ptr<Graph> g = test::parseGraphText(matmulGraph(c.a, c.b, c.y, c.transB));
     ASSERT_TRUE(g);
     for (int level : {0, 2}) {
       SCOPED_TRACE(shapeText(c.y) + " -O" + std::to_string(level));

@@ -10,7 +10,6 @@
 // the intermediates' and the reductions').
 #include "compiler/driver/Compile.h"
 #include "compiler/driver/CompileCheck.h"
-#include "compiler/ir/Parser.h"
 
 #include <gtest/gtest.h>
 
@@ -22,13 +21,6 @@ namespace {
 using test::checkCompiledWith;
 using test::CheckedRun;
 using test::Range;
-
-std::unique_ptr<Graph> parse(const std::string &text) {
-  DiagnosticEngine diags;
-  std::unique_ptr<Graph> g = parseGraph(text, "test.ir", diags);
-  EXPECT_TRUE(g) << diags.str();
-  return g;
-}
 
 std::string shapeText(const std::vector<int64_t> &s) {
   std::string t = "[";
@@ -80,7 +72,7 @@ uint64_t computedBytes(const isa::Program &p) {
 void checkColumnGraph(const std::string &text, int depth,
                       const std::vector<std::string> &broadcastOps,
                       Range range = {}) {
-  std::unique_ptr<Graph> g = parse(text);
+  std::unique_ptr<Graph> g = test::parseGraphText(text);
   ASSERT_TRUE(g);
   for (int level : {0, 2}) {
     SCOPED_TRACE("-O" + std::to_string(level));

@@ -2,6 +2,7 @@
 #include "compiler/driver/CompileCheck.h"
 
 #include "compiler/codegen/KernelHarness.h"
+#include "compiler/ir/Parser.h"
 #include "compiler/ref/Evaluator.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +23,13 @@ const double kDl16Max = std::ldexp(1.0 + 510.0 / 512.0, 32);
 
 } // namespace
 
+std::unique_ptr<Graph> parseGraphText(const std::string &text) {
+  DiagnosticEngine diags;
+  std::unique_ptr<Graph> g = parseGraph(text, "test.ir", diags);
+  EXPECT_TRUE(g) << diags.str();
+  return g;
+}
+
 CheckedRun checkCompiledWith(const Graph &graph, const CompileOptions &options,
                              int depth, Range range) {
   CheckedRun run;
@@ -30,8 +38,17 @@ CheckedRun checkCompiledWith(const Graph &graph, const CompileOptions &options,
   EXPECT_TRUE(run.compiled) << diags.str();
   if (!run.compiled)
     return run;
-  const std::optional<CompileResult> &r = run.compiled;
-  EXPECT_EQ(codegen::test::programFileProblem(r->program), "");
+  CheckedRun sim = checkProgram(graph, run.compiled->program, depth, range,
+                                "-O" + std::to_string(options.optLevel));
+  run.cycles = sim.cycles;
+  run.readBytes = sim.readBytes;
+  run.writeBytes = sim.writeBytes;
+  return run;
+}
+
+CheckedRun checkProgram(const Graph &graph, const isa::Program &program,
+                        int depth, Range range, const std::string &label) {
+  EXPECT_EQ(codegen::test::programFileProblem(program), "");
   codegen::test::SimRequest req;
   ref::TensorMap inputs;
   uint32_t seed = 7;
@@ -43,7 +60,7 @@ CheckedRun checkCompiledWith(const Graph &graph, const CompileOptions &options,
     inputs[in->name()] = {in->type().shape,
                           std::vector<double>(v.begin(), v.end())};
   }
-  codegen::test::SimResult sim = simulate(r->program, req);
+  codegen::test::SimResult sim = simulate(program, req);
   bool maskedOrHuge = false;
   for (const Op *op : graph.ops())
     maskedOrHuge |= op->kind() == OpKind::CausalMaskAdd;
@@ -86,8 +103,9 @@ CheckedRun checkCompiledWith(const Graph &graph, const CompileOptions &options,
       tol.push_back(depth * std::ldexp(1.0, -8) * (std::abs(w) + mean) +
                     kDl16Tiny);
     EXPECT_TRUE(codegen::test::allClose(got, want, tol))
-        << "output " << name << " at -O" << options.optLevel;
+        << "output " << name << " at " << label;
   }
+  CheckedRun run;
   run.cycles = sim.cycles;
   run.readBytes = sim.readBytes;
   run.writeBytes = sim.writeBytes;

@@ -10,7 +10,9 @@
 #include "compiler/driver/Compile.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 
 namespace spyre::compiler::test {
 
@@ -33,6 +35,18 @@ struct CheckedRun {
 /// roundings, and that the simulator found nothing.
 CheckedRun checkCompiledWith(const Graph &graph, const CompileOptions &options,
                              int depth, Range range = {});
+
+/// The end-to-end check of a program already compiled from `graph` (by a
+/// pipeline of the test's own, say): the same random inputs, reference
+/// and tolerance as checkCompiledWith; `label` names the run in failures.
+/// The result has no `compiled`.
+CheckedRun checkProgram(const Graph &graph, const isa::Program &program,
+                        int depth, Range range = {},
+                        const std::string &label = "");
+
+/// A graph from IR text (a test failure, and nullptr, when it does not
+/// parse).
+std::unique_ptr<Graph> parseGraphText(const std::string &text);
 
 /// checkCompiledWith at `level`; returns the simulated cycles.
 uint64_t checkCompiled(const Graph &graph, int level, int depth,

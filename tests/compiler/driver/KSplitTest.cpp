@@ -6,10 +6,9 @@
 // the op cannot take is an error naming the op and the reason, exit code 1.
 // Tolerance as CompileTest.cpp: depth * 2^-8 * (|reference| + mean
 // |reference|) + 2^-31.
-#include "compiler/codegen/KernelHarness.h"
 #include "compiler/driver/Compile.h"
+#include "compiler/driver/CompileCheck.h"
 #include "compiler/import/GraphJson.h"
-#include "compiler/ref/Evaluator.h"
 #include "support/FileIO.h"
 #include "testlib/Golden.h"
 #include "testlib/RunTool.h"
@@ -18,7 +17,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 
 namespace spyre::compiler {
 namespace {
@@ -87,38 +85,8 @@ std::string checkAgainstReference(const std::string &model,
   CompileOptions co;
   co.optLevel = 2;
   co.mappingIn = mapping;
-  DiagnosticEngine diags;
-  std::optional<CompileResult> r =
-      compileGraph(*g, hw::builtinConfig(), co, diags);
-  EXPECT_TRUE(r) << diags.str();
-  if (!r)
-    return {};
-  EXPECT_EQ(codegen::test::programFileProblem(r->program), "");
-  codegen::test::SimRequest req;
-  ref::TensorMap inputs;
-  uint32_t seed = 11;
-  for (const Value *in : g->inputs()) {
-    std::vector<float> v = codegen::test::randomValues(
-        static_cast<size_t>(in->type().elementCount()), seed++, -2, 2,
-        isa::DType::Dl16);
-    req.inputs[in->name()] = v;
-    inputs[in->name()] = {in->type().shape,
-                          std::vector<double>(v.begin(), v.end())};
-  }
-  codegen::test::SimResult sim = codegen::test::simulate(r->program, req);
-  EXPECT_TRUE(sim.findings.empty()) << sim.findings.front();
-  const std::vector<ref::RefTensor> expected = ref::evaluateGraph(*g, inputs);
-  const std::vector<double> &want = expected[0].values;
-  double mean = 0;
-  for (double w : want)
-    mean += std::abs(w) / static_cast<double>(want.size());
-  std::vector<double> tol;
-  for (double w : want)
-    tol.push_back(3 * std::ldexp(1.0, -8) * (std::abs(w) + mean) +
-                  std::ldexp(1.0, -31));
-  EXPECT_TRUE(codegen::test::allClose(sim.outputs["c"], want, tol))
-      << r->mappingJson;
-  return r->mappingJson;
+  const test::CheckedRun run = test::checkCompiledWith(*g, co, 3);
+  return run.compiled ? run.compiled->mappingJson : "";
 }
 
 TEST(CompileKSplit, ASplitProgramMatchesTheReference) {
