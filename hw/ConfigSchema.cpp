@@ -1,10 +1,10 @@
 // The parameter table of the hardware config and the rules between
 // parameters, plus the Markdown reference generated from them.
 //
-// Confidence follows DESIGN.md section 1: H = IBM documentation or torch-spyre
-// code constants, M = one source or consistent arithmetic, L = an estimate.
-// Only L-confidence details are optional; every figure that defines the
-// machine must be written in each config file.
+// Confidence follows docs/hardware.md#confidence: H = IBM documentation or
+// torch-spyre code constants, M = one source or consistent arithmetic, L = an
+// estimate. Only L-confidence details are optional; every figure that defines
+// the machine must be written in each config file.
 #include "hw/ConfigSchema.h"
 
 #include "support/Diagnostic.h"
@@ -192,7 +192,7 @@ const ParamInfo kSchema[] = {
      .unit = "rows",
      .description = "Rows of M streamed through the array in one pass.",
      .confidence = "M",
-     .source = "DESIGN.md section 1",
+     .source = "docs/hardware.md#corelets-and-the-pt",
      .rules = kPositive},
     {.path = "pt.full_rate_passes",
      .field = field<&C::pt, &PtConfig::fullRatePasses>(),
@@ -200,21 +200,21 @@ const ParamInfo kSchema[] = {
      .description = "Passes one instruction needs to reach full rate; fewer "
                     "run at about sqrt(passes / full_rate_passes) of it.",
      .confidence = "M",
-     .source = "DESIGN.md section 1",
+     .source = "docs/hardware.md#corelets-and-the-pt",
      .rules = kPositive},
     {.path = "pt.int8_speedup",
      .field = field<&C::pt, &PtConfig::int8Speedup>(),
      .unit = "x",
      .description = "INT8/FP8 MAC rate as a multiple of the DL16 rate.",
      .confidence = "M",
-     .source = "DESIGN.md section 1",
+     .source = "docs/hardware.md#corelets-and-the-pt",
      .rules = kPositive},
     {.path = "pt.int4_speedup",
      .field = field<&C::pt, &PtConfig::int4Speedup>(),
      .unit = "x",
      .description = "INT4 MAC rate as a multiple of the DL16 rate.",
      .confidence = "M",
-     .source = "DESIGN.md section 1",
+     .source = "docs/hardware.md#corelets-and-the-pt",
      .rules = kPositive},
     {.path = "pt.setup_cycles",
      .field = field<&C::pt, &PtConfig::setupCycles>(),
@@ -232,14 +232,14 @@ const ParamInfo kSchema[] = {
      .unit = "cycles/stick",
      .description = "Add, mul, max, copy, convert and the like, per stick.",
      .confidence = "L",
-     .source = "DESIGN.md section 1",
+     .source = "docs/hardware.md#sfu",
      .rules = kPositive},
     {.path = "sfu.transcendental_cycles_per_stick",
      .field = field<&C::sfu, &SfuConfig::transcendentalCyclesPerStick>(),
      .unit = "cycles/stick",
      .description = "Exp, rsqrt, reciprocal, gelu, sigmoid, tanh, per stick.",
      .confidence = "L",
-     .source = "DESIGN.md section 1",
+     .source = "docs/hardware.md#sfu",
      .rules = kPositive},
     {.path = "sfu.reduce_cycles_per_stick",
      .field = field<&C::sfu, &SfuConfig::reduceCyclesPerStick>(),
@@ -273,14 +273,14 @@ const ParamInfo kSchema[] = {
      .unit = "sticks/cycle",
      .description = "Sticks one corelet port reads per cycle.",
      .confidence = "L",
-     .source = "DESIGN.md section 1",
+     .source = "docs/hardware.md#lx",
      .rules = kPositive},
     {.path = "lx.write_sticks_per_cycle",
      .field = field<&C::lx, &LxConfig::writeSticksPerCycle>(),
      .unit = "sticks/cycle",
      .description = "Sticks one corelet port writes per cycle.",
      .confidence = "L",
-     .source = "DESIGN.md section 1",
+     .source = "docs/hardware.md#lx",
      .rules = kPositive},
 
     // dma
@@ -343,7 +343,7 @@ const ParamInfo kSchema[] = {
      .unit = "GB/s",
      .description = "Interface peak bandwidth, shared by all cores.",
      .confidence = "H",
-     .source = "DESIGN.md section 1",
+     .source = "docs/hardware.md#device-memory",
      .rules = kPositive},
     {.path = "memory.sustained_read_gb_per_s",
      .field = field<&C::memory, &MemoryConfig::sustainedReadGBps>(),
@@ -394,7 +394,7 @@ const ParamInfo kSchema[] = {
      .unit = "cycles",
      .description = "Latency of one hop between neighbouring stops.",
      .confidence = "L",
-     .source = "DESIGN.md section 1 (about 1-2 cycles)",
+     .source = "docs/hardware.md#data-ring (about 1-2 cycles)",
      .rules = kPositive},
     {.path = "ring.memory_node_position",
      .field = field<&C::ring, &RingConfig::memoryNodePosition>(),
@@ -412,7 +412,7 @@ const ParamInfo kSchema[] = {
      .unit = "B/cycle",
      .description = "Bandwidth of one link.",
      .confidence = "L",
-     .source = "DESIGN.md section 1 (the ring exists: H; its width: L)",
+     .source = "docs/hardware.md#reduce-ring (it exists: H; its width: L)",
      .rules = kPositive},
     {.path = "reduce_ring.hop_latency_cycles",
      .field = field<&C::reduceRing, &ReduceRingConfig::hopLatencyCycles>(),
@@ -437,7 +437,7 @@ const ParamInfo kSchema[] = {
      .unit = "iterations",
      .description = "Trip count of one hardware loop.",
      .confidence = "H",
-     .source = "DESIGN.md section 1",
+     .source = "docs/hardware.md#limits",
      .rules = kPositive,
      .maxValue = 65535,
      .maxReason = "the largest count the 16-bit loop field of the ISA holds"},
@@ -446,7 +446,7 @@ const ParamInfo kSchema[] = {
      .unit = "loops",
      .description = "Nested hardware loops in one engine stream.",
      .confidence = "L",
-     .source = "DESIGN.md section 3 (a few levels)",
+     .source = "docs/hardware.md#limits (a few levels)",
      .rules = kPositive,
      .maxValue = 16,
      .maxReason = "the loop frames the simulator keeps per stream "

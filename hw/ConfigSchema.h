@@ -50,7 +50,7 @@ struct ParamInfo {
   FieldAccess field;
   std::string_view unit;        ///< empty for names and plain counts
   std::string_view description; ///< one sentence
-  std::string_view confidence;  ///< H, M, L or L-M (see DESIGN.md section 1)
+  std::string_view confidence;  ///< H, M, L or L-M (docs/hardware.md)
   std::string_view source;      ///< where the default comes from
   /// A required key must appear in every file. An optional one falls back to
   /// the built-in default (configs/spyre.yaml); only estimates are optional.

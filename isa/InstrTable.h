@@ -30,7 +30,8 @@ constexpr int kNumRegs = 16;
 constexpr int kRegBits = 4;
 /// The most operand fields any instruction has (sizes `Instr`).
 constexpr int kMaxFields = 12;
-/// The ISA's data unit (DESIGN.md section 2): addresses count 128-byte sticks.
+/// The ISA's data unit (docs/hardware.md#sticks): addresses count 128-byte
+/// sticks.
 constexpr int kStickBytes = 128;
 /// Value of a `core` field meaning "this core".
 constexpr int64_t kCoreSelf = 0xFFFF;

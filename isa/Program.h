@@ -46,10 +46,10 @@ int lanesPerStick(DType t);
 std::string_view tensorKindName(TensorKind k);
 std::optional<TensorKind> parseTensorKind(std::string_view name);
 
-/// Device shape under the stick rule (DESIGN.md section 2): the host's last
-/// dim is split into ceil(n / lanes) stick blocks placed outermost, so host
-/// [d0, ..., dk] becomes [blocks, d0, ..., dk-1, lanes]. [3, 100] dl16 ->
-/// [2, 3, 64].
+/// Device shape under the stick rule (docs/hardware.md#device-layout): the
+/// host's last dim is split into ceil(n / lanes) stick blocks placed outermost,
+/// so host [d0, ..., dk] becomes [blocks, d0, ..., dk-1, lanes]. [3, 100] dl16
+/// -> [2, 3, 64].
 std::vector<int64_t> deviceShapeOf(const std::vector<int64_t> &hostShape,
                                    DType dtype);
 /// Sticks the device layout takes: every device dim but the lanes.

@@ -1,6 +1,6 @@
 // Where a tensor's elements are in device memory, as kernels see it.
 //
-// TensorRef is DESIGN.md section 2's stick layout with its degrees of
+// TensorRef is docs/hardware.md#device-layout with its degrees of
 // freedom made explicit: the host's last dim is cut into stick blocks
 // (64 DL16 or 32 FP32 lanes), the leading host dims take the device order
 // the layout gives them (host order by default), the block dim is placed

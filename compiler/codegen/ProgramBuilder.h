@@ -142,9 +142,9 @@ public:
   uint64_t nextAddress() const { return nextAddress_; }
   /// Reserves `sticks` of device memory; returns the address in sticks.
   uint64_t allocate(uint64_t sticks);
-  /// Declares a tensor in the stick layout of its host shape (DESIGN.md
-  /// section 2) at the next free address. The reference stays valid while
-  /// the builder lives.
+  /// Declares a tensor in the stick layout of its host shape
+  /// (docs/hardware.md#device-layout) at the next free address. The
+  /// reference stays valid while the builder lives.
   const isa::TensorDecl &addTensor(std::string name, isa::TensorKind kind,
                                    isa::DType dtype,
                                    std::vector<int64_t> hostShape);

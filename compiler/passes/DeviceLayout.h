@@ -1,7 +1,7 @@
 // Device layouts of tensors: how a host tensor's elements sit in sticks in
 // device memory, as torch-spyre's SpyreTensorLayout describes them
-// (DESIGN.md section 2; torch-spyre `spyre_tensor_impl.cpp` and the vectors
-// of its `tests/tensor/test_tensor_layout.py`, which our tests reuse).
+// (docs/hardware.md#device-layout; torch-spyre `spyre_tensor_impl.cpp` and the
+// vectors of its `tests/tensor/test_tensor_layout.py`, which our tests reuse).
 //
 // A layout is row-major over a device shape whose last dimension is one
 // stick (128 bytes: 64 DL16, 32 FP32, 128 INT8 elements). One host

@@ -14,7 +14,7 @@
 //    layout its first consumer needs (weights are laid out once when they
 //    are loaded, so they never need a relayout for that consumer).
 //
-// What consumers need (DESIGN.md section 2):
+// What consumers need (docs/hardware.md#matmul-operands):
 //  - matmul: a sticked on K (its last dimension, the one before with
 //    transpose_a), b sticked on N (its last dimension, the one before with
 //    transpose_b), both DL16, as the PT takes them; the result, sticked on

@@ -23,7 +23,7 @@ const PassInfo *findPass(std::string_view name);
 std::string registeredPassNames();
 
 /// `-O0`: the naive plan, the baseline the optimising pipeline is measured
-/// against (DESIGN.md section 5).
+/// against (docs/compiler.md#the-pipeline).
 Pipeline o0Pipeline();
 /// `-O2`: the optimising pipeline.
 Pipeline o2Pipeline();

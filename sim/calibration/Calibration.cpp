@@ -15,8 +15,8 @@ namespace spyre::sim::calibration {
 
 namespace {
 
-// Published figures (DESIGN.md sections 1 and 6). They are the values the
-// model is compared with, never inputs of the model.
+// Published figures (docs/hardware.md#measured-figures). They are the values
+// the model is compared with, never inputs of the model.
 //
 // Pointwise streaming measured by IBM, torch-spyre cost_model.py
 // (CostParams.bw_peak_gbps; balanced read/write lands at ~105 GB/s).
@@ -32,8 +32,9 @@ constexpr double kRingLinkGBps = 192.0;
 // LX-to-LX relayout per core, torch-spyre cost_model.py
 // (CostParams.relayout_span_gbps).
 constexpr double kRelayoutGBps = 547.0;
-// Rows of M per PT pass and passes for full rate (DESIGN.md section 1): the
-// short-M law published values follow, min(1, sqrt(passes / 8)).
+// Rows of M per PT pass and passes for full rate
+// (docs/hardware.md#corelets-and-the-pt): the short-M law published values
+// follow, min(1, sqrt(passes / 8)).
 constexpr uint64_t kPublishedPassRows = 8;
 constexpr uint64_t kPublishedFullRatePasses = 8;
 

@@ -1,8 +1,8 @@
 // Calibration of the timing model against the public Spyre figures
-// (DESIGN.md section 6): small generated programs that each exercise one
-// primitive (streaming DMA, the PT matrix unit, a ring link), run timing-only
-// on a sim::Machine, and the table that sets what they measure beside the
-// published values (docs/calibration.md).
+// (docs/hardware.md#measured-figures): small generated programs that each
+// exercise one primitive (streaming DMA, the PT matrix unit, a ring link), run
+// timing-only on a sim::Machine, and the table that sets what they measure
+// beside the published values (docs/calibration.md).
 #pragma once
 
 #include "hw/HwConfig.h"
@@ -121,7 +121,7 @@ struct Unsupported {
 std::optional<Unsupported> unsupportedReason(const hw::HwConfig &config);
 
 /// Every figure of the calibration table, measured on `config`, in table
-/// order. Published values are the ones of DESIGN.md section 6 and section 1.
+/// order. Published values are the ones of docs/hardware.md.
 /// `config` must be supported (no unsupportedReason).
 std::vector<Figure> calibrationFigures(const hw::HwConfig &config);
 

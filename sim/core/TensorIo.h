@@ -1,6 +1,6 @@
 // Moving named tensors between NumPy files on the host and the device layout
-// in simulated device memory (DESIGN.md section 2: stick blocks of the last
-// host dim outermost, zero padding).
+// in simulated device memory (docs/hardware.md#device-layout: stick blocks of
+// the last host dim outermost, zero padding).
 #pragma once
 
 #include "isa/Program.h"

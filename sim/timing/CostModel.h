@@ -1,6 +1,6 @@
 // Cycle costs of engine work, every figure read from the hardware config.
 //
-// The ISA names a timing class for each instruction (DESIGN.md section 3:
+// The ISA names a timing class for each instruction (docs/isa.md#machine-model:
 // latency is not in the ISA); this file holds the classes and turns the work
 // of one instruction into cycles: matrix (PT) and vector (SFU) work here, DMA
 // runs through the shared memory and ring timelines (DmaTiming.h).
@@ -34,7 +34,8 @@ public:
   /// The weight-stationary array's efficiency for M = m rows:
   /// min(1, sqrt(passes / pt.fullRatePasses)). Full rate needs
   /// pt.fullRatePasses passes to hide the array's fill and drain; below that
-  /// it falls roughly like the square root (DESIGN.md section 1).
+  /// it falls roughly like the square root
+  /// (docs/hardware.md#corelets-and-the-pt).
   double ptEfficiency(uint64_t m) const;
   /// One corelet's cycles for an (m x k) * (k x n) product, all > 0:
   /// pt.setupCycles + ceil(m*k*n / (macsPerCycle * efficiency)).

@@ -2,8 +2,8 @@
 //
 // A request of N bytes occupies the channel for N / S cycles, S the measured
 // one-way streaming rate (memory.sustainedReadGBps, the ~150 GB/s IBM
-// measured for pointwise streaming; DESIGN.md section 6), not the 204.8 GB/s
-// interface peak, which is kept for roofline statistics only.
+// measured for pointwise streaming; docs/hardware.md#measured-figures), not the
+// 204.8 GB/s interface peak, which is kept for roofline statistics only.
 //
 // Mixed traffic is slower (~105 GB/s with reads and writes balanced), and the
 // cost follows the amount of mixed traffic, not the number of direction

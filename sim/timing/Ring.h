@@ -4,9 +4,9 @@
 // Positions 0..N-1 go round the ring; link i joins position i and position
 // i+1 (mod N) and carries ring.bytesPerCycle in each direction independently.
 // On the data ring the memory interface sits at ring.memoryNodePosition and
-// the cores fill the other positions in core-id order (DESIGN.md section 1:
-// "the memory interface is a node on the ring, so memory streams and
-// core-to-core traffic share links").
+// the cores fill the other positions in core-id order
+// (docs/hardware.md#data-ring: the memory interface is one more stop on the
+// ring, so memory streams and core-to-core transfers share its links).
 //
 // Transfers are circuit-style: a transfer of B bytes reserves every link of
 // its path, in its direction, for the same window [start, start + B / width),

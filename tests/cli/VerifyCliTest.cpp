@@ -20,10 +20,10 @@ void writeText(const std::string &path, const std::string &text) {
 }
 
 // Every tensor kind and dtype, and streams on two cores. By the stick rule
-// (DESIGN.md section 2): x dl16 [3, 100] is 2 blocks x 3 rows = 6 sticks =
-// 768 bytes; w fp32 [2, 2] is 1 x 2 = 2 sticks = 256 bytes; t int8 [4, 200]
-// is 2 x 4 = 8 sticks = 1024 bytes; y int32 [1, 33] is 2 x 1 = 2 sticks =
-// 256 bytes. Together 2304 device bytes.
+// (docs/hardware.md#device-layout): x dl16 [3, 100] is 2 blocks x 3 rows =
+// 6 sticks = 768 bytes; w fp32 [2, 2] is 1 x 2 = 2 sticks = 256 bytes; t int8
+// [4, 200] is 2 x 4 = 8 sticks = 1024 bytes; y int32 [1, 33] is 2 x 1 = 2
+// sticks = 256 bytes. Together 2304 device bytes.
 const char *const kKindsProgram = R"(.program "kinds"
 .tensor input   x dl16  [3, 100] @ 0x0
 .tensor const   w fp32  [2, 2]   @ 0x10 = [1.0, -2.5, 0.25, 4]

@@ -11,9 +11,10 @@ namespace spyre::fuzz {
 /// cycle and instruction limits so every run ends quickly: timing only, then
 /// with numerics (small inputs filled with a fixed pattern), writing the
 /// reports and reading back the outputs. Every run must end or give
-/// findings, never crash; and the numbers never change the timing (DESIGN.md
-/// section 4), so both runs must agree on cycles, instructions and findings.
-/// `program` must fit `config` (isa::checkProgramFits).
+/// findings, never crash; and the numbers never change the timing
+/// (docs/simulator.md#numbers), so both runs must agree on cycles,
+/// instructions and findings. `program` must fit `config`
+/// (isa::checkProgramFits).
 void checkSimulation(const hw::HwConfig &config, const isa::Program &program);
 
 } // namespace spyre::fuzz

@@ -63,8 +63,8 @@ SimResult simulate(const isa::Program &program, const SimRequest &request) {
       continue;
     r.outputs[t.name] =
         npyF32Values(sim::readTensor(t, m.deviceMemory()), t.name);
-    // Padding lanes are zero in every tensor (DESIGN.md section 2), which
-    // reading the host elements alone would not show.
+    // Padding lanes are zero in every tensor (docs/hardware.md#device-layout),
+    // which reading the host elements alone would not show.
     const int64_t lanes = isa::lanesPerStick(t.dtype);
     const int64_t elemBytes = isa::kStickBytes / lanes;
     const int64_t cols = t.hostShape.back();

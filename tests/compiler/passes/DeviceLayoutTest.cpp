@@ -1,7 +1,7 @@
 // Device layouts against torch-spyre's SpyreTensorLayout test vectors
 // (tests/tensor/test_tensor_layout.py, fp16: 64 elements per 128-byte
-// stick), the examples of DESIGN.md section 2, the stick-rule check and the
-// annotation form.
+// stick), the examples of docs/hardware.md#device-layout, the stick-rule check
+// and the annotation form.
 #include "compiler/passes/DeviceLayout.h"
 #include "compiler/ir/Parser.h"
 
@@ -57,8 +57,8 @@ TEST(DeviceLayout, DefaultOrderIsStickedOnTheLastDimension) {
 }
 
 TEST(DeviceLayout, PadsTheStickDimensionToWholeSticks) {
-  // DESIGN.md section 2: host [3, 100] -> device [2, 3, 64], 6 sticks, of
-  // which 384 - 300 = 84 elements are padding.
+  // docs/hardware.md#device-layout: host [3, 100] -> device [2, 3, 64], 6
+  // sticks, of which 384 - 300 = 84 elements are padding.
   DeviceLayout l = stickedOn({3, 100}, DeviceDType::DL16, 1, kStickBytes);
   EXPECT_EQ(l.deviceShape, (Shape{2, 3, 64}));
   EXPECT_EQ(l.dimMap, (std::vector<int64_t>{1, 0, 1}));

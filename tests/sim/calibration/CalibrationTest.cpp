@@ -1,5 +1,5 @@
-// The timing model against the public Spyre figures (DESIGN.md sections 1
-// and 6): each primitive a generated program can show lands within 10% of
+// The timing model against the public Spyre figures (docs/hardware.md):
+// each primitive a generated program can show lands within 10% of
 // its published value, and docs/calibration.md holds the table the
 // calibration library prints. The published values are written out here by
 // hand, from the sources the comments name.
@@ -120,7 +120,8 @@ TEST(CalibrationPt, FullRateIs1024MacPerCyclePerCore) {
 }
 
 TEST(CalibrationPt, ShortMFollowsTheSquareRootOfPasses) {
-  // DESIGN.md section 1: below 8 passes of 8 rows, efficiency ~ sqrt(passes/8).
+  // docs/hardware.md#corelets-and-the-pt: below 8 passes of 8 rows, efficiency
+  // ~ sqrt(passes/8).
   for (uint64_t m : {8u, 16u, 32u}) {
     const double passes = static_cast<double>(m) / 8;
     expectWithinTenPercent(ptMacPerNs(m),

@@ -1,6 +1,6 @@
 // Many cores streaming through the shared memory channel reach the measured
-// bandwidths (DESIGN.md section 6): about 150 GB/s one-way, about 105 GB/s
-// mixed read/write.
+// bandwidths (docs/hardware.md#measured-figures): about 150 GB/s one-way, about
+// 105 GB/s mixed read/write.
 #include "sim/timing/MemoryChannel.h"
 
 #include "hw/HwConfig.h"
