@@ -35,6 +35,47 @@ TEST(TensorCompare, NanOnOneSideIsTheWorst) {
   EXPECT_DOUBLE_EQ(c.maxAbsDiff, 100.0);
 }
 
+TEST(TensorCompare, InfinitiesMatchOnlyThemselves) {
+  // A huge tolerance must not let a number pass for an infinity, nor one
+  // infinity for the other.
+  const Tolerance wide{1e300, 1e300};
+  EXPECT_FALSE(compareTensors({INFINITY}, {-INFINITY}, wide).ok());
+  EXPECT_FALSE(compareTensors({5.0}, {INFINITY}, wide).ok());
+  EXPECT_FALSE(compareTensors({INFINITY}, {5.0}, wide).ok());
+  EXPECT_FALSE(compareTensors({NAN}, {INFINITY}, wide).ok());
+  EXPECT_TRUE(compareTensors({INFINITY, -INFINITY}, {INFINITY, -INFINITY},
+                             Tolerance{})
+                  .ok());
+}
+
+TEST(TensorCompare, NanMatchesOnlyNan) {
+  EXPECT_TRUE(compareTensors({NAN}, {-NAN}, Tolerance{}).ok());
+  EXPECT_FALSE(compareTensors({NAN}, {0.0}, Tolerance{1e300, 1e300}).ok());
+  EXPECT_FALSE(compareTensors({0.0}, {NAN}, Tolerance{1e300, 1e300}).ok());
+}
+
+TEST(TensorCompare, OverflowingDifferenceIsOutside) {
+  // |1e308 - -1e308| overflows to infinity: outside any finite limit.
+  TensorComparison c = compareTensors({1e308}, {-1e308}, Tolerance{1, 1});
+  EXPECT_FALSE(c.ok());
+  // A limit that overflows to infinity holds every finite value.
+  EXPECT_TRUE(compareTensors({-1e308}, {1e308}, Tolerance{0, 1e300}).ok());
+}
+
+TEST(TensorCompare, ToleranceMustBeFiniteAndNonNegative) {
+  EXPECT_EQ(toleranceProblem(0.0), "");
+  EXPECT_EQ(toleranceProblem(1e300), "");
+  EXPECT_NE(toleranceProblem(NAN), "");
+  EXPECT_NE(toleranceProblem(INFINITY), "");
+  EXPECT_NE(toleranceProblem(-1e-9), "");
+}
+
+TEST(OutputTolerance, HugeExpectedValuesKeepItFinite) {
+  const Tolerance t = outputTolerance({1.7e308, 1.7e308, -1.7e308});
+  EXPECT_TRUE(std::isfinite(t.atol));
+  EXPECT_FALSE(compareTensors({0, 0, 0}, {1.7e308, 1.7e308, -1.7e308}, t).ok());
+}
+
 TEST(TensorCompare, FlatIndexText) {
   EXPECT_EQ(flatIndexText({7, 64}, 3 * 64 + 5), "[3, 5]");
   EXPECT_EQ(flatIndexText({2, 3, 4}, 23), "[1, 2, 3]");

@@ -254,7 +254,7 @@ TEST(SweepCli, UsageErrors) {
        "--point: error: point 6 does not exist: the spec expands to 6 points "
        "(0 to 5)"},
       {{"sweep", kSmall, "-o", "out", "-j", "0"},
-       "spyre: error: --jobs: Value 0 not in range 1 to 1024"},
+       "spyre: error: --jobs: '0' is outside 1..1024"},
       {{"sweep", kSmall, "-o", "out", "--point", "1", "--aggregate"},
        "spyre: error: --point excludes --aggregate"},
   };

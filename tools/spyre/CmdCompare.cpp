@@ -59,10 +59,20 @@ void addCompareCommand(CLI::App &app, Dispatch &dispatch) {
                  "when an element is outside the tolerance)");
   cmd->add_option("actual", opts->actual, "Computed tensor (.npy)")->required();
   cmd->add_option("expected", opts->expected, "Reference tensor (.npy)")->required();
+  cmd->footer("An element matches when |actual - expected| <= atol + rtol * "
+              "|expected|. An infinity matches only the same infinity and a "
+              "NaN only a NaN, whatever the tolerance.");
+  const CLI::Validator tolerance(
+      [](const std::string &text) {
+        double v = 0;
+        return CLI::detail::lexical_cast(text, v) ? toleranceProblem(v)
+                                                  : std::string();
+      },
+      "FINITE >= 0");
   cmd->add_option("--rtol", opts->rtol, "Relative tolerance (default 1/128)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tolerance);
   cmd->add_option("--atol", opts->atol, "Absolute tolerance (default 1e-3)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(tolerance);
   cmd->callback([opts, &dispatch] {
     dispatch.run = [opts] { return runCompare(*opts); };
   });

@@ -2,6 +2,7 @@
 // printable after any pass, the mapping decisions saved or replayed, the
 // assembly and the statistics on request.
 #include "Commands.h"
+#include "IntOption.h"
 
 #include "compiler/driver/Compile.h"
 #include "compiler/import/ModelLoader.h"
@@ -161,7 +162,7 @@ void addCompileCommand(CLI::App &app, Dispatch &dispatch) {
                   "core, one at a time), -O1 cost-model work division, -O2 "
                   "(default) also overlaps independent ops and folds biases "
                   "into matmuls")
-      ->check(CLI::Range(0, 2));
+      ->check(wholeNumberIn(0, 2));
   cmd->add_option("--emit-asm", opts->emitAsm,
                   "Also write the program as assembly");
   cmd->add_option("--print-ir-after", opts->printIrAfter,

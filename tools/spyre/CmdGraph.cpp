@@ -1,6 +1,7 @@
 // `spyre graph check|print|eval`: load and verify a model (graph JSON or
 // ONNX), print its IR, or run it on the host reference evaluator.
 #include "Commands.h"
+#include "IntOption.h"
 
 #include "compiler/import/GraphJson.h"
 #include "compiler/import/ModelLoader.h"
@@ -202,14 +203,7 @@ void addGraphCommand(CLI::App &app, Dispatch &dispatch) {
       "--seed", evalOpts->seed,
       "Use deterministic random inputs from this seed (also written to the "
       "outputs folder, so --inputs can replay them)");
-  // Checked as text: CLI11 would otherwise wrap -3 into a huge seed.
-  seed->check(CLI::Validator(
-      [](std::string &text) -> std::string {
-        bool digits = !text.empty() &&
-                      text.find_first_not_of("0123456789") == std::string::npos;
-        return digits ? "" : "must be a non-negative integer, got '" + text + "'";
-      },
-      ""));
+  seed->check(wholeNumberIn(0, UINT64_MAX));
   seed->excludes(inputs);
   eval->callback([&dispatch, evalOpts, seed] {
     evalOpts->haveSeed = seed->count() > 0;

@@ -3,6 +3,7 @@
 // charts). The page is made in sim/analysis/Report; this file parses the
 // command line and writes the file.
 #include "Commands.h"
+#include "IntOption.h"
 
 #include "sim/analysis/Report.h"
 #include "support/Diagnostic.h"
@@ -42,7 +43,7 @@ void addReportCommand(CLI::App &app, Dispatch &dispatch) {
       ->required();
   cmd->add_option("-o,--output", opts->output, "The HTML file to write")->required();
   cmd->add_option("--top", opts->top, "How many ops the ops table lists (default 20)")
-      ->check(CLI::Range(size_t{1}, size_t{1000000}));
+      ->check(wholeNumberIn(1, 1000000));
   cmd->callback(
       [opts, &dispatch] { dispatch.run = [opts] { return runReport(*opts); }; });
 }

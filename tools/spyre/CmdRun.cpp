@@ -2,6 +2,7 @@
 // a folder or a seed, an optional check of the outputs, and a summary of the
 // run (run/RunModel.h; docs/run.md).
 #include "Commands.h"
+#include "IntOption.h"
 
 #include "run/RunModel.h"
 #include "support/Diagnostic.h"
@@ -55,7 +56,7 @@ void addRunCommand(CLI::App &app, Dispatch &dispatch) {
   cmd->add_option("-O", opts->run.optLevel,
                   "Optimisation level: -O0 the naive plan, -O1 cost-model work "
                   "division, -O2 (default) overlapped phases")
-      ->check(CLI::Range(0, 2));
+      ->check(wholeNumberIn(0, 2));
   CLI::Option *inputs = cmd->add_option(
       "--inputs", opts->run.inputs,
       "Folder with NAME.npy per model input (and expected_NAME.npy per "
@@ -64,15 +65,7 @@ void addRunCommand(CLI::App &app, Dispatch &dispatch) {
       "--seed", opts->seed,
       "Use deterministic random inputs from this seed (as `spyre graph eval "
       "--seed`), rounded to what the device stores");
-  // Checked as text: CLI11 would otherwise wrap -3 into a huge seed.
-  seed->check(CLI::Validator(
-      [](std::string &text) -> std::string {
-        bool digits = !text.empty() &&
-                      text.find_first_not_of("0123456789") == std::string::npos;
-        return digits ? ""
-                      : "must be a non-negative integer, got '" + text + "'";
-      },
-      ""));
+  seed->check(wholeNumberIn(0, UINT64_MAX));
   seed->excludes(inputs);
   cmd->add_option("--outputs", opts->run.outputs,
                   "Folder to write one NAME.npy (float32) per model output");

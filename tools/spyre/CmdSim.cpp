@@ -1,5 +1,6 @@
 // `spyre sim`: run a program file on the simulated card.
 #include "Commands.h"
+#include "IntOption.h"
 
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
@@ -127,13 +128,15 @@ void addSimCommand(CLI::App &app, Dispatch &dispatch) {
   sim->add_flag("--no-checks", opts->noChecks,
                 "Skip the schedule checks (races, uninitialised reads)");
   sim->add_option("--max-cycles", opts->maxCycles,
-                  "Stop with a finding past this many cycles (0: no limit)");
+                  "Stop with a finding past this many cycles (0: no limit)")
+      ->check(wholeNumberIn(0, kMaxCountOption));
   sim->add_option("--max-instructions", opts->maxInstructions,
-                  "Stop with a finding past this many instructions (0: no limit)");
+                  "Stop with a finding past this many instructions (0: no limit)")
+      ->check(wholeNumberIn(0, kMaxCountOption));
   sim->add_option("--quantum", opts->quantum,
                   "Cycles the model runs between SystemC time steps (speed "
                   "only; results do not depend on it)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+      ->check(wholeNumberIn(1, uint64_t{1} << 40));
   sim->callback([opts, &dispatch] {
     dispatch.run = [opts] { return runSim(*opts); };
   });

@@ -4,6 +4,7 @@
 // results (--aggregate), the expansion only (--dry-run); and `spyre sweep
 // report DIR` for the Pareto front and the charts.
 #include "Commands.h"
+#include "IntOption.h"
 
 #include "support/Diagnostic.h"
 #include "sweep/Report.h"
@@ -91,7 +92,7 @@ void addSweepCommand(CLI::App &app, Dispatch &dispatch) {
                   "Folder for the results (DIR/points/<id>.json, "
                   "DIR/results.csv); a second run resumes");
   cmd->add_option("-j,--jobs", o->jobs, "Points run at once (default 1)")
-      ->check(CLI::Range(1, 1024));
+      ->check(wholeNumberIn(1, 1024));
   cmd->add_option("--backend", o->backend,
                   "local (default): child processes here; slurm: a job array")
       ->check(CLI::IsMember({"local", "slurm"}));
@@ -105,7 +106,7 @@ void addSweepCommand(CLI::App &app, Dispatch &dispatch) {
       "--point", o->point,
       "Run only point I (0-based, in expansion order) in this process and "
       "write its result; exit 0 even when the point fails");
-  point->check(CLI::NonNegativeNumber);
+  point->check(wholeNumberIn(0, INT64_MAX));
   CLI::Option *agg = cmd->add_flag(
       "--aggregate", o->aggregate,
       "Write DIR/results.csv from the results present and print the "

@@ -2,6 +2,7 @@
 // `spyre sim` wrote (a statistics JSON or a trace JSON). The analyses live
 // in sim/analysis; this file parses the command line and prints.
 #include "Commands.h"
+#include "IntOption.h"
 
 #include "sim/analysis/Summary.h"
 #include "support/Diagnostic.h"
@@ -53,7 +54,7 @@ void addTraceCommand(CLI::App &app, Dispatch &dispatch) {
       ->required();
   summary->add_flag("--json", sum->json, "Write JSON instead of text");
   summary->add_option("--top", sum->top, "How many ops to list (default 10)")
-      ->check(CLI::Range(size_t{1}, size_t{1000000}));
+      ->check(wholeNumberIn(1, 1000000));
   summary->callback([sum, &dispatch] {
     dispatch.run = [sum] { return runSummary(*sum); };
   });
