@@ -1,5 +1,6 @@
 #include "support/Diagnostic.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -33,11 +34,22 @@ std::string Diagnostic::str() const {
   if (!loc.keyPath.empty() && loc.line == 0)
     out += "at '" + loc.keyPath + "': ";
   out += message;
-  if (!sourceLine.empty()) {
-    out += "\n" + sourceLine;
-    if (loc.col > 0)
-      out += "\n" + std::string(static_cast<size_t>(loc.col - 1), ' ') + "^";
-  }
+  if (sourceLine.empty())
+    return out;
+  // A line of hostile input can be megabytes long: only a window around the
+  // column is shown, with "..." where it is cut.
+  constexpr size_t kShownColumns = 160;
+  const size_t caret = loc.col > 0 ? static_cast<size_t>(loc.col - 1) : 0;
+  size_t begin = 0;
+  if (sourceLine.size() > kShownColumns && caret > kShownColumns / 2)
+    begin = std::min(caret - kShownColumns / 2,
+                     sourceLine.size() - kShownColumns);
+  const std::string before = begin > 0 ? "..." : "";
+  const std::string after =
+      sourceLine.size() - begin > kShownColumns ? "..." : "";
+  out += "\n" + before + sourceLine.substr(begin, kShownColumns) + after;
+  if (loc.col > 0)
+    out += "\n" + std::string(before.size() + caret - begin, ' ') + "^";
   return out;
 }
 

@@ -197,6 +197,39 @@ std::string sbatchFileName(const std::string &folder,
   return out + "/" + std::string(pattern) + "\"";
 }
 
+/// `text` with each control character written as `\xNN`, for a message
+/// that names a path which holds one.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f)
+      out += fmt::format("\\x{:02x}", u);
+    else
+      out += c;
+  }
+  return out;
+}
+
+/// Refuses a path that goes into a batch script when it holds a control
+/// character: quoting keeps such a path one word for the shell, but a line
+/// break ends a comment or an #SBATCH line, and none belongs in a path a
+/// person reads back in the script.
+void refuseControlCharacters(const std::string &path, const std::string &what) {
+  const auto bad = std::find_if(path.begin(), path.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+  if (bad == path.end())
+    return;
+  throw UserError(SourceLoc{printable(path)},
+                  fmt::format("{} holds a control character (byte 0x{:02x} "
+                              "at offset {}), which a batch script cannot "
+                              "hold; rename it",
+                              what, static_cast<unsigned char>(*bad),
+                              bad - path.begin()));
+}
+
 /// `spyre-sweep-<spec file stem>`, reduced to characters any job name and
 /// any squeue column can hold.
 std::string jobName(const SweepPlan &plan) {
@@ -457,7 +490,7 @@ SlurmScripts slurmScripts(const SweepPlan &plan,
       options.spyreExe.empty() ? currentExecutable() : options.spyreExe;
   const std::string logs = (slurmDir(plan) / "logs").string();
   if (logs.find_first_of("\n\r") != std::string::npos)
-    throw UserError(SourceLoc{plan.outDir},
+    throw UserError(SourceLoc{printable(plan.outDir)},
                     "the output folder's path holds a line break, which an "
                     "#SBATCH line cannot name");
   // In --output and --error a backslash turns the % patterns off and is
@@ -467,6 +500,10 @@ SlurmScripts slurmScripts(const SweepPlan &plan,
     throw UserError(SourceLoc{plan.outDir},
                     "the output folder's path holds a backslash, which Slurm "
                     "drops from the log file names of --output and --error");
+  refuseControlCharacters(logs, "the output folder's path");
+  refuseControlCharacters(absolutePath(plan.specPath),
+                          "the sweep spec's path");
+  refuseControlCharacters(exe, "the spyre executable's path");
 
   // The command is pointArgv's, with the point index left to Slurm.
   const std::vector<std::string> argv =
@@ -478,7 +515,10 @@ SlurmScripts slurmScripts(const SweepPlan &plan,
     command += (i == 0 ? "" : " ") + shellQuote(argv[i]);
 
   const std::string name = jobName(plan);
-  const std::string spec = fs::path(plan.specPath).filename().string();
+  // The spec's name goes into a comment; quoted like the command's words, so
+  // the script reads back as one shell word whatever the name holds.
+  const std::string spec =
+      shellQuote(fs::path(plan.specPath).filename().string());
   SlurmScripts scripts;
   if (!indices.empty())
     scripts.sweep = fmt::format(

@@ -40,8 +40,10 @@ std::string shellQuote(std::string_view word);
 /// The scripts that run `indices` of `plan` (`spyre sweep SPEC -o DIR
 /// --point $SLURM_ARRAY_TASK_ID`, with `options.spyreExe` or the running
 /// executable) and then aggregate. Every path in them is absolute, so they
-/// run from any folder. A DIR that Slurm cannot name (a line break or a
-/// backslash in its path) is a UserError.
+/// run from any folder; every value in them is quoted, the spec's name in
+/// the opening comment too. A DIR that Slurm cannot name (a backslash in its
+/// path), or a control character such as a line break in the path of DIR,
+/// the spec or the executable, is a UserError (exit 1).
 SlurmScripts slurmScripts(const SweepPlan &plan,
                           const std::vector<size_t> &indices,
                           const SweepRunOptions &options);

@@ -22,6 +22,25 @@ TEST(Diagnostic, DrawsCaretUnderColumn) {
   EXPECT_EQ(d.str(), "p.s:2:5: error: unknown mnemonic\n    frob r1\n    ^");
 }
 
+TEST(Diagnostic, ShowsAWindowOfALongLine) {
+  // 1,000 characters: the 160 around the column, cut marks, caret below.
+  std::string line(1000, 'a');
+  line[600] = 'X';
+  Diagnostic d{Severity::Error, {"f.s", 1, 601}, "bad", line};
+  const std::string window =
+      "..." + std::string(80, 'a') + "X" + std::string(79, 'a') + "...";
+  EXPECT_EQ(d.str(), "f.s:1:601: error: bad\n" + window + "\n" +
+                         std::string(83, ' ') + "^");
+  // Near the start no cut mark is needed before the caret.
+  d.loc.col = 2;
+  EXPECT_EQ(d.str(), "f.s:1:2: error: bad\n" + std::string(160, 'a') +
+                         "...\n ^");
+  // Near the end the window ends with the line.
+  d.loc.col = 1000;
+  EXPECT_EQ(d.str(), "f.s:1:1000: error: bad\n..." + std::string(160, 'a') +
+                         "\n" + std::string(3 + 159, ' ') + "^");
+}
+
 TEST(DiagnosticEngine, CountsErrorsAndThrowsFirst) {
   DiagnosticEngine diags;
   diags.warning(SourceLoc{"f"}, "w");

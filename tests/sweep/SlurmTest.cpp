@@ -309,6 +309,113 @@ TEST(SlurmScripts, OutputFolderWithBackslashIsRefused) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
+/// A plan of one point whose spec is `specPath` and output folder `outDir`.
+SweepPlan onePointPlan(const std::string &specPath, const std::string &outDir) {
+  SweepPlan plan;
+  plan.specPath = specPath;
+  plan.outDir = outDir;
+  SweepPoint p;
+  p.index = 0;
+  p.id = "000000000000";
+  plan.points.push_back(p);
+  return plan;
+}
+
+/// The UserError message slurmScripts throws, or "" when it does not.
+std::string scriptError(const SweepPlan &plan, const SweepRunOptions &options) {
+  try {
+    slurmScripts(plan, {0}, options);
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.exitCode(), ExitCode::BadInput);
+    return e.diagnostic().str();
+  }
+  return "";
+}
+
+TEST(SlurmScripts, HostileSpecNamesStayInertWords) {
+  // The scripts run with a stand-in executable that prints each argument it
+  // gets on a line of its own: the script must run exactly that one command
+  // with the three paths intact, and nothing the names hold.
+  const std::string dir = makeTempDir();
+  const std::string echo = dir + "/args.sh";
+  writeFileAtomic(echo, "#!/bin/sh\nfor a; do printf '[%s]\\n' \"$a\"; done\n");
+  fs::permissions(echo, fs::perms::owner_all);
+  // What a name would create if the shell ran a part of it (in `dir`).
+  const std::string marker = dir + "/ran";
+  for (const std::string &name : std::vector<std::string>{
+           "q'uote\"s.yaml", "$(touch ran).yaml", "`touch ran`.yaml",
+           "a;touch ran #.yaml",
+        "${IFS}$HOME%%x.yaml"}) {
+    SCOPED_TRACE(name);
+    SweepPlan plan = onePointPlan(dir + "/" + name, dir + "/out " + name);
+    SweepRunOptions options;
+    options.spyreExe = echo;
+    const SlurmScripts s = slurmScripts(plan, {0}, options);
+    // The comment names the spec as one quoted shell word.
+    EXPECT_NE(s.sweep.find("# The job array of sweep " + shellQuote(name) +
+                           ": task I"),
+              std::string::npos)
+        << s.sweep;
+    for (bool array : {true, false}) {
+      const std::string &script = array ? s.sweep : s.aggregate;
+      const std::string path = dir + "/script.sh";
+      writeFileAtomic(path, script);
+      EXPECT_EQ(runProgram({"bash", "-n", path}).exitCode, 0) << script;
+      const ProgramResult run =
+          runProgram({"env", "-C", dir, "SLURM_ARRAY_TASK_ID=0", "sh", path});
+      EXPECT_EQ(run.exitCode, 0) << run.output;
+      const std::string last =
+          array ? "[--point]\n[0]\n" : "[--aggregate]\n";
+      EXPECT_EQ(run.output, "[sweep]\n[" + dir + "/" + name + "]\n[-o]\n[" +
+                                dir + "/out " + name + "]\n" + last)
+          << script;
+    }
+    EXPECT_FALSE(fs::exists(marker));
+  }
+}
+
+TEST(SlurmScripts, ControlCharactersInPathsAreRefused) {
+  SweepRunOptions options;
+  options.spyreExe = "/opt/spyre/bin/spyre";
+  // A line break in the spec's name would end the comment and start a
+  // command; a tab, an escape or DEL have no place in a script either.
+  EXPECT_EQ(scriptError(onePointPlan("/specs/a\ntouch x\n.yaml", "/runs/out"),
+                        options),
+            "/specs/a\\x0atouch x\\x0a.yaml: error: the sweep spec's path "
+            "holds a control character (byte 0x0a at offset 8), which a batch "
+            "script cannot hold; rename it");
+  EXPECT_NE(scriptError(onePointPlan("/specs/tab\t.yaml", "/runs/out"), options)
+                .find("the sweep spec's path holds a control character (byte "
+                      "0x09"),
+            std::string::npos);
+  EXPECT_NE(scriptError(onePointPlan("/specs/s.yaml", "/runs/\x1b[2Jout"),
+                        options)
+                .find("/runs/\\x1b[2Jout/slurm/logs: error: the output "
+                      "folder's path holds a control character (byte 0x1b"),
+            std::string::npos);
+  options.spyreExe = "/opt/spy\x7fre";
+  EXPECT_NE(scriptError(onePointPlan("/specs/s.yaml", "/runs/out"), options)
+                .find("the spyre executable's path holds a control character "
+                      "(byte 0x7f"),
+            std::string::npos);
+}
+
+TEST(SlurmScripts, SpecNameWithLineBreakIsRefusedBeforeAnythingIsWritten) {
+  const std::string dir = makeTempDir();
+  const std::string spec = dir + "/x\nid\n.yaml";
+  writeFileAtomic(spec, "models: [" + srcPath("examples/models/mlp_block/"
+                                              "model.json") +
+                            "]\ngrid: {chip.cores: [4, 8]}\n");
+  const ToolResult r = runSpyre(
+      {"sweep", spec, "-o", dir + "/out", "--backend", "slurm"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("error: the sweep spec's path holds a control "
+                       "character (byte 0x0a"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir + "/out"));
+}
+
 TEST(SlurmSubmit, MissingSbatchIsNamed) {
   const std::string dir = makeTempDir() + "/out";
   // A PATH of one empty folder for the child: no sbatch anywhere.
