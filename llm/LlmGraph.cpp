@@ -112,8 +112,12 @@ private:
               {{"axis", int64_t(-1)}, {"epsilon", c_.rmsNormEps}});
   }
 
-  Value *linear(const std::string &name, Value *x, Value *weight) {
-    return op(OpKind::Linear, name, {x, weight});
+  /// x W^T with the weight given transposed, [in, out]: sticked on `out`,
+  /// as the matmul kernel reads its B, so no relayout of the weight runs in
+  /// every step (a checkpoint's [out, in] weight is transposed once, when it
+  /// is loaded).
+  Value *linear(const std::string &name, Value *x, Value *weightT) {
+    return matmul(name, x, weightT, false);
   }
 
   /// x * cos + rotate_half(x) * sin over the last dim (the head), as
@@ -145,17 +149,20 @@ private:
     const int64_t D = c_.hiddenSize, H = c_.numHeads, KV = c_.numKvHeads,
                   hd = c_.headDim, G = c_.groupSize(), I = c_.intermediateSize;
     Value *inNorm = input(p + "input_layernorm.weight", {D});
-    Value *wq = input(p + "self_attn.q_proj.weight", {H * hd, D});
-    Value *wk = input(p + "self_attn.k_proj.weight", {KV * hd, D});
-    Value *wv = input(p + "self_attn.v_proj.weight", {KV * hd, D});
-    Value *wo = input(p + "self_attn.o_proj.weight", {D, H * hd});
+    Value *wq = input(p + "self_attn.q_proj.weight.T", {D, H * hd});
+    Value *wk = input(p + "self_attn.k_proj.weight.T", {D, KV * hd});
+    Value *wv = input(p + "self_attn.v_proj.weight.T", {D, KV * hd});
+    Value *wo = input(p + "self_attn.o_proj.weight.T", {H * hd, D});
     Value *postNorm = input(p + "post_attention_layernorm.weight", {D});
-    Value *wg = input(p + "mlp.gate_proj.weight", {I, D});
-    Value *wu = input(p + "mlp.up_proj.weight", {I, D});
-    Value *wd = input(p + "mlp.down_proj.weight", {D, I});
-    Value *pastK = nullptr, *pastV = nullptr;
+    Value *wg = input(p + "mlp.gate_proj.weight.T", {D, I});
+    Value *wu = input(p + "mlp.up_proj.weight.T", {D, I});
+    Value *wd = input(p + "mlp.down_proj.weight.T", {I, D});
+    // The cache: keys stored transposed, [B, KV, hd, L] (sticked on the
+    // positions), which is how Q K^T reads them; values as they come,
+    // [B, KV, L, hd]. Either way the step reads them in place.
+    Value *pastKT = nullptr, *pastV = nullptr;
     if (s_.mode == Mode::Decode) {
-      pastK = input(p + "past_key", {B, KV, L, hd});
+      pastKT = input(p + "past_key.T", {B, KV, hd, L});
       pastV = input(p + "past_value", {B, KV, L, hd});
     }
 
@@ -197,7 +204,7 @@ private:
       // The past and the new token are scored apart and joined in the
       // scores (B x H x (L + 1) elements), so the cache is read in place
       // and never copied to append the new token.
-      Value *past = matmul(a + "scores_past", q, pastK, true); // [.., G, L]
+      Value *past = matmul(a + "scores_past", q, pastKT, false); // [.., G, L]
       Value *fresh = matmul(a + "scores_new", q, k, true);     // [.., G, 1]
       Value *scores = op(OpKind::Concat, a + "scores", {past, fresh},
                          {{"axis", int64_t(-1)}});
@@ -227,9 +234,9 @@ private:
     if (S > 1)
       x = split("last_token", x, 1, {S - 1, 1})[1];
     Value *norm = input("model.norm.weight", {c_.hiddenSize});
-    Value *w = input(c_.tieWordEmbeddings ? "model.embed_tokens.weight"
-                                          : "lm_head.weight",
-                     {c_.vocabSize, c_.hiddenSize});
+    Value *w = input(c_.tieWordEmbeddings ? "model.embed_tokens.weight.T"
+                                          : "lm_head.weight.T",
+                     {c_.hiddenSize, c_.vocabSize});
     x = rmsnorm("model.norm", x, norm);
     x = linear("lm_head", x, w);
     if (c_.logitsScaling != 1.0)
@@ -349,10 +356,10 @@ run::ModelInputs llmInputs(const Graph &graph, const LlmConfig &config,
     if (endsWith(name, "norm.weight")) {
       for (double &x : values)
         x = 1.0 + 0.5 * x;
-    } else if (endsWith(name, ".weight")) {
-      // Uniform in [-1, 1] has variance 1/3: scale to 1/fan-in.
+    } else if (endsWith(name, ".weight.T")) {
+      // Uniform in [-1, 1] has variance 1/3: scale to 1/fan-in ([in, out]).
       const double scale =
-          std::sqrt(3.0 / static_cast<double>(type.shape.back()));
+          std::sqrt(3.0 / static_cast<double>(type.shape.front()));
       for (double &x : values)
         x *= scale;
     }

@@ -3,7 +3,8 @@
 // or a decode step of one new token per sequence against a key/value cache
 // of L past tokens (docs/llm.md). Weights, the rotary tables and the cache
 // are graph inputs, named as the Hugging Face checkpoint names the weights
-// (`model.layers.0.self_attn.q_proj.weight`), so a run can be fed random
+// with `.T` where they are stored transposed, [in, out]
+// (`model.layers.0.self_attn.q_proj.weight.T`), so a run can be fed random
 // weights now and real ones later.
 //
 // Each layer is
