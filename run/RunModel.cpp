@@ -19,6 +19,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 namespace spyre::run {
 
@@ -178,7 +179,11 @@ RunReport runModel(const RunOptions &o) {
       checkWritable(*path);
 
   const hw::HwConfig config = hw::loadConfigOrDefault(o.config);
-  const compiler::Graph graph = compiler::loadModelOrThrow(o.model, o.load);
+  std::unique_ptr<compiler::Graph> loaded;
+  if (!o.graph)
+    loaded = std::make_unique<compiler::Graph>(
+        compiler::loadModelOrThrow(o.model, o.load));
+  const compiler::Graph &graph = o.graph ? *o.graph : *loaded;
   const std::vector<Value *> graphInputs = graph.inputs();
 
   RunReport report;
@@ -190,7 +195,9 @@ RunReport runModel(const RunOptions &o) {
 
   ModelInputs inputs;
   if (report.numerics) {
-    if (!o.inputs.empty())
+    if (o.given)
+      inputs = *o.given;
+    else if (!o.inputs.empty())
       inputs =
           readInputsFolder(graph, o.inputs, isModelFolder(o.inputs, o.model));
     else if (o.seed)

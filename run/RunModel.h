@@ -26,7 +26,11 @@ class Machine;
 namespace spyre::run {
 
 struct RunOptions {
-  std::string model;
+  std::string model; ///< the model file, or how to name `graph` in messages
+  /// A graph built in memory (not owned); when set, `model` is not read.
+  const compiler::Graph *graph = nullptr;
+  /// The inputs to run with (not owned), instead of `inputs` or `seed`.
+  const ModelInputs *given = nullptr;
   std::string config; ///< hardware config YAML; empty: the built-in config
   int optLevel = 2;
   compiler::ModelLoadOptions load;

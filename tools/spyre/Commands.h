@@ -29,5 +29,6 @@ void addVerifyCommand(CLI::App &app, Dispatch &dispatch);
 void addReportCommand(CLI::App &app, Dispatch &dispatch);
 void addRunCommand(CLI::App &app, Dispatch &dispatch);
 void addSweepCommand(CLI::App &app, Dispatch &dispatch);
+void addLlmCommand(CLI::App &app, Dispatch &dispatch);
 
 } // namespace spyre::cli

@@ -36,6 +36,7 @@ int runCli(int argc, char **argv) {
   cli::addVerifyCommand(app, dispatch);
   cli::addReportCommand(app, dispatch);
   cli::addRunCommand(app, dispatch);
+  cli::addLlmCommand(app, dispatch);
   cli::addSweepCommand(app, dispatch);
 
   // CLI11 reports an unknown command as "a subcommand is required"; name it.

@@ -1,0 +1,396 @@
+#include "llm/LlmGraph.h"
+
+#include "compiler/ir/Attribute.h"
+#include "compiler/ref/Evaluator.h"
+#include "compiler/ref/Random.h"
+#include "numerics/Half.h"
+#include "support/Diagnostic.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace spyre::llm {
+
+namespace {
+
+using compiler::Attribute;
+using compiler::AttrDict;
+using compiler::ElementType;
+using compiler::Graph;
+using compiler::OpKind;
+using compiler::Shape;
+using compiler::TensorType;
+using compiler::Value;
+
+/// Largest batch, token count and context accepted on the command line:
+/// far beyond one card's memory, small enough for every product of shapes.
+constexpr int64_t kMaxStepDim = int64_t(1) << 20;
+
+std::string layerPrefix(int64_t layer) {
+  return "model.layers." + std::to_string(layer) + ".";
+}
+
+class Builder {
+public:
+  Builder(const LlmConfig &c, const StepShape &s)
+      : c_(c), s_(s), g_(std::make_unique<Graph>(graphName(c, s))) {}
+
+  std::unique_ptr<Graph> build() {
+    const int64_t B = s_.batch, S = s_.tokens;
+    Value *x = input("hidden", {B, S, c_.hiddenSize});
+    // Inputs first, in a fixed order: the tables every layer shares.
+    cosQ_ = input("rope.cos_q", {B, S, c_.numHeads, c_.headDim});
+    sinQ_ = input("rope.sin_q", {B, S, c_.numHeads, c_.headDim});
+    cosK_ = input("rope.cos_k", {B, S, c_.numKvHeads, c_.headDim});
+    sinK_ = input("rope.sin_k", {B, S, c_.numKvHeads, c_.headDim});
+    if (s_.embedding && c_.embeddingMultiplier != 1.0)
+      x = op(OpKind::Mul, "embed_scale",
+             {x, scalar("embedding_multiplier", c_.embeddingMultiplier)});
+    for (int64_t l = 0; l < s_.layers; ++l)
+      x = layer(l, x);
+    if (s_.lmHead)
+      x = lmHead(x);
+    outputs_.insert(outputs_.begin(), x);
+    g_->setOutputs(outputs_);
+    return std::move(g_);
+  }
+
+private:
+  static std::string graphName(const LlmConfig &c, const StepShape &s) {
+    return std::string(c.architecture == Architecture::Granite ? "granite"
+                                                               : "llama") +
+           (s.mode == Mode::Prefill ? "_prefill" : "_decode");
+  }
+
+  Value *input(const std::string &name, Shape shape) {
+    return g_->addInput(name, TensorType{s_.elementType, std::move(shape)});
+  }
+
+  Value *scalar(const std::string &name, double value) {
+    if (Value *v = g_->findValue(name))
+      return v;
+    return g_->addConstant(
+        name, compiler::ConstantData::fromDoubles(
+                  TensorType{s_.elementType, {}}, {value}));
+  }
+
+  Value *op(OpKind kind, const std::string &name, std::vector<Value *> operands,
+            AttrDict attrs = {}, size_t result = 0) {
+    compiler::Op *o =
+        compiler::buildOp(*g_, kind, name, std::move(operands), std::move(attrs),
+                          {name});
+    return o->result(result);
+  }
+
+  std::vector<Value *> split(const std::string &name, Value *x, int64_t axis,
+                             std::vector<int64_t> sizes) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < sizes.size(); ++i)
+      names.push_back(name + "." + std::to_string(i));
+    compiler::Op *o = compiler::buildOp(
+        *g_, OpKind::Split, name, {x},
+        {{"axis", axis}, {"sizes", Attribute::ints(sizes)}}, names);
+    return o->results();
+  }
+
+  Value *reshape(const std::string &name, Value *x, Shape shape) {
+    return op(OpKind::Reshape, name, {x}, {{"shape", Attribute::ints(shape)}});
+  }
+
+  Value *transpose(const std::string &name, Value *x,
+                   std::vector<int64_t> perm) {
+    return op(OpKind::Transpose, name, {x}, {{"perm", Attribute::ints(perm)}});
+  }
+
+  Value *matmul(const std::string &name, Value *a, Value *b, bool transB) {
+    return op(OpKind::Matmul, name, {a, b},
+              {{"transpose_a", false}, {"transpose_b", transB}});
+  }
+
+  Value *rmsnorm(const std::string &name, Value *x, Value *weight) {
+    return op(OpKind::RmsNorm, name, {x, weight},
+              {{"axis", int64_t(-1)}, {"epsilon", c_.rmsNormEps}});
+  }
+
+  /// x W^T with the weight given transposed, [in, out]: sticked on `out`,
+  /// as the matmul kernel reads its B, so no relayout of the weight runs in
+  /// every step (a checkpoint's [out, in] weight is transposed once, when it
+  /// is loaded).
+  Value *linear(const std::string &name, Value *x, Value *weightT) {
+    return matmul(name, x, weightT, false);
+  }
+
+  /// x * cos + rotate_half(x) * sin over the last dim (the head), as
+  /// Hugging Face's apply_rotary_pos_emb, with rotate_half(x) = [-x2, x1]:
+  /// the sign is folded into the sin table (rope.sin_* holds -sin on the
+  /// first half), so rotate_half is a swap of the two halves, one concat of
+  /// two free stick-aligned views.
+  Value *rotary(const std::string &name, Value *x, Value *cos, Value *sin) {
+    const int64_t half = c_.headDim / 2;
+    std::vector<Value *> halves = split(name + ".halves", x, -1, {half, half});
+    Value *swapped = op(OpKind::Concat, name + ".swap", {halves[1], halves[0]},
+                        {{"axis", int64_t(-1)}});
+    Value *a = op(OpKind::Mul, name + ".cos", {x, cos});
+    Value *b = op(OpKind::Mul, name + ".sin", {swapped, sin});
+    return op(OpKind::Add, name, {a, b});
+  }
+
+  Value *residual(const std::string &name, Value *x, Value *branch) {
+    if (c_.residualMultiplier != 1.0)
+      branch = op(OpKind::Mul, name + ".scale",
+                  {branch, scalar("residual_multiplier",
+                                  c_.residualMultiplier)});
+    return op(OpKind::Add, name, {x, branch});
+  }
+
+  Value *layer(int64_t l, Value *x) {
+    const std::string p = layerPrefix(l);
+    const int64_t B = s_.batch, S = s_.tokens, L = s_.context;
+    const int64_t D = c_.hiddenSize, H = c_.numHeads, KV = c_.numKvHeads,
+                  hd = c_.headDim, G = c_.groupSize(), I = c_.intermediateSize;
+    Value *inNorm = input(p + "input_layernorm.weight", {D});
+    Value *wq = input(p + "self_attn.q_proj.weight.T", {D, H * hd});
+    Value *wk = input(p + "self_attn.k_proj.weight.T", {D, KV * hd});
+    Value *wv = input(p + "self_attn.v_proj.weight.T", {D, KV * hd});
+    Value *wo = input(p + "self_attn.o_proj.weight.T", {H * hd, D});
+    Value *postNorm = input(p + "post_attention_layernorm.weight", {D});
+    Value *wg = input(p + "mlp.gate_proj.weight.T", {D, I});
+    Value *wu = input(p + "mlp.up_proj.weight.T", {D, I});
+    Value *wd = input(p + "mlp.down_proj.weight.T", {I, D});
+    // The cache: keys stored transposed, [B, KV, hd, L] (sticked on the
+    // positions), which is how Q K^T reads them; values as they come,
+    // [B, KV, L, hd]. Either way the step reads them in place.
+    Value *pastKT = nullptr, *pastV = nullptr;
+    if (s_.mode == Mode::Decode) {
+      pastKT = input(p + "past_key.T", {B, KV, hd, L});
+      pastV = input(p + "past_value", {B, KV, L, hd});
+    }
+
+    const std::string a = p + "self_attn.";
+    Value *h = rmsnorm(p + "input_layernorm", x, inNorm);
+    Value *q = reshape(a + "q_heads", linear(a + "q_proj", h, wq),
+                       {B, S, H, hd});
+    Value *k = reshape(a + "k_heads", linear(a + "k_proj", h, wk),
+                       {B, S, KV, hd});
+    Value *v = reshape(a + "v_heads", linear(a + "v_proj", h, wv),
+                       {B, S, KV, hd});
+    q = rotary(a + "q_rope", q, cosQ_, sinQ_);
+    q = op(OpKind::Mul, a + "q_scale",
+           {q, scalar("attention_scale", c_.attentionScale())});
+    k = rotary(a + "k_rope", k, cosK_, sinK_);
+    // [B, S, heads, hd] -> [B, heads, S, hd]; the new keys and values are
+    // outputs: what the cache appends.
+    q = transpose(a + "q_t", q, {0, 2, 1, 3});
+    k = transpose(p + "new_key", k, {0, 2, 1, 3});
+    v = transpose(p + "new_value", v, {0, 2, 1, 3});
+    outputs_.push_back(k);
+    outputs_.push_back(v);
+    // Grouped-query attention: the G query heads of key/value head j are
+    // heads jG .. jG+G-1, so [B, H, S, hd] is [B, KV, G*S, hd] as it
+    // stands, and each key/value head is one batch of one product with
+    // G*S rows: K and V are read once per group, never repeated.
+    q = reshape(a + "q_groups", q, {B, KV, G * S, hd});
+
+    Value *o = nullptr;
+    if (s_.mode == Mode::Prefill) {
+      Value *scores = matmul(a + "scores", q, k, true); // [B, KV, G*S, S]
+      scores = reshape(a + "scores_heads", scores, {B, KV, G, S, S});
+      scores = op(OpKind::CausalMaskAdd, a + "causal_mask", {scores});
+      Value *probs = op(OpKind::Softmax, a + "softmax", {scores},
+                        {{"axis", int64_t(-1)}});
+      probs = reshape(a + "probs_groups", probs, {B, KV, G * S, S});
+      o = matmul(a + "context", probs, v, false); // [B, KV, G*S, hd]
+    } else {
+      // The past and the new token are scored apart and joined in the
+      // scores (B x H x (L + 1) elements), so the cache is read in place
+      // and never copied to append the new token.
+      Value *past = matmul(a + "scores_past", q, pastKT, false); // [.., G, L]
+      Value *fresh = matmul(a + "scores_new", q, k, true);     // [.., G, 1]
+      Value *scores = op(OpKind::Concat, a + "scores", {past, fresh},
+                         {{"axis", int64_t(-1)}});
+      Value *probs = op(OpKind::Softmax, a + "softmax", {scores},
+                        {{"axis", int64_t(-1)}});
+      std::vector<Value *> parts = split(a + "probs", probs, -1, {L, 1});
+      Value *oPast = matmul(a + "context_past", parts[0], pastV, false);
+      Value *oNew = matmul(a + "context_new", parts[1], v, false);
+      o = op(OpKind::Add, a + "context", {oPast, oNew});
+    }
+    o = reshape(a + "context_heads", o, {B, H, S, hd});
+    o = transpose(a + "context_t", o, {0, 2, 1, 3});
+    o = reshape(a + "context_merged", o, {B, S, H * hd});
+    x = residual(p + "attn_residual", x, linear(a + "o_proj", o, wo));
+
+    const std::string m = p + "mlp.";
+    h = rmsnorm(p + "post_attention_layernorm", x, postNorm);
+    Value *gate = op(OpKind::Silu, m + "act", {linear(m + "gate_proj", h, wg)});
+    Value *up = linear(m + "up_proj", h, wu);
+    Value *down = linear(m + "down_proj", op(OpKind::Mul, m + "gated", {gate, up}),
+                         wd);
+    return residual(p + "mlp_residual", x, down);
+  }
+
+  Value *lmHead(Value *x) {
+    const int64_t S = s_.tokens;
+    if (S > 1)
+      x = split("last_token", x, 1, {S - 1, 1})[1];
+    Value *norm = input("model.norm.weight", {c_.hiddenSize});
+    Value *w = input(c_.tieWordEmbeddings ? "model.embed_tokens.weight.T"
+                                          : "lm_head.weight.T",
+                     {c_.hiddenSize, c_.vocabSize});
+    x = rmsnorm("model.norm", x, norm);
+    x = linear("lm_head", x, w);
+    if (c_.logitsScaling != 1.0)
+      x = op(OpKind::Mul, "logits",
+             {x, scalar("inverse_logits_scaling", 1.0 / c_.logitsScaling)});
+    return x;
+  }
+
+  const LlmConfig &c_;
+  const StepShape &s_;
+  std::unique_ptr<Graph> g_;
+  Value *cosQ_ = nullptr, *sinQ_ = nullptr, *cosK_ = nullptr, *sinK_ = nullptr;
+  std::vector<Value *> outputs_;
+};
+
+void checkRange(const char *flag, int64_t value, int64_t lo, int64_t hi) {
+  if (value < lo || value > hi)
+    throw UserError(SourceLoc{flag},
+                    "must be in [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "], got " + std::to_string(value),
+                    ExitCode::Usage);
+}
+
+/// `values` (doubles) stored as an array of `type`.
+NpyArray arrayOf(const TensorType &type, const std::vector<double> &values) {
+  NpyArray a;
+  a.dtype = compiler::toNpyDtype(type.elementType);
+  a.shape = type.shape;
+  a.data.resize(static_cast<size_t>(type.byteSize()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (type.elementType == ElementType::F16) {
+      const uint16_t h = half::floatToHalf(static_cast<float>(values[i]));
+      std::memcpy(a.data.data() + 2 * i, &h, 2);
+    } else {
+      const auto f = static_cast<float>(values[i]);
+      std::memcpy(a.data.data() + 4 * i, &f, 4);
+    }
+  }
+  return a;
+}
+
+bool endsWith(const std::string &s, const std::string &tail) {
+  return s.size() >= tail.size() &&
+         s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// The rotary table of `type` [B, S, heads, hd]: cos, or sin with the sign
+/// of rotate_half folded in (-sin on the first half of each head). Token s
+/// of every sequence is at position context + s; frequency i (of hd/2) is
+/// theta^(-2i/hd), as Hugging Face's default rotary embedding.
+std::vector<double> rotaryTable(const TensorType &type, const LlmConfig &c,
+                                int64_t context, bool sine) {
+  const int64_t B = type.shape[0], S = type.shape[1], heads = type.shape[2],
+                hd = type.shape[3], half = hd / 2;
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(type.elementCount()));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t d = 0; d < hd; ++d) {
+          const int64_t i = d % half;
+          const double freq = std::pow(
+              c.ropeTheta, -2.0 * static_cast<double>(i) /
+                               static_cast<double>(hd));
+          const double angle = static_cast<double>(context + s) * freq;
+          out.push_back(sine ? (d < half ? -1.0 : 1.0) * std::sin(angle)
+                             : std::cos(angle));
+        }
+  return out;
+}
+
+} // namespace
+
+void checkStepShape(const LlmConfig &config, const StepShape &s) {
+  checkRange("--batch", s.batch, 1, kMaxStepDim);
+  checkRange("--layers", s.layers, 1, config.numLayers);
+  if (s.mode == Mode::Prefill) {
+    checkRange("--tokens", s.tokens, 1, kMaxStepDim);
+    if (s.context != 0)
+      throw UserError(SourceLoc{"--context"},
+                      "a prefill after cached tokens is not built yet; "
+                      "prefill takes --context 0",
+                      ExitCode::Usage);
+    return;
+  }
+  if (s.tokens != 1)
+    throw UserError(SourceLoc{"--tokens"},
+                    "a decode step takes one new token per sequence",
+                    ExitCode::Usage);
+  checkRange("--context", s.context, 1, kMaxStepDim);
+}
+
+std::unique_ptr<Graph> buildLlmGraph(const LlmConfig &config,
+                                     const StepShape &shape) {
+  checkStepShape(config, shape);
+  return Builder(config, shape).build();
+}
+
+run::ModelInputs llmInputs(const Graph &graph, const LlmConfig &config,
+                           const StepShape &shape, uint64_t seed) {
+  run::ModelInputs inputs;
+  inputs.kind = run::InputsKind::Random;
+  inputs.seed = seed;
+  for (const Value *v : graph.inputs()) {
+    const std::string &name = v->name();
+    const TensorType &type = v->type();
+    if (name.rfind("rope.", 0) == 0) {
+      inputs.arrays[name] = arrayOf(
+          type, rotaryTable(type, config, shape.context,
+                            name.rfind("rope.sin", 0) == 0));
+      continue;
+    }
+    std::vector<double> values =
+        compiler::ref::tensorFromNpy(compiler::ref::randomInput(type, seed,
+                                                                name))
+            .values;
+    if (endsWith(name, "norm.weight")) {
+      for (double &x : values)
+        x = 1.0 + 0.5 * x;
+    } else if (endsWith(name, ".weight.T")) {
+      // Uniform in [-1, 1] has variance 1/3: scale to 1/fan-in ([in, out]).
+      const double scale =
+          std::sqrt(3.0 / static_cast<double>(type.shape.front()));
+      for (double &x : values)
+        x *= scale;
+    }
+    inputs.arrays[name] = arrayOf(type, values);
+  }
+  return inputs;
+}
+
+StepBytes stepBytes(const LlmConfig &c, const StepShape &s) {
+  constexpr int64_t kDeviceBytes = 2; // DL16
+  StepBytes b;
+  b.weights = s.layers * c.layerParameters() * kDeviceBytes;
+  if (s.lmHead)
+    b.weights += (c.vocabSize + 1) * c.hiddenSize * kDeviceBytes;
+  if (s.mode == Mode::Decode)
+    b.cache = s.layers * 2 * s.batch * c.numKvHeads * s.context * c.headDim *
+              kDeviceBytes;
+  return b;
+}
+
+int64_t stepMacs(const LlmConfig &c, const StepShape &s) {
+  const int64_t rows = s.batch * s.tokens;
+  const int64_t projections = rows * (c.layerParameters() - 2 * c.hiddenSize);
+  // Scores and context: per query head, S x keys x hd twice.
+  const int64_t keys = s.mode == Mode::Prefill ? s.tokens : s.context + 1;
+  const int64_t attention =
+      2 * s.batch * c.numHeads * s.tokens * keys * c.headDim;
+  int64_t macs = s.layers * (projections + attention);
+  if (s.lmHead)
+    macs += s.batch * c.vocabSize * c.hiddenSize;
+  return macs;
+}
+
+} // namespace spyre::llm
