@@ -96,13 +96,10 @@ SourceLoc firstLoc(const DiagnosticEngine &diags) {
 
 } // namespace
 
-CompileError::CompileError(const DiagnosticEngine &diags)
-    : UserError(firstLoc(diags), firstDiagnostic(diags)),
-      diagnostics_(diags.str()) {
-  for (const Diagnostic &d : diags.diagnostics())
-    if (d.message.find("internal error") != std::string::npos)
-      internal_ = true;
-}
+CompileError::CompileError(const DiagnosticEngine &diags, bool internal)
+    : UserError(firstLoc(diags), firstDiagnostic(diags),
+                internal ? ExitCode::Internal : ExitCode::BadInput),
+      diagnostics_(diags.str()), internal_(internal) {}
 
 double RunReport::simulatedUs() const {
   return static_cast<double>(cycles) / (clockGhz * 1000.0);
@@ -233,10 +230,12 @@ RunReport runModel(const RunOptions &o) {
   compiler::CompileOptions co;
   co.optLevel = o.optLevel;
   DiagnosticEngine diags;
-  std::optional<compiler::CompileResult> compiled =
-      compiler::compileGraph(graph, config, co, diags);
+  compiler::CompileOutcome outcome =
+      compiler::compile(graph, config, co, diags);
+  std::optional<compiler::CompileResult> &compiled = outcome.result;
   if (!compiled)
-    throw CompileError(diags);
+    throw CompileError(diags, outcome.status ==
+                                  compiler::CompileStatus::InternalError);
   const isa::Program &program = compiled->program;
 
   sim::SimOptions so;

@@ -100,10 +100,11 @@ struct RunReport {
 };
 
 /// The compiler refused the model; what() is the first diagnostic and
-/// `diagnostics` all of them, as `spyre compile` prints them.
+/// `diagnostics` all of them, as `spyre compile` prints them. The exit code
+/// is ExitCode::Internal when a pass failed on a bug rather than on the model.
 class CompileError : public UserError {
 public:
-  explicit CompileError(const DiagnosticEngine &diags);
+  CompileError(const DiagnosticEngine &diags, bool internal);
 
   const std::string &diagnostics() const { return diagnostics_; }
   /// A pass failed on a bug rather than on the model.

@@ -21,6 +21,7 @@ enum class ExitCode : int {
   BadInput = 1,     ///< config, model, program or data file is invalid
   Usage = 2,        ///< command line misuse
   VerifyFailed = 3, ///< wrong numbers or a failed schedule check
+  Internal = 70,    ///< a bug in spyre (EX_SOFTWARE of sysexits.h)
 };
 
 /// Where a diagnostic points. `file` may be a path or a pseudo-name such as

@@ -62,10 +62,8 @@ std::string pipelineForLevel(int optLevel, const std::string &mappingIn) {
   return pipelineText(pipelineOf(optLevel, mappingIn));
 }
 
-std::optional<CompileResult> compileGraph(const Graph &graph,
-                                          const hw::HwConfig &config,
-                                          const CompileOptions &options,
-                                          DiagnosticEngine &diags) {
+CompileOutcome compile(const Graph &graph, const hw::HwConfig &config,
+                       const CompileOptions &options, DiagnosticEngine &diags) {
   SPYRE_ASSERT(options.optLevel >= 0 && options.optLevel <= 2,
                "optimisation level");
   CompileResult r;
@@ -73,18 +71,40 @@ std::optional<CompileResult> compileGraph(const Graph &graph,
   PassManagerOptions pmo;
   pmo.printIrAfter = options.printIrAfter;
   pmo.irStream = options.irStream;
+  pmo.debugFailPass = options.debugFailPass;
   PassManager pm(config, pmo);
   pm.addPipeline(pipelineOf(options.optLevel, options.mappingIn));
-  if (pm.run(*r.graph, diags) != PipelineStatus::Success)
-    return std::nullopt;
+  switch (pm.run(*r.graph, diags)) {
+  case PipelineStatus::Success:
+    break;
+  case PipelineStatus::Failure:
+    return {CompileStatus::UserError, std::nullopt};
+  case PipelineStatus::InternalError:
+    return {CompileStatus::InternalError, std::nullopt};
+  }
+  const size_t errorsBefore = diags.errorCount();
   std::optional<isa::Program> program = emitProgram(*r.graph, config, diags);
-  if (!program)
-    return std::nullopt;
+  if (!program) {
+    if (diags.errorCount() > errorsBefore)
+      return {CompileStatus::UserError, std::nullopt};
+    diags.error(SourceLoc{"<graph " + r.graph->name() + ">"},
+                "internal error in emission: it failed without reporting an "
+                "error");
+    return {CompileStatus::InternalError, std::nullopt};
+  }
   r.program = std::move(*program);
   r.mappingJson = mappingJson(
       collectMapping(*r.graph, toHex(config.fingerprint(), 16)));
   r.statistics = pm.statisticsReport() + programSummary(r.program, config);
-  return r;
+  return {CompileStatus::Ok, std::move(r)};
+}
+
+std::optional<CompileResult> compileGraph(const Graph &graph,
+                                          const hw::HwConfig &config,
+                                          const CompileOptions &options,
+                                          DiagnosticEngine &diags) {
+  CompileOutcome outcome = compile(graph, config, options, diags);
+  return std::move(outcome.result);
 }
 
 } // namespace spyre::compiler

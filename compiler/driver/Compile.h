@@ -9,6 +9,7 @@
 #include "isa/Program.h"
 #include "support/Diagnostic.h"
 
+#include <cstdint>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -25,6 +26,9 @@ struct CompileOptions {
   /// Pass names (or `all`) after which the IR is printed to irStream.
   std::vector<std::string> printIrAfter;
   std::ostream *irStream = nullptr;
+  /// A pass made to fail without a diagnostic, as a bug would: the way to
+  /// test the internal-error path (`spyre compile --debug-fail-pass`).
+  std::string debugFailPass;
 };
 
 struct CompileResult {
@@ -40,9 +44,25 @@ struct CompileResult {
 /// The pipeline text of a level (`canonicalize,layout,...`).
 std::string pipelineForLevel(int optLevel, const std::string &mappingIn);
 
-/// Compiles a copy of `graph` (which must verify). nullopt after reporting
-/// user errors; an internal error in a pass is reported as such and also
-/// gives nullopt (the caller tells them apart by the diagnostics' text).
+/// How a compilation ended.
+enum class CompileStatus : uint8_t {
+  Ok,
+  UserError,     ///< the model cannot be compiled; the diagnostics say why
+  InternalError, ///< a pass or emission broke its contract: a bug
+};
+
+struct CompileOutcome {
+  CompileStatus status = CompileStatus::Ok;
+  std::optional<CompileResult> result; ///< set exactly when status is Ok
+};
+
+/// Compiles a copy of `graph` (which must verify). On failure the
+/// diagnostics say what went wrong and `status` whose fault it is.
+CompileOutcome compile(const Graph &graph, const hw::HwConfig &config,
+                       const CompileOptions &options, DiagnosticEngine &diags);
+
+/// compile() for callers that need no more than the program: nullopt after
+/// any failure.
 std::optional<CompileResult> compileGraph(const Graph &graph,
                                           const hw::HwConfig &config,
                                           const CompileOptions &options,

@@ -295,7 +295,8 @@ PipelineStatus PassManager::runOne(const PassInvocation &inv, Graph &graph,
   PassResult result = PassResult::Failure;
   auto start = std::chrono::steady_clock::now();
   try {
-    result = pass.run(graph, context);
+    result = name == options_.debugFailPass ? PassResult::Failure
+                                            : pass.run(graph, context);
   } catch (const UserError &e) {
     diags.report(e.diagnostic());
     result = PassResult::Failure;

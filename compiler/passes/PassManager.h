@@ -58,6 +58,9 @@ struct PassManagerOptions {
   std::vector<std::string> printIrBefore;
   /// Stop after the first run of this pass (empty: run everything).
   std::string stopAfter;
+  /// Make this pass fail without reporting an error, as a bug would, instead
+  /// of running it: a test hook for the internal-error path.
+  std::string debugFailPass;
   /// Where printed IR goes; nullptr prints nothing.
   std::ostream *irStream = nullptr;
 };

@@ -77,20 +77,20 @@ Command run(const std::string &command) {
 }
 
 bool inGitCheckout() {
-  return run("git rev-parse --is-inside-work-tree >/dev/null 2>&1").status ==
-         0;
+  return run("git rev-parse --is-inside-work-tree >/dev/null 2>&1").status == 0;
 }
 
 } // namespace
 
 TEST(HardwareDocs, AnchorsFollowTheHeadings) {
   EXPECT_EQ(anchorOf("Corelets and the PT"), "corelets-and-the-pt");
-  EXPECT_EQ(anchorOf("`spyre compile`: from a graph"), "spyre-compile-from-a-graph");
+  EXPECT_EQ(anchorOf("`spyre compile`: from a graph"),
+            "spyre-compile-from-a-graph");
   std::set<std::string> anchors = anchorsOf("docs/hardware.md");
-  for (const char *section : {"confidence", "chip-and-clock", "sfu", "lx",
-                              "device-memory", "dma", "data-ring",
-                              "reduce-ring", "host-link", "limits",
-                              "device-layout", "measured-figures"})
+  for (const char *section :
+       {"confidence", "chip-and-clock", "sfu", "lx", "device-memory", "dma",
+        "data-ring", "reduce-ring", "host-link", "limits", "device-layout",
+        "measured-figures"})
     EXPECT_TRUE(anchors.count(section)) << section;
 }
 

@@ -7,6 +7,7 @@
 #include "compiler/driver/Compile.h"
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/Onnx.h"
+#include "compiler/passes/PassRegistry.h"
 #include "hw/HwConfig.h"
 #include "isa/Disassembler.h"
 #include "run/RunModel.h"
@@ -21,9 +22,6 @@ namespace spyre::cli {
 
 namespace {
 
-/// What main() returns for a bug (an uncaught exception).
-constexpr int kInternalErrorExit = 70;
-
 struct CompileCliOptions {
   std::string model;
   std::vector<std::string> shapes; ///< --shape NAME=D0,D1,...
@@ -37,6 +35,7 @@ struct CompileCliOptions {
   bool stats = false;
   bool coverage = false;
   bool noFallback = false;
+  std::string debugFailPass; ///< hidden: a pass to fail as a bug would
 };
 
 /// `spyre compile --coverage`: one line per node (index, name, op type,
@@ -105,6 +104,11 @@ int runCompile(const CompileCliOptions &o) {
     throw UserError(SourceLoc{"spyre compile"},
                     "--output is required (except with --coverage)",
                     ExitCode::Usage);
+  if (!o.debugFailPass.empty() && !compiler::findPass(o.debugFailPass))
+    throw UserError(SourceLoc{"debug-fail-pass"},
+                    "unknown pass '" + o.debugFailPass +
+                        "' (passes: " + compiler::registeredPassNames() + ")",
+                    ExitCode::Usage);
   compiler::ModelLoadOptions load = compiler::shapeOverrideOptions(o.shapes);
   load.hostFallback = !o.noFallback;
   // Refuse unwritable outputs before any work, and leave nothing behind.
@@ -119,19 +123,20 @@ int runCompile(const CompileCliOptions &o) {
   co.mappingIn = o.mappingIn;
   co.printIrAfter = o.printIrAfter;
   co.irStream = &std::cout;
+  co.debugFailPass = o.debugFailPass;
   DiagnosticEngine diags;
-  std::optional<compiler::CompileResult> r =
-      compiler::compileGraph(graph, config, co, diags);
+  compiler::CompileOutcome outcome =
+      compiler::compile(graph, config, co, diags);
+  std::optional<compiler::CompileResult> &r = outcome.result;
   if (!r) {
     std::cout.flush();
     std::cerr << diags.str();
+    if (outcome.status == compiler::CompileStatus::InternalError)
+      return static_cast<int>(ExitCode::Internal);
     bool usage = false;
-    for (const Diagnostic &d : diags.diagnostics()) {
-      if (d.message.find("internal error") != std::string::npos)
-        return kInternalErrorExit;
-      // A pass name --print-ir-after does not know is a misuse of the flag.
+    // A pass name --print-ir-after does not know is a misuse of the flag.
+    for (const Diagnostic &d : diags.diagnostics())
       usage |= d.loc.file == "print-ir-after";
-    }
     return static_cast<int>(usage ? ExitCode::Usage : ExitCode::BadInput);
   }
   writeFileAtomic(o.output, isa::writeProgram(r->program));
@@ -183,6 +188,10 @@ void addCompileCommand(CLI::App &app, Dispatch &dispatch) {
   cmd->add_option("--shape", opts->shapes,
                   "Static shape of an ONNX input whose dimensions are dynamic: "
                   "NAME=D0,D1,... (repeat for each input)");
+  // Hidden: tests reach the internal-error path (exit 70) through it.
+  cmd->add_option("--debug-fail-pass", opts->debugFailPass,
+                  "Make this pass fail without a diagnostic, as a bug would")
+      ->group("");
   cmd->callback([opts, &dispatch] {
     dispatch.run = [opts] { return runCompile(*opts); };
   });

@@ -14,9 +14,6 @@ namespace spyre::cli {
 
 namespace {
 
-/// What main() returns for a bug (an uncaught exception).
-constexpr int kInternalErrorExit = 70;
-
 struct RunCliOptions {
   run::RunOptions run;
   std::vector<std::string> shapes; ///< --shape NAME=D0,D1,...
@@ -36,8 +33,7 @@ int runRun(RunCliOptions &o, bool haveSeed) {
   } catch (const run::CompileError &e) {
     std::cout.flush();
     std::cerr << e.diagnostics();
-    return e.internal() ? kInternalErrorExit
-                        : static_cast<int>(ExitCode::BadInput);
+    return static_cast<int>(e.exitCode());
   }
 }
 

@@ -88,6 +88,6 @@ int main(int argc, char **argv) {
     std::fflush(stdout);
     std::fprintf(stderr, "spyre: internal error: uncaught exception: %s\n",
                  e.what());
-    return 70;
+    return static_cast<int>(spyre::ExitCode::Internal);
   }
 }
