@@ -4,6 +4,8 @@
 // ONNX backend node tests check them (tests/host/HostNodeTest.cpp).
 #include "host/HostOp.h"
 
+#include "support/CheckedMath.h"
+
 #include "support/Diagnostic.h"
 
 #include <algorithm>
@@ -345,11 +347,16 @@ SliceDims sliceDims(const Attrs &a, const HostShape &x) {
     if (step > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      r.shape[ax] = e > s ? (e - s + step - 1) / step : 0;
+      // (e - s - 1) / step + 1, not (e - s + step - 1) / step: the step
+      // comes from the model and may be near the largest int64.
+      r.shape[ax] = e > s ? (e - s - 1) / step + 1 : 0;
     } else {
       s = std::clamp<int64_t>(s, -1, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      r.shape[ax] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+      // -step would overflow for the smallest int64; any step at or below
+      // -dim takes one element, as does that one.
+      const int64_t back = step < -dim ? dim + 1 : -step;
+      r.shape[ax] = s > e ? (s - e - 1) / back + 1 : 0;
     }
     r.start[ax] = s;
     r.step[ax] = step;
@@ -458,7 +465,11 @@ HostInference inferTile(const HostOp &, const Attrs &a,
   for (size_t d = 0; d < s.size(); ++d) {
     if (reps[d] < 0)
       invalid("repeats " + shapeText(reps) + " has a negative entry");
-    s[d] *= reps[d];
+    const std::optional<int64_t> n = checkedMul(s[d], reps[d]);
+    if (!n)
+      invalid("repeats " + shapeText(reps) + " make dimension " +
+              std::to_string(d) + " overflow 64 bits");
+    s[d] = *n;
   }
   checkResult(s);
   return {{s}, 0, {}};
@@ -492,7 +503,13 @@ HostInference inferPad(const HostOp &, const Attrs &a,
             " entries, twice the rank is " + std::to_string(2 * x.size()));
   HostShape s = x;
   for (size_t d = 0; d < x.size(); ++d) {
-    s[d] = x[d] + pads[d] + pads[d + x.size()];
+    std::optional<int64_t> n = checkedAdd(x[d], pads[d]);
+    if (n)
+      n = checkedAdd(*n, pads[d + x.size()]);
+    if (!n)
+      invalid("pads " + shapeText(pads) + " make dimension " +
+              std::to_string(d) + " overflow 64 bits");
+    s[d] = *n;
     if (s[d] < 0)
       invalid("pads " + shapeText(pads) + " crop dimension " +
               std::to_string(d) + " below zero");

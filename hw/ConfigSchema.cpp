@@ -94,6 +94,24 @@ const SectionInfo kSections[] = {
     {"host", "The host link and the host's own compute."},
 };
 
+// The ranges below are what the compiler and simulator can live with, not
+// what a real chip could be: each is far beyond any design point of interest
+// and small enough that the sums and products formed of them stay exact.
+constexpr std::string_view kCyclesReason =
+    "a million cycles per event keeps every sum of latencies far inside 64 "
+    "bits";
+constexpr std::string_view kSizeReason =
+    "far beyond any accelerator, and small enough that the products the "
+    "compiler and simulator form of it stay exact";
+// Rates are kept as exact fractions of figures scaled to 1e-6 of their unit
+// (sim/timing/Time.h): bandwidth x clock, so scaled, must stay below 2^62.
+constexpr std::string_view kClockReason =
+    "10 MHz to 100 GHz: bandwidths are exact fractions of the clock "
+    "(sim/timing/Time.h)";
+constexpr std::string_view kBandwidthReason =
+    "10 MB/s to 10 TB/s: bandwidths are exact fractions of the clock "
+    "(sim/timing/Time.h)";
+
 const ParamInfo kSchema[] = {
     {.path = "name",
      .field = topField<&C::name>(),
@@ -118,7 +136,10 @@ const ParamInfo kSchema[] = {
      .confidence = "L-M",
      .source = "inferred: the only clock giving the published 98.3 DL16 "
                "TFLOPS (32 x 1024 MAC x 2 x 1.5e9)",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxReason = kClockReason,
+     .minReal = 0.01,
+     .maxReal = 100.0},
     {.path = "chip.corelets_per_core",
      .field = field<&C::chip, &ChipConfig::coreletsPerCore>(),
      .unit = "corelets",
@@ -126,7 +147,9 @@ const ParamInfo kSchema[] = {
                     "the core's LX.",
      .confidence = "H",
      .source = "torch-spyre docs, architecture/spyre_accelerator.md",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 64,
+     .maxReason = kSizeReason},
     {.path = "chip.stick_bytes",
      .field = field<&C::chip, &ChipConfig::stickBytes>(),
      .unit = "bytes",
@@ -134,7 +157,9 @@ const ParamInfo kSchema[] = {
                     "and layouts.",
      .confidence = "H",
      .source = "torch-spyre BYTES_IN_STICK = 128",
-     .rules = kPositive | kMultipleOf4 | kPowerOfTwo},
+     .rules = kPositive | kMultipleOf4 | kPowerOfTwo,
+     .maxValue = 128,
+     .maxReason = "the stick of the instruction set (isa/InstrTable.h): addresses and layouts count 128-byte sticks"},
 
     // sequencer
     {.path = "sequencer.ctrl_cycles",
@@ -144,7 +169,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate",
      .required = false,
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
     {.path = "sequencer.scalar_cycles",
      .field = field<&C::sequencer, &SequencerConfig::scalarCycles>(),
      .unit = "cycles",
@@ -152,7 +179,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate",
      .required = false,
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
     {.path = "sequencer.sync_cycles",
      .field = field<&C::sequencer, &SequencerConfig::syncCycles>(),
      .unit = "cycles",
@@ -162,7 +191,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate",
      .required = false,
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
 
     // pt
     {.path = "pt.pe_rows",
@@ -171,14 +202,18 @@ const ParamInfo kSchema[] = {
      .description = "Rows of the PE array.",
      .confidence = "H",
      .source = "torch-spyre docs: 8 x 8 systolic PE array per corelet",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1024,
+     .maxReason = kSizeReason},
     {.path = "pt.pe_cols",
      .field = field<&C::pt, &PtConfig::peCols>(),
      .unit = "PEs",
      .description = "Columns of the PE array.",
      .confidence = "H",
      .source = "torch-spyre docs: 8 x 8 systolic PE array per corelet",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1024,
+     .maxReason = kSizeReason},
     {.path = "pt.simd_width",
      .field = field<&C::pt, &PtConfig::simdWidth>(),
      .unit = "lanes",
@@ -186,14 +221,18 @@ const ParamInfo kSchema[] = {
                     "x pe_cols x simd_width.",
      .confidence = "M",
      .source = "arithmetic: 512 MAC/cycle/corelet gives the published peak",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1024,
+     .maxReason = kSizeReason},
     {.path = "pt.pass_rows",
      .field = field<&C::pt, &PtConfig::passRows>(),
      .unit = "rows",
      .description = "Rows of M streamed through the array in one pass.",
      .confidence = "M",
      .source = "docs/hardware.md#corelets-and-the-pt",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 65536,
+     .maxReason = kSizeReason},
     {.path = "pt.full_rate_passes",
      .field = field<&C::pt, &PtConfig::fullRatePasses>(),
      .unit = "passes",
@@ -201,21 +240,27 @@ const ParamInfo kSchema[] = {
                     "run at about sqrt(passes / full_rate_passes) of it.",
      .confidence = "M",
      .source = "docs/hardware.md#corelets-and-the-pt",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 65536,
+     .maxReason = kSizeReason},
     {.path = "pt.int8_speedup",
      .field = field<&C::pt, &PtConfig::int8Speedup>(),
      .unit = "x",
      .description = "INT8/FP8 MAC rate as a multiple of the DL16 rate.",
      .confidence = "M",
      .source = "docs/hardware.md#corelets-and-the-pt",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 64,
+     .maxReason = kSizeReason},
     {.path = "pt.int4_speedup",
      .field = field<&C::pt, &PtConfig::int4Speedup>(),
      .unit = "x",
      .description = "INT4 MAC rate as a multiple of the DL16 rate.",
      .confidence = "M",
      .source = "docs/hardware.md#corelets-and-the-pt",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 64,
+     .maxReason = kSizeReason},
     {.path = "pt.setup_cycles",
      .field = field<&C::pt, &PtConfig::setupCycles>(),
      .unit = "cycles",
@@ -224,7 +269,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate: one array row per cycle",
      .required = false,
-     .rules = kNonNegative},
+     .rules = kNonNegative,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
 
     // sfu
     {.path = "sfu.simple_cycles_per_stick",
@@ -233,14 +280,18 @@ const ParamInfo kSchema[] = {
      .description = "Add, mul, max, copy, convert and the like, per stick.",
      .confidence = "L",
      .source = "docs/hardware.md#sfu",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
     {.path = "sfu.transcendental_cycles_per_stick",
      .field = field<&C::sfu, &SfuConfig::transcendentalCyclesPerStick>(),
      .unit = "cycles/stick",
      .description = "Exp, rsqrt, reciprocal, gelu, sigmoid, tanh, per stick.",
      .confidence = "L",
      .source = "docs/hardware.md#sfu",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
     {.path = "sfu.reduce_cycles_per_stick",
      .field = field<&C::sfu, &SfuConfig::reduceCyclesPerStick>(),
      .unit = "cycles/stick",
@@ -248,7 +299,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate",
      .required = false,
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
     {.path = "sfu.pipeline_latency_cycles",
      .field = field<&C::sfu, &SfuConfig::pipelineLatencyCycles>(),
      .unit = "cycles",
@@ -256,7 +309,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate",
      .required = false,
-     .rules = kNonNegative},
+     .rules = kNonNegative,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
 
     // lx
     {.path = "lx.size_bytes",
@@ -274,14 +329,18 @@ const ParamInfo kSchema[] = {
      .description = "Sticks one corelet port reads per cycle.",
      .confidence = "L",
      .source = "docs/hardware.md#lx",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1024,
+     .maxReason = kSizeReason},
     {.path = "lx.write_sticks_per_cycle",
      .field = field<&C::lx, &LxConfig::writeSticksPerCycle>(),
      .unit = "sticks/cycle",
      .description = "Sticks one corelet port writes per cycle.",
      .confidence = "L",
      .source = "docs/hardware.md#lx",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1024,
+     .maxReason = kSizeReason},
 
     // dma
     {.path = "dma.max_outstanding",
@@ -291,7 +350,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate",
      .required = false,
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 65536,
+     .maxReason = kSizeReason},
     {.path = "dma.issue_latency_cycles",
      .field = field<&C::dma, &DmaConfig::issueLatencyCycles>(),
      .unit = "cycles",
@@ -300,7 +361,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate",
      .required = false,
-     .rules = kNonNegative},
+     .rules = kNonNegative,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
     {.path = "dma.run_setup_cycles",
      .field = field<&C::dma, &DmaConfig::runSetupCycles>(),
      .unit = "cycles",
@@ -309,7 +372,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate",
      .required = false,
-     .rules = kNonNegative},
+     .rules = kNonNegative,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
     {.path = "dma.burst_bytes",
      .field = field<&C::dma, &DmaConfig::burstBytes>(),
      .unit = "bytes",
@@ -319,7 +384,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate",
      .required = false,
-     .rules = kPositive | kWholeSticks},
+     .rules = kPositive | kWholeSticks,
+     .maxValue = 16777216,
+     .maxReason = kSizeReason},
     {.path = "dma.max_dims",
      .field = field<&C::dma, &DmaConfig::maxDims>(),
      .unit = "dims",
@@ -327,7 +394,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate",
      .required = false,
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 16,
+     .maxReason = kSizeReason},
 
     // memory
     {.path = "memory.size_bytes",
@@ -337,14 +406,19 @@ const ParamInfo kSchema[] = {
                     "allocated.",
      .confidence = "H",
      .source = "torch-spyre docs: up to 128 GB LPDDR5 per card",
-     .rules = kPositive | kWholeSticks},
+     .rules = kPositive | kWholeSticks,
+     .maxValue = 17592186044416,
+     .maxReason = "16 TiB: device addresses, and the time to move the whole memory, stay far inside 64 bits"},
     {.path = "memory.peak_gb_per_s",
      .field = field<&C::memory, &MemoryConfig::peakGBps>(),
      .unit = "GB/s",
      .description = "Interface peak bandwidth, shared by all cores.",
      .confidence = "H",
      .source = "docs/hardware.md#device-memory",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxReason = kBandwidthReason,
+     .minReal = 0.01,
+     .maxReal = 10000.0},
     {.path = "memory.sustained_read_gb_per_s",
      .field = field<&C::memory, &MemoryConfig::sustainedReadGBps>(),
      .unit = "GB/s",
@@ -352,14 +426,20 @@ const ParamInfo kSchema[] = {
                     "all cores.",
      .confidence = "H",
      .source = "torch-spyre cost_model.py, measured",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxReason = kBandwidthReason,
+     .minReal = 0.01,
+     .maxReal = 10000.0},
     {.path = "memory.sustained_mixed_gb_per_s",
      .field = field<&C::memory, &MemoryConfig::sustainedMixedGBps>(),
      .unit = "GB/s",
      .description = "Sustained streaming with reads and writes balanced.",
      .confidence = "H",
      .source = "torch-spyre cost_model.py, measured",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxReason = kBandwidthReason,
+     .minReal = 0.01,
+     .maxReal = 10000.0},
     {.path = "memory.turnaround_cycles",
      .field = field<&C::memory, &MemoryConfig::turnaroundCycles>(),
      .unit = "cycles",
@@ -371,7 +451,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "design-space knob on top of the measured mixed rate; 0 reproduces the published figures",
      .required = false,
-     .rules = kNonNegative},
+     .rules = kNonNegative,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
     {.path = "memory.latency_cycles",
      .field = field<&C::memory, &MemoryConfig::latencyCycles>(),
      .unit = "cycles",
@@ -379,7 +461,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate: about 100 ns, typical of LPDDR5",
      .required = false,
-     .rules = kNonNegative},
+     .rules = kNonNegative,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
 
     // ring
     {.path = "ring.bytes_per_cycle",
@@ -388,14 +472,18 @@ const ParamInfo kSchema[] = {
      .description = "Bandwidth of one link in one direction.",
      .confidence = "H",
      .source = "torch-spyre docs: 128 B per cycle per direction",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1048576,
+     .maxReason = kSizeReason},
     {.path = "ring.hop_latency_cycles",
      .field = field<&C::ring, &RingConfig::hopLatencyCycles>(),
      .unit = "cycles",
      .description = "Latency of one hop between neighbouring stops.",
      .confidence = "L",
      .source = "docs/hardware.md#data-ring (about 1-2 cycles)",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
     {.path = "ring.memory_node_position",
      .field = field<&C::ring, &RingConfig::memoryNodePosition>(),
      .unit = "core id",
@@ -404,7 +492,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate; the topology is not published",
      .required = false,
-     .rules = kNonNegative},
+     .rules = kNonNegative,
+     .maxValue = 1023,
+     .maxReason = "the last core of the largest chip (chip.cores <= 1024)"},
 
     // reduce_ring
     {.path = "reduce_ring.bytes_per_cycle",
@@ -413,7 +503,9 @@ const ParamInfo kSchema[] = {
      .description = "Bandwidth of one link.",
      .confidence = "L",
      .source = "docs/hardware.md#reduce-ring (it exists: H; its width: L)",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1048576,
+     .maxReason = kSizeReason},
     {.path = "reduce_ring.hop_latency_cycles",
      .field = field<&C::reduceRing, &ReduceRingConfig::hopLatencyCycles>(),
      .unit = "cycles",
@@ -421,7 +513,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate, as the data ring",
      .required = false,
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
 
     // limits
     {.path = "limits.tensor_span_bytes_per_core",
@@ -431,7 +525,9 @@ const ParamInfo kSchema[] = {
                     "address.",
      .confidence = "H",
      .source = "torch-spyre docs: 255.996 MiB per core (rounded to 256 MiB)",
-     .rules = kPositive | kWholeSticks},
+     .rules = kPositive | kWholeSticks,
+     .maxValue = 17592186044416,
+     .maxReason = "the largest memory.size_bytes"},
     {.path = "limits.max_loop_count",
      .field = field<&C::limits, &LimitsConfig::maxLoopCount>(),
      .unit = "iterations",
@@ -477,7 +573,10 @@ const ParamInfo kSchema[] = {
      .description = "Host link bandwidth in each direction.",
      .confidence = "H",
      .source = "torch-spyre docs: PCIe Gen5 x16 (32 GT/s x 16 x 128/130 / 8)",
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxReason = kBandwidthReason,
+     .minReal = 0.01,
+     .maxReal = 10000.0},
     {.path = "host.pcie_latency_cycles",
      .field = field<&C::host, &HostConfig::pcieLatencyCycles>(),
      .unit = "cycles",
@@ -485,7 +584,9 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate: about 1 us",
      .required = false,
-     .rules = kNonNegative},
+     .rules = kNonNegative,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
     {.path = "host.host_gflops",
      .field = field<&C::host, &HostConfig::hostGflops>(),
      .unit = "GFLOP/s",
@@ -493,7 +594,10 @@ const ParamInfo kSchema[] = {
      .confidence = "L",
      .source = "estimate",
      .required = false,
-     .rules = kPositive},
+     .rules = kPositive,
+     .maxReason = "10 MFLOP/s to 1 EFLOP/s: host time in cycles stays far inside 64 bits",
+     .minReal = 0.01,
+     .maxReal = 1000000000.0},
 };
 
 std::string fmtDouble(double v) { return formatValue(ParamValue(v)); }
@@ -553,6 +657,26 @@ const CrossRule kCrossRules[] = {
               " bytes is more than memory.size_bytes (" +
               fmtInt(c.memory.sizeBytes) + ")";
      }},
+    {"pt.pe_rows",
+     {"pt.pe_rows", "pt.pe_cols", "pt.simd_width", "chip.corelets_per_core",
+      "chip.cores"},
+     "the chip's MAC/cycle, `pt.pe_rows` x `pt.pe_cols` x `pt.simd_width` x "
+     "`chip.corelets_per_core` x `chip.cores`, is at most 2^31 - 1",
+     [](const C &c) -> std::optional<std::string> {
+       // Each factor is at most 1024, so the product fits in 64 bits; the
+       // compiler and the statistics count MACs of a cycle in an int.
+       const int64_t macs = int64_t{c.pt.peRows} * c.pt.peCols *
+                            c.pt.simdWidth * c.chip.coreletsPerCore *
+                            c.chip.cores;
+       if (macs <= INT32_MAX)
+         return std::nullopt;
+       return "the chip's MAC/cycle, " + fmtInt(c.pt.peRows) + " x " +
+              fmtInt(c.pt.peCols) + " x " + fmtInt(c.pt.simdWidth) +
+              " (pt.pe_rows x pt.pe_cols x pt.simd_width) x " +
+              fmtInt(c.chip.coreletsPerCore) + " corelets x " +
+              fmtInt(c.chip.cores) + " cores = " + fmtInt(macs) +
+              ", is above 2147483647";
+     }},
     {"pt.int4_speedup",
      {"pt.int4_speedup", "pt.int8_speedup"},
      "`pt.int4_speedup` >= `pt.int8_speedup`",
@@ -586,6 +710,12 @@ void checkTables() {
                  "schema section not declared: " + std::string(section));
     SPYRE_ASSERT(!(p.rules & kWholeSticks) || p.field.type != ParamType::Double,
                  "whole-stick rule on a double");
+    SPYRE_ASSERT(p.field.type == ParamType::String || !p.maxReason.empty(),
+                 "schema number without a range: " + std::string(p.path));
+    SPYRE_ASSERT(p.field.type != ParamType::Double ||
+                     (p.minReal > 0 && p.minReal < p.maxReal),
+                 "schema double without a positive range: " +
+                     std::string(p.path));
   }
   for (const CrossRule &r : kCrossRules)
     for (std::string_view use : r.uses)
@@ -705,7 +835,10 @@ std::string describeRules(const ParamInfo &p) {
     parts.emplace_back("power of two");
   if (p.rules & kWholeSticks)
     parts.emplace_back("whole sticks");
-  if (!p.maxReason.empty())
+  if (!p.maxReason.empty() && p.field.type == ParamType::Double)
+    parts.emplace_back(formatValue(ParamValue(p.minReal)) + " to " +
+                       formatValue(ParamValue(p.maxReal)));
+  else if (!p.maxReason.empty())
     parts.emplace_back("<= " + std::to_string(p.maxValue));
   if (p.rules & kIdentifier)
     parts.emplace_back("letters, digits, `.` `_` `-`");

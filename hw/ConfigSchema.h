@@ -56,9 +56,14 @@ struct ParamInfo {
   /// the built-in default (configs/spyre.yaml); only estimates are optional.
   bool required = true;
   unsigned rules = rule::kNone;
-  /// Inclusive upper bound, checked when `maxReason` is not empty.
+  /// Inclusive upper bound of an integer, checked when `maxReason` is not
+  /// empty. Every number has one, so that no product or sum the compiler
+  /// and simulator form of the parameters can overflow.
   int64_t maxValue = 0;
   std::string_view maxReason;
+  /// Inclusive range of a double, checked when `maxReason` is not empty.
+  double minReal = 0;
+  double maxReal = 0;
 };
 
 /// A YAML map grouping parameters (`chip`, `pt`, ...).
@@ -72,7 +77,7 @@ struct SectionInfo {
 /// already reported as wrong, so one bad value gives one error.
 struct CrossRule {
   std::string_view reportAt; ///< the key the error points at
-  std::array<std::string_view, 3> uses;
+  std::array<std::string_view, 5> uses;
   std::string_view summary; ///< for docs/config.md
   std::optional<std::string> (*check)(const HwConfig &);
 };

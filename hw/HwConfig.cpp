@@ -434,6 +434,14 @@ std::optional<std::string> checkParam(const ParamInfo &p, const HwConfig &c,
       return "must be positive, got " + formatValue(value);
     if ((p.rules & rule::kNonNegative) && *d < 0)
       return "must not be negative, got " + formatValue(value);
+    if (!p.maxReason.empty() && *d < p.minReal)
+      return formatValue(value) + " is below " +
+             formatValue(ParamValue(p.minReal)) + ", " +
+             std::string(p.maxReason);
+    if (!p.maxReason.empty() && *d > p.maxReal)
+      return formatValue(value) + " is above " +
+             formatValue(ParamValue(p.maxReal)) + ", " +
+             std::string(p.maxReason);
     return std::nullopt;
   }
   int64_t x = std::get<int64_t>(value);

@@ -917,15 +917,17 @@ void Assembler::dirTensor(const Token &d) {
     }
   }
   auto range = [](const TensorDecl &x) {
-    return "[" + hexText(static_cast<int64_t>(x.address)) + ", " +
-           hexText(static_cast<int64_t>(x.address + x.sizeSticks)) + ")";
+    // The address is below 2^63 (the parser refuses more) and the size far
+    // below, so the end fits in 64 unsigned bits but maybe not in signed.
+    return "[" + hexTextUnsigned(x.address) + ", " +
+           hexTextUnsigned(x.address + x.sizeSticks) + ")";
   };
   uint64_t memSticks =
       static_cast<uint64_t>(config_.memory.sizeBytes) / kStickBytes;
   if (t.address + t.sizeSticks > memSticks) {
     error(addrTok, "tensor '" + t.name + "' at sticks " + range(t) +
                        " lies beyond device memory (" +
-                       hexText(static_cast<int64_t>(memSticks)) +
+                       hexTextUnsigned(memSticks) +
                        " sticks, memory.size_bytes = " +
                        std::to_string(config_.memory.sizeBytes) + ")");
     ok = false;

@@ -54,6 +54,10 @@ std::string hexText(int64_t value) {
   return "0x" + toHexMinimal(static_cast<uint64_t>(value));
 }
 
+std::string hexTextUnsigned(uint64_t value) {
+  return "0x" + toHexMinimal(value);
+}
+
 float Instr::floatValue(size_t field) const {
   return std::bit_cast<float>(static_cast<uint32_t>(value[field]));
 }

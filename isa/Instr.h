@@ -50,6 +50,9 @@ std::string formatFloat(float value);
 
 /// `0x1f`, `-0x4`: how addresses are printed.
 std::string hexText(int64_t value);
+/// `0x8000000000000004`: an address or end that may lie past 2^63, where
+/// hexText would print it wrapped negative.
+std::string hexTextUnsigned(uint64_t value);
 
 /// Text of one operand as assembly writes it. `loopLabel` names a loop's end
 /// label from its body length; without it the body is shown as `+N`.

@@ -545,6 +545,18 @@ def gen_bad():
         [tensor_info("y", TensorProto.DOUBLE, [3])],
         [init("c", np.ones(3, np.float64))]))
 
+    # Shape arithmetic past 64 bits: the host library must refuse it, not
+    # wrap it into a small shape.
+    i64 = lambda name, v: init(name, np.array(v, np.int64))
+    save_bad("tile_overflow", model(
+        "tile", [helper.make_node("Tile", ["x", "r"], ["y"], name="tile")],
+        [tensor_info("x", F32, [4, 64])], [tensor_info("y", F32, ["rows", "cols"])],
+        [i64("r", [2**62 + 1, 1])]))
+    save_bad("pad_overflow", model(
+        "pad", [helper.make_node("Pad", ["x", "p"], ["y"], name="pad")],
+        [tensor_info("x", F32, [4, 64])], [tensor_info("y", F32, ["rows", "cols"])],
+        [i64("p", [0, 2**63 - 1, 0, 1])]))
+
 
 def main():
     if len(sys.argv) != 1:

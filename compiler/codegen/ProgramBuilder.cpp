@@ -351,8 +351,7 @@ int ProgramBuilder::allocCounter(int core) {
       st[c] = CounterState::Held;
       return static_cast<int>(c);
     }
-  SPYRE_UNREACHABLE("no free sync counter on core " + std::to_string(core) +
-                    " (released counters come back at the next barrierAll)");
+  throw SyncCountersExhausted{core, static_cast<int>(st.size())};
 }
 
 bool ProgramBuilder::countersUsed(int core) const {

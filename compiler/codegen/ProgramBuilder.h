@@ -124,6 +124,14 @@ private:
   uint16_t usedRegs_ = 1; ///< bit r set when allocated; r0 is never free
 };
 
+/// Thrown by ProgramBuilder::allocCounter when a core has no free counter:
+/// the config's limits.sync_counters_per_core is too few for the plan, which
+/// is the config's fault, not the compiler's.
+struct SyncCountersExhausted {
+  int core;
+  int counters;
+};
+
 class ProgramBuilder {
 public:
   ProgramBuilder(const hw::HwConfig &config, std::string name = {});
@@ -178,7 +186,8 @@ public:
   /// Kernels leave their counters at zero and release them. A released
   /// counter is handed out again only after the next barrierAll(): before
   /// it, a stream that is behind may still be waiting for its last tokens,
-  /// and a new user's signals would satisfy that wait.
+  /// and a new user's signals would satisfy that wait. Throws
+  /// SyncCountersExhausted when none is free.
   int allocCounter(int core);
   void releaseCounter(int core, int counter);
   /// Whether a kernel took a counter of `core` since the last barrierAll.

@@ -295,7 +295,9 @@ bool inferSplit(InferContext &c) {
       return c.attrError("sizes", "sizes " + intsStr(sizes) +
                                       " has a piece of size " +
                                       std::to_string(s) + "; pieces are at least 1");
-    if (s > kMaxElements)
+    // Each piece and the sum so far stay within 2^40, so the sum never
+    // wraps however long the list.
+    if (s > kMaxElements || total > kMaxElements - s)
       return c.attrError("sizes", "sizes " + intsStr(sizes) + " is too large");
     total += s;
   }

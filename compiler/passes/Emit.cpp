@@ -1443,6 +1443,18 @@ std::optional<isa::Program> Emitter::run() {
                           " bytes, the card has " +
                           std::to_string(cfg_.memory.sizeBytes));
     return std::nullopt;
+  } catch (const codegen::SyncCountersExhausted &none) {
+    SourceLoc loc;
+    loc.file = "<graph " + g_.name() + ">";
+    std::string where = op_ ? "op '" + op_->name() + "' needs" : "the plan needs";
+    if (op_)
+      loc = op_->loc();
+    diags_.error(loc, where + " more sync counters on core " +
+                          std::to_string(none.core) +
+                          " than limits.sync_counters_per_core (" +
+                          std::to_string(none.counters) +
+                          ") gives between two barriers");
+    return std::nullopt;
   }
   isa::Program program = pb_.finish();
   auto indexOf = [&](const std::string &name) {

@@ -594,8 +594,13 @@ bool Machine::execute(StreamState &st) {
 
 std::string Machine::sticksText(const char *space, int64_t first,
                                 int64_t last) const {
-  return std::string(space) + "[" + isa::hexText(first) + ", " +
-         isa::hexText(last + 1) + ") sticks";
+  // last + 1 in signed arithmetic wraps when a footprint reaches the
+  // largest int64; the end of a range that far out is printed unsigned.
+  const std::string end =
+      last >= 0 ? isa::hexTextUnsigned(static_cast<uint64_t>(last) + 1)
+                : isa::hexText(last + 1);
+  return std::string(space) + "[" + isa::hexText(first) + ", " + end +
+         ") sticks";
 }
 
 bool Machine::dmaPastCycleLimit(StreamState &st, const Instr &resolved) {

@@ -99,6 +99,35 @@ TEST(HostOp, FlopsCountElementsOfComputingOpsOnly) {
   EXPECT_EQ(hostOpFlops(op("LogSoftmax"), in), 4u * 512u);
 }
 
+TEST(HostOp, ShapeArithmeticPast64BitsIsRefusedNotWrapped) {
+  const std::array<HostShape, 1> in{HostShape{4, 64}};
+  // 4 x (2^62 + 1) wraps to 4 in 64 bits.
+  EXPECT_EQ(hostOpUnsupported(
+                op("Tile", R"({"repeats":[4611686018427387905,1]})"), in),
+            "repeats [4611686018427387905, 1] make dimension 0 overflow 64 "
+            "bits");
+  EXPECT_EQ(
+      hostOpUnsupported(
+          op("Pad", R"({"pads":[0,9223372036854775807,0,1]})"), in),
+      "pads [0, 9223372036854775807, 0, 1] make dimension 1 overflow 64 bits");
+}
+
+TEST(HostOp, SliceStepsAtTheEndsOfInt64TakeOneElement) {
+  HostTensor x{{1, 4}, {0, 1, 2, 3}};
+  HostTensor up = run1(
+      op("Slice",
+         R"({"starts":[1],"ends":[4],"axes":[1],"steps":[9223372036854775807]})"),
+      {x});
+  EXPECT_EQ(up.shape, (HostShape{1, 1}));
+  EXPECT_EQ(up.data, (std::vector<double>{1}));
+  HostTensor down = run1(
+      op("Slice",
+         R"({"starts":[3],"ends":[-5],"axes":[1],"steps":[-9223372036854775808]})"),
+      {x});
+  EXPECT_EQ(down.shape, (HostShape{1, 1}));
+  EXPECT_EQ(down.data, (std::vector<double>{3}));
+}
+
 TEST(HostOp, RefusalsNameTheProblem) {
   const std::array<HostShape, 1> in{HostShape{2, 3}};
   EXPECT_EQ(hostOpUnsupported(op("Det"), in),
