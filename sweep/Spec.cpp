@@ -10,6 +10,7 @@
 #include "sweep/Results.h"
 #include "support/FileIO.h"
 #include "support/Hash.h"
+#include "support/Nesting.h"
 #include "support/ParseNumber.h"
 
 #include <yaml-cpp/yaml.h>
@@ -142,6 +143,10 @@ public:
   SweepPlan read() {
     YAML::Node root;
     try {
+      // Before the tree is built: yaml-cpp recurses once per level.
+      if (std::optional<TextPos> deep = findYamlTooDeep(text_))
+        throw UserError(SourceLoc{file_, deep->line, deep->col},
+                        yamlTooDeepMessage());
       root = YAML::Load(text_);
     } catch (const YAML::Exception &e) {
       SourceLoc loc{file_};
