@@ -7,6 +7,7 @@
 #include "support/CheckedMath.h"
 
 #include "support/Diagnostic.h"
+#include "support/Nesting.h"
 
 #include <algorithm>
 #include <array>
@@ -860,6 +861,12 @@ std::vector<HostTensor> runHostOp(const HostOp &op,
 
 std::optional<nlohmann::json> parseHostAttrs(std::string_view text,
                                              std::string &error) {
+  if (std::optional<TextPos> deep = findJsonTooDeep(text)) {
+    error = "the attributes nest deeper than " + std::to_string(kMaxJsonDepth) +
+            " levels of arrays and objects (at byte " +
+            std::to_string(deep->offset) + ")";
+    return std::nullopt;
+  }
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) {
     error = "the attributes are not valid JSON";

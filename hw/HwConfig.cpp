@@ -9,6 +9,7 @@
 #include "hw/ConfigSchema.h"
 #include "support/FileIO.h"
 #include "support/Hash.h"
+#include "support/Nesting.h"
 #include "support/ParseNumber.h"
 
 #include <yaml-cpp/eventhandler.h>
@@ -556,6 +557,12 @@ bool parseWithFallback(std::string_view text, const std::string &fileName,
   YAML::Node root;
   std::optional<YAML::Mark> secondRoot;
   try {
+    // Before the tree is built: yaml-cpp recurses once per level.
+    if (std::optional<TextPos> deep = findYamlTooDeep(text)) {
+      rep.error("", Pos{deep->line, deep->col}, yamlTooDeepMessage());
+      rep.flushTo(diags);
+      return false;
+    }
     root = YAML::Load(std::string(text));
     std::istringstream in{std::string(text)};
     YAML::Parser parser(in);

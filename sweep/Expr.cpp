@@ -1,5 +1,10 @@
 // Recursive-descent parser and evaluator of sweep expressions (Expr.h).
+// The text is untrusted (a spec or a --cost option), so its length and its
+// nesting (parentheses, unary minus, `not`) are bounded before they can
+// exhaust the stack, and evaluation walks the nodes in a loop.
 #include "sweep/Expr.h"
+
+#include <fmt/format.h>
 
 #include <cctype>
 #include <charconv>
@@ -32,6 +37,11 @@ public:
       : text_(text), at_(at), code_(code), expr_(expr) {}
 
   void parse() {
+    if (text_.size() > Expr::kMaxLength)
+      fail(Expr::kMaxLength,
+           fmt::format("the expression is {} characters long; at most {} are "
+                       "accepted",
+                       text_.size(), Expr::kMaxLength));
     next();
     if (tok_.kind == Token::End)
       fail(tok_.offset, "the expression is empty");
@@ -155,9 +165,28 @@ private:
     return lhs;
   }
 
+  /// Counts one level of nesting for as long as it lives.
+  class Nested {
+  public:
+    explicit Nested(ExprParser &p) : p_(p) {
+      if (++p_.depth_ > Expr::kMaxDepth)
+        p_.fail(p_.tok_.offset,
+                fmt::format("the expression nests deeper than {} levels "
+                            "(parentheses, unary minus and 'not' together)",
+                            Expr::kMaxDepth));
+    }
+    ~Nested() { --p_.depth_; }
+    Nested(const Nested &) = delete;
+    Nested &operator=(const Nested &) = delete;
+
+  private:
+    ExprParser &p_;
+  };
+
   int parseNot() {
     if (!isOp("not"))
       return parseComparison();
+    Nested nested(*this);
     next();
     Expr::Node n;
     n.kind = Expr::Kind::Not;
@@ -204,6 +233,7 @@ private:
   int parseUnary() {
     if (!isOp("-"))
       return parsePrimary();
+    Nested nested(*this);
     next();
     Expr::Node n;
     n.kind = Expr::Kind::Neg;
@@ -233,6 +263,7 @@ private:
       return add(std::move(n));
     }
     if (tok_.kind == Token::LParen) {
+      Nested nested(*this);
       const size_t open = tok_.offset;
       next();
       int inner = parseOr();
@@ -256,6 +287,7 @@ private:
   Expr &expr_;
   size_t pos_ = 0;
   Token tok_;
+  int depth_ = 0;
 };
 
 Expr Expr::parse(std::string_view text, const SourceLoc &at, ExitCode code) {
@@ -267,34 +299,46 @@ Expr Expr::parse(std::string_view text, const SourceLoc &at, ExitCode code) {
 
 double Expr::eval(
     const std::function<double(const std::string &)> &lookup) const {
-  std::vector<double> values;
-  values.reserve(names_.size());
+  std::vector<double> names;
+  names.reserve(names_.size());
   for (const std::string &name : names_)
-    values.push_back(lookup(name));
-  return evalNode(root_, values);
+    names.push_back(lookup(name));
+  // The parser adds a node after its operands, so one pass in index order
+  // sees every operand before its use, however long or deep the expression.
+  // Both sides of `and` and `or` are evaluated: values have no side effects,
+  // so the result is the same as looking at the right side only when needed.
+  std::vector<double> values(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    values[i] = evalNode(i, names, values);
+  return values[static_cast<size_t>(root_)];
 }
 
-double Expr::evalNode(int index, const std::vector<double> &values) const {
-  const Node &n = nodes_[static_cast<size_t>(index)];
+double Expr::evalNode(size_t index, const std::vector<double> &names,
+                      const std::vector<double> &values) const {
+  const Node &n = nodes_[index];
+  auto operand = [&](int at) {
+    SPYRE_ASSERT(at >= 0 && static_cast<size_t>(at) < index,
+                 "an expression node refers to a later node");
+    return values[static_cast<size_t>(at)];
+  };
   switch (n.kind) {
   case Kind::Number:
     return n.number;
   case Kind::Name:
-    return values[n.name];
+    return names[n.name];
   case Kind::Neg:
-    return -evalNode(n.lhs, values);
+    return -operand(n.lhs);
   case Kind::Not:
-    return evalNode(n.lhs, values) != 0 ? 0.0 : 1.0;
+    return operand(n.lhs) != 0 ? 0.0 : 1.0;
   case Kind::Binary:
     break;
   }
-  const double a = evalNode(n.lhs, values);
-  // `and` and `or` look at the right side only when they need it.
+  const double a = operand(n.lhs);
+  const double b = operand(n.rhs);
   if (n.op == "and")
-    return a != 0 && evalNode(n.rhs, values) != 0 ? 1.0 : 0.0;
+    return a != 0 && b != 0 ? 1.0 : 0.0;
   if (n.op == "or")
-    return a != 0 || evalNode(n.rhs, values) != 0 ? 1.0 : 0.0;
-  const double b = evalNode(n.rhs, values);
+    return a != 0 || b != 0 ? 1.0 : 0.0;
   if (n.op == "+")
     return a + b;
   if (n.op == "-")

@@ -3,11 +3,13 @@
 // + - * /, unary minus, parentheses, the comparisons < <= > >= == != and
 // `and`, `or`, `not`. Values are doubles; a comparison or logical operator
 // gives 1 or 0, and a constraint holds when its value is not 0 (a division
-// by zero gives inf or NaN: comparisons with NaN are false).
+// by zero gives inf or NaN: comparisons with NaN are false). An expression
+// is at most kMaxLength characters and nests at most kMaxDepth levels.
 #pragma once
 
 #include "support/Diagnostic.h"
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -17,6 +19,12 @@ namespace spyre::sweep {
 
 class Expr {
 public:
+  /// Longest expression text accepted: constraints and costs are one line.
+  static constexpr size_t kMaxLength = 10000;
+  /// Deepest nesting accepted, counting each '(', unary '-' and 'not' that
+  /// is still open: the parser recurses once per level.
+  static constexpr int kMaxDepth = 100;
+
   /// Parses `text`; a syntax error is a UserError at `at` moved right by
   /// the column of the offending token (`at` is where `text` starts).
   static Expr parse(std::string_view text, const SourceLoc &at,
@@ -43,7 +51,9 @@ private:
   };
   friend class ExprParser;
 
-  double evalNode(int node, const std::vector<double> &values) const;
+  /// Node `index`, from the values of the names and of the nodes before it.
+  double evalNode(size_t index, const std::vector<double> &names,
+                  const std::vector<double> &values) const;
 
   std::string text_;
   std::vector<Node> nodes_;

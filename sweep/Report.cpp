@@ -4,6 +4,7 @@
 
 #include "hw/HwConfig.h"
 #include "support/FileIO.h"
+#include "support/Nesting.h"
 #include "sweep/Expr.h"
 #include "sweep/Results.h"
 
@@ -72,7 +73,9 @@ PlanData readPlan(const std::string &dir) {
                     "not a sweep folder: it has no plan.json (run `spyre "
                     "sweep SPEC -o DIR`, or `--aggregate` after a cluster "
                     "run, first)");
-  const json j = json::parse(readFile(path), nullptr, false);
+  const std::string text = readFile(path);
+  checkJsonDepth(text, path);
+  const json j = json::parse(text, nullptr, false);
   if (j.is_discarded())
     throw UserError(SourceLoc{path}, "not valid JSON");
   try {

@@ -2,6 +2,7 @@
 #include "sweep/Results.h"
 
 #include "support/FileIO.h"
+#include "support/Nesting.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -115,6 +116,10 @@ std::string resultJson(const PointResult &r) {
 }
 
 std::optional<PointResult> parseResult(std::string_view text) {
+  // A result too deep to read is like one that does not parse: the point
+  // runs again.
+  if (findJsonTooDeep(text))
+    return std::nullopt;
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return std::nullopt;

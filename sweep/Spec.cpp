@@ -10,6 +10,7 @@
 #include "sweep/Results.h"
 #include "support/FileIO.h"
 #include "support/Hash.h"
+#include "support/Nesting.h"
 #include "support/ParseNumber.h"
 
 #include <yaml-cpp/yaml.h>
@@ -133,8 +134,8 @@ bool quotedScalar(const YAML::Node &node) {
 
 class SpecReader {
 public:
-  SpecReader(std::string file, std::string text)
-      : file_(std::move(file)), text_(std::move(text)) {
+  SpecReader(std::string file, std::string text, uint64_t maxPoints)
+      : file_(std::move(file)), text_(std::move(text)), maxPoints_(maxPoints) {
     fs::path dir = fs::path(file_).parent_path();
     specDir_ = fs::absolute(dir.empty() ? fs::path(".") : dir).lexically_normal();
   }
@@ -142,6 +143,10 @@ public:
   SweepPlan read() {
     YAML::Node root;
     try {
+      // Before the tree is built: yaml-cpp recurses once per level.
+      if (std::optional<TextPos> deep = findYamlTooDeep(text_))
+        throw UserError(SourceLoc{file_, deep->line, deep->col},
+                        yamlTooDeepMessage());
       root = YAML::Load(text_);
     } catch (const YAML::Exception &e) {
       SourceLoc loc{file_};
@@ -633,6 +638,35 @@ private:
     return nullptr;
   }
 
+  /// Refuses a spec that expands to more than maxPoints_ points, counting
+  /// them first: the product of the axes can be far beyond memory (or
+  /// beyond 64 bits) while the spec is a few lines.
+  void checkPointCount() const {
+    std::vector<uint64_t> factors = {models_.size()};
+    if (!listed_.empty())
+      factors.push_back(listed_.size());
+    else
+      for (const SpecAxis &a : grid_)
+        factors.push_back(a.values.size());
+    uint64_t count = 1;
+    bool overflow = false;
+    std::string product;
+    for (uint64_t f : factors) {
+      product += (product.empty() ? "" : " x ") + std::to_string(f);
+      overflow = overflow || __builtin_mul_overflow(count, f, &count);
+    }
+    if (!overflow && count <= maxPoints_)
+      return;
+    const std::string total =
+        overflow ? "more than 2^64" : std::to_string(count);
+    throw UserError(SourceLoc{file_},
+                    "the spec expands to " + total + " points (" + product +
+                        ", models first, before the constraints); at most " +
+                        std::to_string(maxPoints_) +
+                        " are expanded: split the sweep, or raise the limit "
+                        "with --max-points N");
+  }
+
   SweepPlan expand() {
     SweepPlan plan;
     plan.specPath = file_;
@@ -640,8 +674,10 @@ private:
     plan.numerics = numerics_;
     plan.seed = seed_;
     plan.keepStats = keepStats_;
+    plan.maxPoints = maxPoints_;
     for (const SpecAxis &a : grid_)
       plan.axes.push_back(a.axis);
+    checkPointCount();
 
     std::vector<std::vector<Setting>> combos;
     if (!listed_.empty()) {
@@ -702,6 +738,7 @@ private:
 
   std::string file_;
   std::string text_;
+  uint64_t maxPoints_;
   fs::path specDir_;
   std::vector<SpecModel> models_;
   std::string baseConfig_;
@@ -719,8 +756,9 @@ private:
 
 } // namespace
 
-SweepPlan planSweep(const std::string &specPath, const std::string &outDir) {
-  SweepPlan plan = SpecReader(specPath, readFile(specPath)).read();
+SweepPlan planSweep(const std::string &specPath, const std::string &outDir,
+                    uint64_t maxPoints) {
+  SweepPlan plan = SpecReader(specPath, readFile(specPath), maxPoints).read();
   plan.outDir = outDir;
   const std::string exe = currentExecutable();
   for (SweepPoint &p : plan.points)

@@ -104,8 +104,12 @@ std::string currentExecutable() {
 
 std::vector<std::string> pointArgv(const SweepPlan &plan, size_t index,
                                    const std::string &spyreExe) {
-  return {spyreExe,      "sweep", absolute(plan.specPath), "-o",
-          absolute(plan.outDir), "--point", std::to_string(index)};
+  std::vector<std::string> argv = {spyreExe, "sweep", absolute(plan.specPath),
+                                   "-o", absolute(plan.outDir)};
+  if (plan.maxPoints != kDefaultMaxPoints)
+    argv.insert(argv.end(), {"--max-points", std::to_string(plan.maxPoints)});
+  argv.insert(argv.end(), {"--point", std::to_string(index)});
+  return argv;
 }
 
 std::string pointDir(const SweepPlan &plan, const SweepPoint &point) {

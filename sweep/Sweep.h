@@ -21,6 +21,12 @@
 
 namespace spyre::sweep {
 
+/// How many points (models times grid combinations or listed points, before
+/// the constraints) a spec may expand to unless `--max-points` raises it:
+/// each point holds its effective config, so the expansion takes memory in
+/// proportion (docs/sweep.md, "Expansion").
+inline constexpr uint64_t kDefaultMaxPoints = 100000;
+
 /// The compiler options a sweep can set; any other setting is a config key.
 inline constexpr const char *kOptLevelKey = "opt_level";
 inline constexpr const char *kMappingKey = "mapping";
@@ -79,6 +85,9 @@ struct SweepPlan {
   std::vector<SweepPoint> points;
   std::vector<DroppedPoint> dropped;
   size_t gridSize = 0; ///< points before the constraints (models included)
+  /// The limit the plan was expanded under; pointArgv passes it on when it
+  /// is not the default, so a point's process expands the same spec too.
+  uint64_t maxPoints = kDefaultMaxPoints;
 
   /// The result columns of the swept keys: every axis key in axis order,
   /// then opt_level when no axis sets it.
@@ -98,11 +107,15 @@ struct SweepRunOptions {
 std::string currentExecutable();
 
 /// Reads, validates and expands the spec. A bad spec is a UserError located
-/// in it (exit 1). `outDir` is only recorded (may be empty).
-SweepPlan planSweep(const std::string &specPath, const std::string &outDir);
+/// in it (exit 1), and so is one that expands to more than `maxPoints`
+/// points before the constraints: they are counted (without overflow)
+/// before any is made. `outDir` is only recorded (may be empty).
+SweepPlan planSweep(const std::string &specPath, const std::string &outDir,
+                    uint64_t maxPoints = kDefaultMaxPoints);
 
 /// argv of `spyre sweep SPEC -o DIR --point I`, with SPEC and DIR absolute,
-/// for `spyreExe`.
+/// for `spyreExe`; with `--max-points N` before `--point` when the plan's
+/// limit is not the default.
 std::vector<std::string> pointArgv(const SweepPlan &plan, size_t index,
                                    const std::string &spyreExe);
 

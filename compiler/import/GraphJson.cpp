@@ -4,6 +4,7 @@
 #include "compiler/ir/Verifier.h"
 #include "numerics/Half.h"
 #include "support/FileIO.h"
+#include "support/Nesting.h"
 
 #include <nlohmann/json.hpp>
 
@@ -167,6 +168,7 @@ private:
   }
 
   Json parseText(std::string_view text) {
+    checkJsonDepth(text, fileName_);
     try {
       return Json::parse(text.begin(), text.end(), DuplicateKeyCheck());
     } catch (const Json::parse_error &e) {

@@ -1,6 +1,8 @@
 // Mapping annotations and mapping files (what they hold: Mapping.h).
 #include "compiler/passes/Mapping.h"
 
+#include "support/Nesting.h"
+
 #include <nlohmann/json.hpp>
 
 namespace spyre::compiler {
@@ -215,6 +217,10 @@ std::optional<MappingFile> parseMappingJson(const std::string &text,
     loc.keyPath = keyPath;
     return loc;
   };
+  if (std::optional<TextPos> deep = findJsonTooDeep(text)) {
+    diags.error(SourceLoc{path, deep->line, deep->col}, jsonTooDeepMessage());
+    return std::nullopt;
+  }
   Json j;
   try {
     j = Json::parse(text);

@@ -9,6 +9,7 @@
 
 #include "support/Diagnostic.h"
 #include "support/Hash.h"
+#include "support/Nesting.h"
 
 #include <fmt/format.h>
 
@@ -1092,6 +1093,7 @@ details{margin:8px 0}summary{cursor:pointer;color:#2b5fa8}
 // ------------------------------------------------------------ public
 
 RunData readRunData(std::string_view text, const std::string &fileName) {
+  checkJsonDepth(text, fileName);
   json root = json::parse(text.begin(), text.end(), nullptr, false);
   if (root.is_discarded())
     throw UserError(SourceLoc{fileName}, "not valid JSON");

@@ -4,6 +4,7 @@
 #include "sim/analysis/Summary.h"
 
 #include "support/Diagnostic.h"
+#include "support/Nesting.h"
 
 #include <fmt/format.h>
 
@@ -502,6 +503,7 @@ std::optional<HostSummary> hostFromTrace(const json &root,
 }
 
 Summary readSummary(std::string_view text, const std::string &fileName) {
+  checkJsonDepth(text, fileName);
   json root = json::parse(text.begin(), text.end(), nullptr, false);
   if (root.is_discarded())
     throw UserError(SourceLoc{fileName}, "not valid JSON");

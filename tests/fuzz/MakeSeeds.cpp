@@ -3,6 +3,9 @@
 //   make-seeds programs OUTDIR FILE.s...  assembles each file with the
 //       built-in config into OUTDIR/<stem>.spyre: the `program` target's
 //       seeds, always in the current file format.
+//   make-seeds deep-host-program OUTFILE  writes a program whose host op's
+//       attributes nest JSON kDeepSeedLevels deep (a valid checksum, as
+//       writeProgram makes it): the depth bomb of the program reader.
 //   make-seeds asm-dict OUTFILE           writes a libFuzzer dictionary of
 //       the assembly's words (mnemonics, operand keywords, enum values,
 //       engines, dtypes, tensor kinds, directives) from the instruction
@@ -37,6 +40,27 @@ int makePrograms(int argc, char **argv) {
     }
     writeFileAtomic((out / src.stem()).string() + ".spyre", isa::writeProgram(p));
   }
+  return 0;
+}
+
+/// Deep enough to be refused (support/Nesting.h), small enough for a seed.
+constexpr size_t kDeepSeedLevels = 10000;
+
+int makeDeepHostProgram(const std::string &path) {
+  DiagnosticEngine diags;
+  isa::Program p = isa::assemble(
+      ".tensor input x fp32 [1, 32] @ 0x0\n"
+      ".tensor output y fp32 [1, 32] @ 0x1\n"
+      ".host \"cos\" \"Cos\" \"{}\" in x out y flops 32\n"
+      ".core 0\n.engine dma.load\n host 0\n halt\n",
+      "deep-host.s", hw::builtinConfig(), diags);
+  if (diags.hasErrors()) {
+    std::fputs(diags.str().c_str(), stderr);
+    return 1;
+  }
+  p.hostOps.at(0).attrs = "{\"a\":" + std::string(kDeepSeedLevels, '[') +
+                          std::string(kDeepSeedLevels, ']') + "}";
+  writeFileAtomic(path, isa::writeProgram(p));
   return 0;
 }
 
@@ -80,9 +104,12 @@ int main(int argc, char **argv) {
     std::string mode = argc > 1 ? argv[1] : "";
     if (mode == "programs" && argc >= 3)
       return makePrograms(argc, argv);
+    if (mode == "deep-host-program" && argc == 3)
+      return makeDeepHostProgram(argv[2]);
     if (mode == "asm-dict" && argc == 3)
       return makeAsmDict(argv[2]);
-    std::fputs("usage: make-seeds programs OUTDIR FILE.s... | asm-dict OUTFILE\n",
+    std::fputs("usage: make-seeds programs OUTDIR FILE.s... | "
+               "deep-host-program OUTFILE | asm-dict OUTFILE\n",
                stderr);
     return 2;
   } catch (const UserError &e) {

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -87,6 +88,61 @@ TEST(SweepExpr, ErrorsPointAtTheToken) {
   EXPECT_EQ(exprError("3x + 1"), (Error{"malformed number '3x'", 11}));
   EXPECT_EQ(exprError("1 2"), (Error{"unexpected '2' after the expression", 12}));
   EXPECT_EQ(exprError("  "), (Error{"the expression is empty", 12}));
+}
+
+std::string repeated(const std::string &part, size_t times) {
+  std::string out;
+  out.reserve(part.size() * times);
+  for (size_t i = 0; i < times; ++i)
+    out += part;
+  return out;
+}
+
+TEST(SweepExpr, NestingIsBoundedWithALocatedError) {
+  // At the limit the expression parses and evaluates; one level more is a
+  // located error at the token that opens it, whichever kind it is.
+  const size_t depth = static_cast<size_t>(Expr::kMaxDepth);
+  EXPECT_EQ(evalWith(repeated("(", depth) + "7" + repeated(")", depth)), 7);
+  EXPECT_EQ(evalWith(repeated("- ", depth) + "7"), 7); // an even count
+  EXPECT_EQ(evalWith(repeated("not ", depth) + "0"), 0);
+  const std::string tooDeep =
+      "the expression nests deeper than 100 levels (parentheses, unary minus "
+      "and 'not' together)";
+  using Error = std::pair<std::string, int>;
+  EXPECT_EQ(exprError(repeated("(", depth + 1) + "1" + repeated(")", depth + 1)),
+            (Error{tooDeep, 10 + static_cast<int>(depth)}));
+  EXPECT_EQ(exprError(repeated("-", depth + 1) + "1"),
+            (Error{tooDeep, 10 + static_cast<int>(depth)}));
+  // Kinds add up: each "not (" opens two levels, so the 51st 'not' is the
+  // 101st level.
+  EXPECT_EQ(exprError("1 == 1 and " + repeated("not (", 60) + "1" +
+                      repeated(")", 60)),
+            (Error{tooDeep, 10 + 11 + 5 * 50}));
+  // Deep input within the length limit.
+  EXPECT_EQ(exprError(repeated("(", 4000) + "1" + repeated(")", 4000)).first,
+            tooDeep);
+}
+
+TEST(SweepExpr, LengthIsBounded) {
+  const std::string tooLong =
+      "characters long; at most 10000 are accepted";
+  for (const std::string &text :
+       {repeated("-", 500000) + "1", repeated("not ", 300000) + "1",
+        "1" + repeated(" + 1", 100000)}) {
+    const auto [message, col] = exprError(text);
+    EXPECT_NE(message.find(tooLong), std::string::npos) << message;
+    EXPECT_EQ(col, 10 + static_cast<int>(Expr::kMaxLength));
+  }
+}
+
+TEST(SweepExpr, LongFlatExpressionsEvaluateWithoutRecursion) {
+  // 2,000 terms: a left-leaning chain as deep as it is long, which the
+  // evaluation walks in a loop. And/or see both sides, with the same result.
+  EXPECT_EQ(evalWith("1" + repeated(" + 1", 1999)), 2000);
+  EXPECT_EQ(evalWith("1" + repeated(" * 2", 1000)), std::ldexp(1.0, 1000));
+  EXPECT_EQ(evalWith("0" + repeated(" or 0", 1500) + " or 1"), 1);
+  EXPECT_EQ(evalWith("0 and 1 / 0"), 0);
+  EXPECT_EQ(evalWith("1 or 0 / 0"), 1);
 }
 
 /// A spec in a fresh folder; models given by absolute path.
@@ -233,6 +289,73 @@ TEST(SweepPlan, PointCommandRunsThatPoint) {
   EXPECT_EQ(plan.points[1].command[0], currentExecutable());
   EXPECT_EQ(resultPath(plan, plan.points[1]),
             "out/points/" + plan.points[1].id + ".json");
+}
+
+/// The message of the UserError planSweep throws for `spec`.
+std::string planError(const std::string &spec, uint64_t maxPoints) {
+  try {
+    planSweep(spec, "", maxPoints);
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.diagnostic().loc.file, spec);
+    return e.diagnostic().message;
+  }
+  ADD_FAILURE() << "no error for " << spec;
+  return "";
+}
+
+TEST(SweepPlan, PointsAreCountedBeforeTheyAreExpanded) {
+  // 10^9 points: refused at once, without expanding (the test would run out
+  // of memory otherwise).
+  std::string values;
+  for (int i = 0; i < 1000; ++i)
+    values += (i ? ", " : "") + std::to_string(65536 + 128 * i);
+  std::string grid = "  lx.size_bytes: [" + values + "]\n";
+  grid += "  memory.size_bytes: [" + values + "]\n";
+  grid += "  memory.latency_cycles: [" + values + "]\n";
+  const std::string spec =
+      writeSpec("models: [" + model("mlp_block") + "]\ngrid:\n" + grid);
+  EXPECT_EQ(planError(spec, kDefaultMaxPoints),
+            "the spec expands to 1000000000 points (1 x 1000 x 1000 x 1000, "
+            "models first, before the constraints); at most 100000 are "
+            "expanded: split the sweep, or raise the limit with --max-points "
+            "N");
+  // A product beyond 64 bits is counted without wrapping around.
+  std::string huge = "models: [" + model("mlp_block") + "]\ngrid:\n";
+  const std::vector<std::string> keys = {
+      "lx.size_bytes",         "memory.size_bytes",
+      "memory.latency_cycles", "ring.hop_latency_cycles",
+      "pt.setup_cycles",       "dma.issue_latency_cycles",
+      "sequencer.ctrl_cycles"};
+  for (const std::string &key : keys)
+    huge += "  " + key + ": [" + values + "]\n";
+  EXPECT_NE(planError(writeSpec(huge), UINT64_MAX)
+                .find("the spec expands to more than 2^64 points (1 x 1000 x "),
+            std::string::npos);
+
+  // The limit is inclusive, and counts models and listed points too.
+  const std::string four =
+      writeSpec("models: [" + model("mlp_block") + ", " + model("norm_softmax") +
+                "]\ngrid: {chip.cores: [4, 8]}\n");
+  EXPECT_EQ(planSweep(four, "", 4).points.size(), 4u);
+  EXPECT_NE(planError(four, 3).find("expands to 4 points (2 x 2,"),
+            std::string::npos);
+  const std::string listed = writeSpec(
+      "models: [" + model("mlp_block") +
+      "]\npoints:\n  - {chip.cores: 4}\n  - {chip.cores: 8}\n");
+  EXPECT_NE(planError(listed, 1).find("expands to 2 points (1 x 2,"),
+            std::string::npos);
+}
+
+TEST(SweepPlan, ARaisedLimitReachesThePointCommands) {
+  const std::string spec = writeSpec("models: [" + model("mlp_block") +
+                                     "]\ngrid: {chip.cores: [4, 8]}\n");
+  const SweepPlan plan = planSweep(spec, "out", 7);
+  EXPECT_EQ(plan.maxPoints, 7u);
+  const std::vector<std::string> argv = pointArgv(plan, 1, "/bin/spyre");
+  EXPECT_EQ(argv, (std::vector<std::string>{
+                      "/bin/spyre", "sweep", spec, "-o",
+                      (fs::current_path() / "out").string(), "--max-points",
+                      "7", "--point", "1"}));
 }
 
 TEST(SweepLocal, APointProcessThatDiesWithoutAResultIsAFailedPoint) {

@@ -7,10 +7,12 @@
 #include "IntOption.h"
 
 #include "support/Diagnostic.h"
+#include "support/ParseNumber.h"
 #include "sweep/Report.h"
 #include "sweep/Slurm.h"
 #include "sweep/Sweep.h"
 
+#include <cstdint>
 #include <iostream>
 #include <memory>
 
@@ -28,10 +30,24 @@ struct SweepCliOptions {
   int64_t point = -1;
   bool aggregate = false;
   bool retryFailed = false;
+  std::string maxPoints; ///< as given; empty for the default
 };
 
 UserError usage(const std::string &where, const std::string &message) {
   return UserError(SourceLoc{where}, message, ExitCode::Usage);
+}
+
+/// --max-points: a whole number from 1, read exactly (no rounding through a
+/// double, no wrapping of a negative or too large value).
+uint64_t maxPointsOf(const std::string &text) {
+  if (text.empty())
+    return sweep::kDefaultMaxPoints;
+  int64_t value = 0;
+  if (parseInt64(text, value) != IntParse::Ok || value < 1)
+    throw usage("--max-points",
+                "expected a whole number from 1 to " +
+                    std::to_string(INT64_MAX) + ", got '" + text + "'");
+  return static_cast<uint64_t>(value);
 }
 
 int runSweep(const SweepCliOptions &o) {
@@ -47,7 +63,7 @@ int runSweep(const SweepCliOptions &o) {
   if (o.backend == "slurm" && (o.point >= 0 || o.aggregate || o.dryRun))
     throw usage("--backend", "--point, --aggregate and --dry-run run here; "
                              "--backend slurm does not apply to them");
-  const sweep::SweepPlan plan = sweep::planSweep(o.spec, o.dir);
+  const sweep::SweepPlan plan = sweep::planSweep(o.spec, o.dir, maxPointsOf(o.maxPoints));
   if (o.dryRun) {
     std::cout << sweep::dryRunText(plan);
     return static_cast<int>(ExitCode::Ok);
@@ -113,6 +129,10 @@ void addSweepCommand(CLI::App &app, Dispatch &dispatch) {
       "summary (exit 3 when points are missing or failed)");
   cmd->add_flag("--retry-failed", o->retryFailed,
                 "Run again the points whose result is a failure");
+  cmd->add_option("--max-points", o->maxPoints,
+                  "Refuse a spec that expands to more points than this, "
+                  "before the constraints (default " +
+                      std::to_string(sweep::kDefaultMaxPoints) + ")");
   dry->excludes(point)->excludes(agg);
   point->excludes(agg);
 
