@@ -57,6 +57,15 @@ TEST(LlmCli, TinyDecodeMatchesTheReference) {
       << r.out;
 }
 
+TEST(LlmCli, TinyLlamaDecodeWithLmHeadMatchesTheReference) {
+  ToolResult r = runSpyre({"llm", "examples/llm/tiny-llama.json", "--mode",
+                           "decode", "--batch", "3", "--context", "70",
+                           "--lm-head", "--check"});
+  expectChecked(r, "3"); // logits, new key, new value
+  EXPECT_NE(r.out.find("LlamaForCausalLM: 1 layers"), std::string::npos)
+      << r.out;
+}
+
 TEST(LlmCli, FewerLayersAreExtrapolated) {
   ToolResult r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode",
                            "decode", "--context", "64", "--layers", "1",

@@ -20,12 +20,12 @@ TEST(LlmGranite, DecodeLayerB4L4096) {
   EXPECT_NE(r.out.find("memory-bound: weights 398.5 MB + KV cache 67.1 MB"),
             std::string::npos)
       << r.out;
-  // The share of the bound reached: a regression below the documented
-  // figure fails here.
+  // The share of the bound reached (96.6% in docs/llm.md): a regression
+  // well below the documented figure fails here.
   const size_t at = r.out.find("reached    ");
   ASSERT_NE(at, std::string::npos) << r.out;
   const double percent = std::atof(r.out.c_str() + at + 11);
-  EXPECT_GT(percent, 10.0) << r.out;
+  EXPECT_GT(percent, 90.0) << r.out;
 }
 
 } // namespace
