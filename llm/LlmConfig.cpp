@@ -265,6 +265,12 @@ LlmConfig parseLlmConfig(std::string_view text, const std::string &file) {
 
 LlmConfig loadLlmConfig(const std::string &path) {
   std::error_code ec;
+  // A device or pipe (/dev/zero) could be read without end.
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) &&
+      !std::filesystem::is_regular_file(status) &&
+      !std::filesystem::is_directory(status))
+    throw UserError(SourceLoc{path}, "not a regular file");
   const auto size = std::filesystem::file_size(path, ec);
   if (!ec && size > kMaxConfigBytes)
     throw UserError(SourceLoc{path},

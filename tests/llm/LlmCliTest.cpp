@@ -1,0 +1,98 @@
+// `spyre llm` as a user runs it: the tiny Granite config's prefill and decode
+// steps, every output checked against the double-precision host reference
+// fed the same weights, and the figures the summary states.
+#include "testlib/RunTool.h"
+
+#include <gtest/gtest.h>
+
+namespace spyre {
+namespace {
+
+using test::runSpyre;
+using test::ToolResult;
+
+std::string all(const ToolResult &r) {
+  return "exit " + std::to_string(r.exitCode) + "\nstdout:\n" + r.out +
+         "\nstderr:\n" + r.err;
+}
+
+void expectChecked(const ToolResult &r, const std::string &outputs) {
+  ASSERT_EQ(r.exitCode, 0) << all(r);
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("check      ok: " + outputs +
+                       " outputs within the tolerance"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("findings   0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host ops   0\n"), std::string::npos) << r.out;
+}
+
+TEST(LlmCli, TinyPrefillMatchesTheReference) {
+  ToolResult r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode",
+                           "prefill", "--tokens", "16", "--lm-head",
+                           "--embedding", "--check"});
+  // logits and, per layer, the new keys and values.
+  expectChecked(r, "5");
+  EXPECT_NE(r.out.find("step       prefill: batch 1, 16 new tokens each"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("TTFT       "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("for all 2 layers, simulated, time to first token"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(LlmCli, TinyDecodeMatchesTheReference) {
+  ToolResult r =
+      runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode", "decode",
+                "--batch", "2", "--context", "100", "--check"});
+  expectChecked(r, "5");
+  EXPECT_NE(r.out.find("step       decode: batch 2, 1 new token each, "
+                       "context 100"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("per-token latency"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("+ KV cache 0.4 MB read once at 150 GB/s"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(LlmCli, TinyLlamaDecodeWithLmHeadMatchesTheReference) {
+  ToolResult r = runSpyre({"llm", "examples/llm/tiny-llama.json", "--mode",
+                           "decode", "--batch", "3", "--context", "70",
+                           "--lm-head", "--check"});
+  expectChecked(r, "3"); // logits, new key, new value
+  EXPECT_NE(r.out.find("LlamaForCausalLM: 1 layers"), std::string::npos)
+      << r.out;
+}
+
+TEST(LlmCli, FewerLayersAreExtrapolated) {
+  ToolResult r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode",
+                           "decode", "--context", "64", "--layers", "1",
+                           "--timing-only"});
+  ASSERT_EQ(r.exitCode, 0) << all(r);
+  EXPECT_NE(r.out.find("simulated  1 of 2 layers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("EXTRAPOLATED (the simulated layers x 2/1"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(LlmCli, UsageErrors) {
+  ToolResult r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode",
+                           "decode", "--layers", "3", "--timing-only"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err), "--layers: error: must be in [1, 2], got 3");
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode", "decode",
+                "--context", "0", "--timing-only"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--context: error: must be in [1, 1048576], got 0");
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode", "sideways"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode", "decode",
+                "--timing-only", "--check"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+}
+
+} // namespace
+} // namespace spyre

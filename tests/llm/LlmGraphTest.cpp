@@ -1,0 +1,132 @@
+// The step graphs of the tiny Granite config: one layer of prefill (S = 4)
+// and of decode (B = 2, L = 8) as golden IR text, the shapes of inputs and
+// outputs for more layers and the LM head, and only device ops.
+#include "compiler/ir/Printer.h"
+#include "compiler/ir/Verifier.h"
+#include "llm/LlmGraph.h"
+#include "support/Diagnostic.h"
+#include "testlib/Golden.h"
+
+#include <gtest/gtest.h>
+
+namespace spyre::llm {
+namespace {
+
+LlmConfig tiny() {
+  return loadLlmConfig(test::srcPath("examples/llm/tiny-granite.json"));
+}
+
+std::string shapeOf(const compiler::Graph &g, const std::string &name) {
+  const compiler::Value *v = g.findValue(name);
+  return v ? v->type().str() : "missing";
+}
+
+void expectDeviceOnly(const compiler::Graph &g) {
+  DiagnosticEngine diags;
+  EXPECT_TRUE(compiler::verifyGraph(g, diags)) << diags.str();
+  for (const compiler::Op *op : g.ops())
+    EXPECT_NE(op->kind(), compiler::OpKind::Host) << op->name();
+}
+
+TEST(LlmGraph, PrefillOneLayerGolden) {
+  StepShape s;
+  s.mode = Mode::Prefill;
+  s.tokens = 4;
+  auto g = buildLlmGraph(tiny(), s);
+  expectDeviceOnly(*g);
+  test::expectGolden(compiler::printGraph(*g), "llm/tiny-prefill-1layer.ir");
+}
+
+TEST(LlmGraph, DecodeOneLayerGolden) {
+  StepShape s;
+  s.mode = Mode::Decode;
+  s.batch = 2;
+  s.context = 8;
+  auto g = buildLlmGraph(tiny(), s);
+  expectDeviceOnly(*g);
+  test::expectGolden(compiler::printGraph(*g), "llm/tiny-decode-1layer.ir");
+}
+
+TEST(LlmGraph, DecodeShapesWithLmHead) {
+  StepShape s;
+  s.mode = Mode::Decode;
+  s.batch = 3;
+  s.context = 100;
+  s.layers = 2;
+  s.lmHead = true;
+  s.embedding = true;
+  auto g = buildLlmGraph(tiny(), s);
+  expectDeviceOnly(*g);
+  EXPECT_EQ(shapeOf(*g, "hidden"), "f16[3, 1, 256]");
+  EXPECT_EQ(shapeOf(*g, "model.layers.1.past_key.T"), "f16[3, 2, 128, 100]");
+  EXPECT_EQ(shapeOf(*g, "model.layers.1.self_attn.q_proj.weight.T"),
+            "f16[256, 512]");
+  EXPECT_EQ(shapeOf(*g, "model.layers.1.self_attn.scores"),
+            "f16[3, 2, 2, 101]"); // 2 query heads per KV head, L + 1 keys
+  // Tied embeddings: the LM head is the embedding table.
+  EXPECT_EQ(shapeOf(*g, "model.embed_tokens.weight.T"), "f16[256, 250]");
+  ASSERT_EQ(g->outputs().size(), 5u);
+  EXPECT_EQ(g->outputs()[0]->name(), "logits");
+  EXPECT_EQ(g->outputs()[0]->type().str(), "f16[3, 1, 250]");
+  EXPECT_EQ(g->outputs()[4]->name(), "model.layers.1.new_value");
+  EXPECT_EQ(g->outputs()[4]->type().str(), "f16[3, 2, 1, 128]");
+}
+
+TEST(LlmGraph, PrefillLmHeadTakesTheLastToken) {
+  StepShape s;
+  s.mode = Mode::Prefill;
+  s.tokens = 6;
+  s.lmHead = true;
+  auto g = buildLlmGraph(tiny(), s);
+  expectDeviceOnly(*g);
+  EXPECT_EQ(g->outputs()[0]->type().str(), "f16[1, 1, 250]");
+  EXPECT_EQ(shapeOf(*g, "model.layers.0.self_attn.scores_heads"),
+            "f16[1, 2, 2, 6, 6]");
+}
+
+TEST(LlmGraph, BytesAndMacs) {
+  const LlmConfig c = tiny();
+  StepShape s;
+  s.mode = Mode::Decode;
+  s.batch = 2;
+  s.context = 8;
+  s.layers = 2;
+  const StepBytes b = stepBytes(c, s);
+  // Per layer: 256 x (512 + 256 + 256) + 512 x 256 + 3 x 256 x 512 + 512.
+  EXPECT_EQ(b.weights, 2 * 2 * (262144 + 131072 + 393216 + 512));
+  EXPECT_EQ(b.cache, 2 * 2 * 2 * 2 * 8 * 128 * 2);
+  // Rows x projection weights + 2 x B x H x keys x hd, per layer.
+  EXPECT_EQ(stepMacs(c, s),
+            2 * (2 * (262144 + 131072 + 393216) + 2 * 2 * 4 * 9 * 128));
+}
+
+TEST(LlmGraph, RejectsImpossibleSteps) {
+  StepShape s;
+  s.mode = Mode::Decode;
+  s.context = 0;
+  EXPECT_THROW(buildLlmGraph(tiny(), s), UserError);
+  s.context = 8;
+  s.layers = 3; // the tiny config has 2
+  EXPECT_THROW(buildLlmGraph(tiny(), s), UserError);
+  s.layers = 1;
+  s.mode = Mode::Prefill;
+  s.tokens = 4;
+  EXPECT_THROW(buildLlmGraph(tiny(), s), UserError); // prefill with context
+}
+
+TEST(LlmGraph, InputsAreSeededAndScaled) {
+  const LlmConfig c = tiny();
+  StepShape s;
+  s.mode = Mode::Decode;
+  s.context = 8;
+  auto g = buildLlmGraph(c, s);
+  const run::ModelInputs a = llmInputs(*g, c, s, 7);
+  const run::ModelInputs b = llmInputs(*g, c, s, 7);
+  ASSERT_EQ(a.arrays.size(), g->inputs().size());
+  for (const auto &[name, array] : a.arrays)
+    EXPECT_EQ(array.data, b.arrays.at(name).data) << name;
+  EXPECT_NE(a.arrays.at("hidden").data, llmInputs(*g, c, s, 8).arrays.at("hidden").data);
+}
+
+} // namespace
+} // namespace spyre::llm
