@@ -268,7 +268,7 @@ private:
       for (const SpecModel &other : models_)
         if (other.written == model.written)
           fail(m, "model '" + model.written + "' is listed twice");
-      model.hash = hw::fingerprintString(fnv1a64(readFile(model.path)));
+      model.hash = hw::fingerprintString(fnv1a64(readFile(model.path, kModelFileLimit)));
       models_.push_back(std::move(model));
     }
   }
@@ -720,7 +720,7 @@ private:
 } // namespace
 
 SweepPlan planSweep(const std::string &specPath, const std::string &outDir) {
-  SweepPlan plan = SpecReader(specPath, readFile(specPath)).read();
+  SweepPlan plan = SpecReader(specPath, readFile(specPath, kSweepSpecLimit)).read();
   plan.outDir = outDir;
   const std::string exe = currentExecutable();
   for (SweepPoint &p : plan.points)
