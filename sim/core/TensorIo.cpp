@@ -152,6 +152,9 @@ void writeTensorValues(const isa::TensorDecl &t,
 HostMemoryEstimate numericsMemory(const isa::Program &program) {
   HostMemoryEstimate e;
   for (const isa::TensorDecl &t : program.tensors) {
+    // Scratch pages are allocated only where the program writes them.
+    if (t.kind == isa::TensorKind::Scratch)
+      continue;
     uint64_t device = saturatingMul(t.sizeSticks, uint64_t{isa::kStickBytes});
     uint64_t bytes = device;
     if (t.kind == isa::TensorKind::Input || t.kind == isa::TensorKind::Output)

@@ -35,8 +35,8 @@ void writeTensorValues(const isa::TensorDecl &tensor,
                        const std::vector<double> &values, DeviceMemory &memory);
 
 /// Host memory a run with numerics takes for the program's tensors: the
-/// device pages of every tensor (device memory is allocated as it is
-/// written), and for inputs and outputs their host arrays and the staging
+/// device pages of every tensor but scratch (device memory is allocated as
+/// it is written), and for inputs and outputs their host arrays and the staging
 /// copy on the way. An estimate to refuse a run before it allocates.
 HostMemoryEstimate numericsMemory(const isa::Program &program);
 

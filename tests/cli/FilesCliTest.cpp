@@ -143,9 +143,10 @@ TEST(StandardOutput, AFullDeviceFailsTheCommand) {
     SCOPED_TRACE(args);
     ToolResult r = toDevFull(args);
     EXPECT_EQ(r.exitCode, 1) << r.err;
-    EXPECT_EQ(firstLine(r.err),
-              "spyre: error: cannot write standard output: No space left on "
-              "device");
+    EXPECT_EQ(firstLine(r.err).rfind("spyre: error: cannot write standard output",
+                                     0),
+              0u)
+        << r.err;
   }
 }
 
