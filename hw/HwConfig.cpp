@@ -672,7 +672,7 @@ bool validateConfig(const HwConfig &config, const std::string &fileName,
 }
 
 HwConfig loadConfigFile(const std::string &path) {
-  std::string text = readFile(path);
+  std::string text = readFile(path, kConfigFileLimit);
   HwConfig config;
   DiagnosticEngine diags;
   parseConfig(text, path, config, diags);

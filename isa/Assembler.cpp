@@ -721,6 +721,11 @@ void Assembler::dirTensor(const Token &d) {
     return;
   const Token &name = next();
   t.name = name.text;
+  if (std::string why = tensorNameProblem(t.name, t.kind); !why.empty()) {
+    error(name, std::string(tensorKindName(t.kind)) + " tensor '" +
+                    printableName(t.name) + "': " + why);
+    return skipLine();
+  }
   if (!want(peek().kind == Tok::Ident, "a dtype (dl16, fp32, int8, int32)"))
     return;
   const Token &dtype = next();

@@ -222,6 +222,43 @@ std::string_view tensorKindName(TensorKind k) {
   return "?";
 }
 
+std::string tensorNameProblem(std::string_view name, TensorKind kind) {
+  if (name.empty())
+    return "the name is empty";
+  for (char c : name)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return "the name holds a control character";
+  if (kind != TensorKind::Input && kind != TensorKind::Output)
+    return "";
+  const std::string why =
+      " (inputs and outputs are read and written as files NAME.npy)";
+  if (name == "." || name == "..")
+    return "'" + std::string(name) + "' is not a plain file name" + why;
+  if (name.find('/') != std::string_view::npos)
+    return "the name holds '/', so it is not a plain file name" + why;
+  if (name.size() > kMaxTensorNameBytes)
+    return "the name is " + std::to_string(name.size()) +
+           " bytes long, more than the " +
+           std::to_string(kMaxTensorNameBytes) + " of a file name" + why;
+  return "";
+}
+
+std::string printableName(std::string_view name) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char ch : name) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += ch;
+      continue;
+    }
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
 std::optional<TensorKind> parseTensorKind(std::string_view name) {
   for (int i = 0; i < kNumTensorKinds; ++i)
     if (tensorKindName(static_cast<TensorKind>(i)) == name)
@@ -523,10 +560,15 @@ void readTensors(std::string_view body, const std::string &fileName,
       r.fail("tensor " + std::to_string(i) + ": name index " +
              std::to_string(nameIdx) + " is not in the string table");
     t.name = strings[nameIdx];
-    std::string what = "tensor '" + t.name + "'";
+    std::string what = "tensor '" + printableName(t.name) + "'";
     uint8_t kind = r.u8(), dtype = r.u8(), hostRank = r.u8(), devRank = r.u8();
     if (kind >= kNumTensorKinds)
       r.fail(what + ": unknown kind " + std::to_string(kind));
+    if (std::string why =
+            tensorNameProblem(t.name, static_cast<TensorKind>(kind));
+        !why.empty())
+      r.fail(std::string(tensorKindName(static_cast<TensorKind>(kind))) +
+             " " + what + ": " + why);
     if (dtype >= kNumDTypes)
       r.fail(what + ": unknown dtype " + std::to_string(dtype));
     t.kind = static_cast<TensorKind>(kind);

@@ -46,6 +46,20 @@ int lanesPerStick(DType t);
 std::string_view tensorKindName(TensorKind k);
 std::optional<TensorKind> parseTensorKind(std::string_view name);
 
+/// Longest tensor name: `NAME.npy` must fit a file name (255 bytes).
+constexpr size_t kMaxTensorNameBytes = 250;
+
+/// Why `name` cannot name a tensor of kind `kind`, or an empty string. A
+/// program file is untrusted input, and an input or output tensor's name
+/// becomes the file name NAME.npy in the folders of `spyre sim --inputs`
+/// and `--outputs`: such a name must be a plain file name (not empty, `.` or
+/// `..`, no `/`, at most kMaxTensorNameBytes). No name may hold a control
+/// character, which would break the lines of listings and messages.
+std::string tensorNameProblem(std::string_view name, TensorKind kind);
+
+/// `name` for a message: printable ASCII as it is, any other byte as `\xNN`.
+std::string printableName(std::string_view name);
+
 /// Device shape under the stick rule (docs/hardware.md#device-layout): the
 /// host's last dim is split into ceil(n / lanes) stick blocks placed outermost,
 /// so host [d0, ..., dk] becomes [blocks, d0, ..., dk-1, lanes]. [3, 100] dl16

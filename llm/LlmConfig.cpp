@@ -277,7 +277,7 @@ LlmConfig loadLlmConfig(const std::string &path) {
                     "a config.json of " + std::to_string(size) +
                         " bytes; at most " + std::to_string(kMaxConfigBytes) +
                         " are read");
-  const std::string text = readFile(path);
+  const std::string text = readFile(path, kConfigFileLimit);
   if (text.size() > kMaxConfigBytes)
     throw UserError(SourceLoc{path}, "a config.json of more than " +
                                          std::to_string(kMaxConfigBytes) +

@@ -170,7 +170,9 @@ RunReport runModel(const RunOptions &o) {
     throw UserError(SourceLoc{"--seed"},
                     "makes random inputs; it cannot be given with --inputs",
                     ExitCode::Usage);
-  // A long run must not be lost to an output path that cannot be written.
+  // A long run must not be lost to an output path that cannot be written,
+  // nor replace one of its inputs.
+  checkNotAnInput({o.stats, o.trace}, {o.model, o.config});
   for (const std::string *path : {&o.stats, &o.trace})
     if (!path->empty())
       checkWritable(*path);
@@ -182,6 +184,8 @@ RunReport runModel(const RunOptions &o) {
         compiler::loadModelOrThrow(o.model, o.load));
   const compiler::Graph &graph = o.graph ? *o.graph : *loaded;
   const std::vector<Value *> graphInputs = graph.inputs();
+  if (!o.timingOnly)
+    compiler::ref::checkEvaluationMemory(graph);
 
   RunReport report;
   report.model = o.model;
@@ -224,6 +228,14 @@ RunReport runModel(const RunOptions &o) {
                         "outputs '" + it->second + "' and '" + v->name() +
                             "' would both be written to " + it->first);
     }
+    std::vector<std::string> outputPaths, inputPaths = {o.model, o.config};
+    for (const std::string &file : outputFiles)
+      outputPaths.push_back((fs::path(o.outputs) / file).string());
+    if (!o.inputs.empty())
+      for (const Value *v : graphInputs)
+        inputPaths.push_back(
+            (fs::path(o.inputs) / compiler::tensorFileName(v->name())).string());
+    checkNotAnInput(outputPaths, inputPaths);
     checkWritableFolder(o.outputs, outputFiles, "outputs folder");
   }
 
@@ -237,6 +249,9 @@ RunReport runModel(const RunOptions &o) {
     throw CompileError(diags, outcome.status ==
                                   compiler::CompileStatus::InternalError);
   const isa::Program &program = compiled->program;
+  if (report.numerics)
+    checkHostMemory(sim::numericsMemory(program), physicalMemoryBytes(),
+                    SourceLoc{o.model});
 
   sim::SimOptions so;
   so.numerics = report.numerics;

@@ -2,33 +2,111 @@
 
 #include "support/Diagnostic.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace spyre {
 
-std::string readFile(const std::string &path) {
+namespace {
+
+/// `64 MiB`, `2 GiB`, `512 bytes`: a limit for messages.
+std::string sizeText(uint64_t bytes) {
+  if (bytes >= kGiB && bytes % kGiB == 0)
+    return std::to_string(bytes / kGiB) + " GiB";
+  if (bytes >= kMiB && bytes % kMiB == 0)
+    return std::to_string(bytes / kMiB) + " MiB";
+  if (bytes + 1 >= kGiB && (bytes + 1) % kGiB == 0)
+    return std::to_string((bytes + 1) / kGiB) + " GiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+/// `size` is the file's size in bytes, or empty for a device or pipe that
+/// gave more than the limit.
+[[noreturn]] void tooLarge(const std::string &path, const FileLimit &limit,
+                           const std::string &size) {
+  throw UserError(SourceLoc{path},
+                  (size.empty() ? std::string("holds") : "is " + size + ",") +
+                      " more than the " + sizeText(limit.maxBytes) + " " +
+                      limit.what + " may have");
+}
+
+} // namespace
+
+std::string readFile(const std::string &path, const FileLimit &limit) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw UserError(SourceLoc{path}, std::string("cannot open file: ") +
                                          std::strerror(errno));
   if (S_ISDIR(st.st_mode))
     throw UserError(SourceLoc{path}, "is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  const bool regular = S_ISREG(st.st_mode);
+  if (!regular && limit.regularOnly)
+    throw UserError(SourceLoc{path},
+                    "not a regular file (a device, pipe or socket); " +
+                        std::string(limit.what) + " must be a file");
+  if (regular && static_cast<uint64_t>(st.st_size) > limit.maxBytes)
+    tooLarge(path, limit, std::to_string(st.st_size) + " bytes");
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
     throw UserError(SourceLoc{path}, std::string("cannot open file: ") +
                                          std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    throw UserError(SourceLoc{path}, "read error");
-  return ss.str();
+  // Read in chunks up to one byte past the limit: a file that grew since
+  // the stat, or a device or pipe, is caught by what it delivers.
+  std::string out;
+  if (regular)
+    out.reserve(static_cast<size_t>(st.st_size));
+  char buffer[1 << 16];
+  int err = 0;
+  while (out.size() <= limit.maxBytes) {
+    size_t want = static_cast<size_t>(
+        std::min<uint64_t>(sizeof buffer, limit.maxBytes + 1 - out.size()));
+    size_t got = std::fread(buffer, 1, want, f);
+    out.append(buffer, got);
+    if (got < want) {
+      if (std::ferror(f))
+        err = errno;
+      break;
+    }
+  }
+  std::fclose(f);
+  if (err != 0)
+    throw UserError(SourceLoc{path},
+                    std::string("read error: ") + std::strerror(err));
+  if (out.size() > limit.maxBytes)
+    tooLarge(path, limit, "");
+  return out;
+}
+
+void checkNotAnInput(const std::vector<std::string> &outputs,
+                     const std::vector<std::string> &inputs) {
+  for (const std::string &output : outputs) {
+    struct stat out {};
+    if (output.empty() || ::stat(output.c_str(), &out) != 0)
+      continue;
+    for (const std::string &input : inputs) {
+      struct stat in {};
+      if (input.empty() || ::stat(input.c_str(), &in) != 0)
+        continue;
+      if (in.st_dev != out.st_dev || in.st_ino != out.st_ino)
+        continue;
+      // Only a regular file is lost by being written: /dev/null and the
+      // like may be named twice.
+      if (!S_ISREG(out.st_mode))
+        continue;
+      throw UserError(SourceLoc{output},
+                      (input == output
+                           ? std::string("is also an input of the command")
+                           : "is the same file as the input '" + input + "'") +
+                          ": writing the output there would replace it; give "
+                          "another output path",
+                      ExitCode::Usage);
+    }
+  }
 }
 
 namespace {

@@ -1,15 +1,55 @@
 // Reading and writing whole files with user-facing errors.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace spyre {
 
-/// Reads a whole file as bytes. A missing or unreadable file is a UserError
-/// naming the path and the system's reason.
-std::string readFile(const std::string &path);
+/// The most a reader takes from one file of a format, so that a huge file or
+/// a device such as /dev/zero is refused instead of read until memory runs
+/// out. `what` names the format in the message. A reader whose limit is large
+/// (`regularOnly`) also refuses devices, pipes and sockets up front: their
+/// size is unknown, and reading gigabytes of /dev/zero before refusing it
+/// would take as long as the read it prevents.
+struct FileLimit {
+  uint64_t maxBytes;
+  const char *what;
+  bool regularOnly = false;
+};
+
+inline constexpr uint64_t kMiB = uint64_t{1} << 20;
+inline constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+/// The limits of the formats spyre reads (docs/program-file.md lists them).
+inline constexpr FileLimit kConfigFileLimit{kMiB, "a config"};
+inline constexpr FileLimit kSweepSpecLimit{kMiB, "a sweep spec"};
+inline constexpr FileLimit kAssemblyLimit{256 * kMiB, "an assembly file"};
+inline constexpr FileLimit kIrTextLimit{256 * kMiB, "an IR text file"};
+inline constexpr FileLimit kTextFileLimit{64 * kMiB, "a text file"};
+inline constexpr FileLimit kJsonFileLimit{kGiB, "a JSON file", true};
+inline constexpr FileLimit kTraceFileLimit{4 * kGiB, "a trace", true};
+/// Protobuf parses one buffer of at most 2 GiB.
+inline constexpr FileLimit kOnnxFileLimit{2 * kGiB - 1, "an ONNX file", true};
+inline constexpr FileLimit kModelFileLimit{2 * kGiB - 1, "a model file", true};
+/// Programs and arrays hold tensor data, bounded by the largest device
+/// memory a config may describe.
+inline constexpr FileLimit kProgramFileLimit{64 * kGiB, "a program file", true};
+inline constexpr FileLimit kNpyFileLimit{64 * kGiB, "a .npy file", true};
+
+/// Reads a whole file as bytes, at most `limit.maxBytes`. A missing,
+/// unreadable or too large file, a folder, or (for a `regularOnly` limit)
+/// anything but a regular file is a UserError naming the path.
+std::string readFile(const std::string &path, const FileLimit &limit);
+
+/// Refuses, before anything is written, an output that is one of the
+/// command's inputs: the same file by device and inode, so that another
+/// spelling of the path or a hard link is caught too. Outputs that do not
+/// exist yet pass. A UserError (usage) naming the output and the input.
+void checkNotAnInput(const std::vector<std::string> &outputs,
+                     const std::vector<std::string> &inputs);
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a
 /// rename, so a failed write never leaves a partial output behind. A

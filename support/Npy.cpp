@@ -270,7 +270,7 @@ NpyArray parseNpy(std::string_view bytes, const std::string &fileName) {
 }
 
 NpyArray readNpy(const std::string &path) {
-  return parseNpy(readFile(path), path);
+  return parseNpy(readFile(path, kNpyFileLimit), path);
 }
 
 std::string serializeNpy(const NpyArray &array) {

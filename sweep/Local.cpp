@@ -97,7 +97,7 @@ pid_t spawnPoint(const SweepPlan &plan, const SweepPoint &p,
 std::string lastLines(const std::string &path) {
   std::string text;
   try {
-    text = readFile(path);
+    text = readFile(path, kTextFileLimit);
   } catch (const UserError &) {
     return "";
   }

@@ -73,7 +73,7 @@ PlanData readPlan(const std::string &dir) {
                     "not a sweep folder: it has no plan.json (run `spyre "
                     "sweep SPEC -o DIR`, or `--aggregate` after a cluster "
                     "run, first)");
-  const std::string text = readFile(path);
+  const std::string text = readFile(path, kJsonFileLimit);
   checkJsonDepth(text, path);
   const json j = json::parse(text, nullptr, false);
   if (j.is_discarded())
@@ -89,6 +89,11 @@ PlanData readPlan(const std::string &dir) {
       ReportPoint rp;
       rp.index = p.at("index").get<size_t>();
       rp.id = p.at("id").get<std::string>();
+      // The id names the point's files: hex digits only, never a path.
+      if (rp.id.empty() || rp.id.size() > 32 ||
+          rp.id.find_first_not_of("0123456789abcdef") != std::string::npos)
+        throw UserError(SourceLoc{path, 0, 0, "points[].id"},
+                        "must be the point's id in hex digits");
       rp.model = p.at("model").get<std::string>();
       rp.fingerprint = p.at("config_fingerprint").get<std::string>();
       for (const std::string &c : plan.columns) {
@@ -113,7 +118,7 @@ void readResults(const std::string &dir, PlanData &plan, const Expr &cost) {
     std::error_code ec;
     if (!fs::is_regular_file(file, ec))
       continue;
-    std::optional<PointResult> r = parseResult(readFile(file.string()));
+    std::optional<PointResult> r = parseResult(readFile(file.string(), kJsonFileLimit));
     if (!r || r->id != p.id || r->configFingerprint != p.fingerprint)
       continue;
     p.result = std::move(r);

@@ -184,7 +184,7 @@ std::optional<PointResult> readResult(const SweepPlan &plan,
     return std::nullopt;
   std::optional<PointResult> r;
   try {
-    r = parseResult(readFile(path));
+    r = parseResult(readFile(path, kJsonFileLimit));
   } catch (const UserError &) {
     return std::nullopt;
   }

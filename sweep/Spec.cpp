@@ -273,7 +273,7 @@ private:
       for (const SpecModel &other : models_)
         if (other.written == model.written)
           fail(m, "model '" + model.written + "' is listed twice");
-      model.hash = hw::fingerprintString(fnv1a64(readFile(model.path)));
+      model.hash = hw::fingerprintString(fnv1a64(readFile(model.path, kModelFileLimit)));
       models_.push_back(std::move(model));
     }
   }
@@ -758,7 +758,7 @@ private:
 
 SweepPlan planSweep(const std::string &specPath, const std::string &outDir,
                     uint64_t maxPoints) {
-  SweepPlan plan = SpecReader(specPath, readFile(specPath), maxPoints).read();
+  SweepPlan plan = SpecReader(specPath, readFile(specPath, kSweepSpecLimit), maxPoints).read();
   plan.outDir = outDir;
   const std::string exe = currentExecutable();
   for (SweepPoint &p : plan.points)

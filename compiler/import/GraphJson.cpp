@@ -341,7 +341,18 @@ private:
     std::string file = getString(j, path);
     if (file.empty())
       fail(path, "the file name is empty");
+    // The model is untrusted input: its files stay in its folder.
+    for (char c : file)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        fail(path, "the file name holds a control character");
     std::filesystem::path full(file);
+    if (full.is_absolute())
+      fail(path, "'" + file + "' is an absolute path; a constant file is "
+                 "named relative to the model's folder, inside it");
+    for (const std::filesystem::path &part : full)
+      if (part == "..")
+        fail(path, "'" + file + "' leaves the model's folder ('..'); a "
+                   "constant file lies inside it");
     if (full.is_relative() && !baseDir_.empty())
       full = std::filesystem::path(baseDir_) / full;
     NpyArray array;
@@ -793,6 +804,7 @@ std::unique_ptr<Graph> parseGraphJson(std::string_view text,
   std::unique_ptr<Graph> graph;
   try {
     graph = GraphJsonReader(fileName, baseDir).read(text);
+    graph->setSourceFile(fileName);
   } catch (const UserError &e) {
     diags.report(e.diagnostic());
     return nullptr;
@@ -806,7 +818,7 @@ std::unique_ptr<Graph> loadGraphJson(const std::string &path,
                                      DiagnosticEngine &diags) {
   std::string text;
   try {
-    text = readFile(path);
+    text = readFile(path, kJsonFileLimit);
   } catch (const UserError &e) {
     diags.report(e.diagnostic());
     return nullptr;

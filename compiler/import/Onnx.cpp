@@ -1647,7 +1647,7 @@ bool readOnnxModel(const std::string &path, onnx::ModelProto &model,
                    DiagnosticEngine &diags) {
   std::string bytes;
   try {
-    bytes = readFile(path);
+    bytes = readFile(path, kOnnxFileLimit);
   } catch (const UserError &e) {
     diags.report(e.diagnostic());
     return false;
@@ -1673,6 +1673,7 @@ std::optional<Graph> importModel(ModelProto model, const std::string &fileName,
   std::optional<Graph> graph;
   try {
     graph.emplace(Importer(std::move(model), fileName, options).run());
+    graph->setSourceFile(fileName);
   } catch (const UserError &e) {
     diags.report(e.diagnostic());
     return std::nullopt;

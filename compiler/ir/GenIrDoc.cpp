@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
   }
   try {
     std::optional<std::string> updated =
-        compiler::updateOpReference(readFile(argv[2]));
+        compiler::updateOpReference(readFile(argv[2], kTextFileLimit));
     if (!updated)
       throw UserError(SourceLoc{argv[2]},
                       "the op reference markers are missing or out of order");

@@ -383,6 +383,7 @@ int64_t Graph::parameterBytes() const {
 
 std::unique_ptr<Graph> Graph::clone() const {
   auto g = std::make_unique<Graph>(name_);
+  g->sourceFile_ = sourceFile_;
   g->annotations_ = annotations_;
   for (const auto &v : inputs_)
     g->addInput(v->name(), v->type())->annotations_ = v->annotations_;
@@ -548,6 +549,12 @@ bool isBareNameChar(char c) {
 std::string printName(char sigil, std::string_view name) {
   bool bare = !name.empty() && std::all_of(name.begin(), name.end(), isBareNameChar);
   return std::string(1, sigil) + (bare ? std::string(name) : quoteString(name));
+}
+
+SourceLoc graphLoc(const Graph &graph) {
+  if (!graph.sourceFile().empty())
+    return SourceLoc{graph.sourceFile()};
+  return SourceLoc{"<graph " + graph.name() + ">"};
 }
 
 } // namespace spyre::compiler

@@ -196,6 +196,9 @@ public:
 
   const std::string &name() const { return name_; }
   void setName(std::string name) { name_ = std::move(name); }
+  /// The model file the graph was read from, empty for one built in memory.
+  const std::string &sourceFile() const { return sourceFile_; }
+  void setSourceFile(std::string file) { sourceFile_ = std::move(file); }
   AttrDict &annotations() { return annotations_; }
   const AttrDict &annotations() const { return annotations_; }
 
@@ -261,6 +264,7 @@ private:
   void registerValue(Value *value);
 
   std::string name_;
+  std::string sourceFile_;
   AttrDict annotations_;
   std::vector<std::unique_ptr<Value>> inputs_;
   std::vector<std::unique_ptr<Value>> constants_;
@@ -284,6 +288,10 @@ Op *buildOp(Graph &graph, OpKind kind, std::string name,
 /// order with operands, attributes, results and annotations, outputs;
 /// source locations are not compared), else the first difference.
 std::string graphDifference(const Graph &a, const Graph &b);
+
+/// Where a diagnostic about the whole graph points: the model file the user
+/// gave, or `<graph NAME>` for a graph built in memory.
+SourceLoc graphLoc(const Graph &graph);
 
 /// `%name` / `@name`: names made of letters, digits and `_ . $ -` print
 /// bare, others quoted (`%"attn/q proj"`).

@@ -774,6 +774,7 @@ std::unique_ptr<Graph> parseGraph(std::string_view text,
   std::unique_ptr<Graph> graph;
   try {
     graph = IrParser(text, fileName, pool).parseGraphText();
+    graph->setSourceFile(fileName);
   } catch (const ParseFailure &f) {
     diags.report(failureDiagnostic(f, text, fileName));
     return nullptr;

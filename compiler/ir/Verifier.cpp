@@ -9,10 +9,6 @@ namespace {
 
 std::string valueRef(const Value *v) { return printName('%', v->name()); }
 
-SourceLoc graphLocation(const Graph &graph) {
-  return SourceLoc{"<graph " + graph.name() + ">"};
-}
-
 /// Ops that depend on each other in a circle, in dependency order, or empty.
 /// Works on the use-def edges alone, ignoring the list order.
 std::vector<const Op *> findCycle(const Graph &graph) {
@@ -96,7 +92,7 @@ public:
 
 private:
   void graphError(std::string message) {
-    diags_.error(graphLocation(graph_), std::move(message));
+    diags_.error(graphLoc(graph_), std::move(message));
   }
 
   void opError(const Op &op, const std::string &message) {
@@ -233,7 +229,7 @@ private:
 SourceLoc opLocation(const Graph &graph, const Op &op) {
   if (!op.loc().file.empty())
     return op.loc();
-  return graphLocation(graph);
+  return graphLoc(graph);
 }
 
 std::string opPrefix(const Op &op) {

@@ -25,7 +25,7 @@ namespace spyre::compiler {
 bool verifyGraph(const Graph &graph, DiagnosticEngine &diags);
 
 /// Where diagnostics about `op` point: its source location, or the graph
-/// (`<graph NAME>`) for an op a pass made without one.
+/// (graphLoc) for an op a pass made without one.
 SourceLoc opLocation(const Graph &graph, const Op &op);
 
 /// `op 'fc1' (linear): `: how messages about an op begin.

@@ -1435,9 +1435,7 @@ std::optional<isa::Program> Emitter::run() {
         return std::nullopt;
     emitOutputs();
   } catch (const DeviceMemoryFull &full) {
-    SourceLoc loc;
-    loc.file = "<graph " + g_.name() + ">";
-    diags_.error(loc, "the model does not fit device memory: with tensor '" +
+    diags_.error(graphLoc(g_), "the model does not fit device memory: with tensor '" +
                           full.tensor + "' it needs " +
                           std::to_string(full.neededSticks * stickBytes_) +
                           " bytes, the card has " +

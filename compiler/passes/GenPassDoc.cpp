@@ -22,7 +22,7 @@ int main(int argc, char **argv) {
   }
   try {
     std::optional<std::string> updated =
-        compiler::updatePassReference(readFile(argv[2]));
+        compiler::updatePassReference(readFile(argv[2], kTextFileLimit));
     if (!updated)
       throw UserError(SourceLoc{argv[2]},
                       "the pass reference markers are missing or out of order");

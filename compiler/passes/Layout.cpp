@@ -168,11 +168,11 @@ bool checkLayouts(const Graph &graph, const PassContext &context,
     }
     return l;
   };
-  SourceLoc graphLoc{"<graph " + graph.name() + ">"};
+  const SourceLoc graphLocation = graphLoc(graph);
   for (const Value *v : graph.inputs())
-    read(*v, graphLoc);
+    read(*v, graphLocation);
   for (const Value *v : graph.constants())
-    read(*v, graphLoc);
+    read(*v, graphLocation);
   for (const Op *op : graph.ops())
     for (const Value *r : op->results())
       read(*r, opLocation(graph, *op));
@@ -181,7 +181,7 @@ bool checkLayouts(const Graph &graph, const PassContext &context,
   for (const Op *op : graph.ops())
     for (size_t i = 0; i < op->numOperands(); ++i) {
       const Value &v = *op->operand(i);
-      DeviceLayout has = *read(v, graphLoc);
+      DeviceLayout has = *read(v, graphLocation);
       DeviceLayout needed = requiredOperandLayout(*op, i, has, stickBytes);
       if (has == needed)
         continue;

@@ -156,10 +156,6 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-SourceLoc graphLoc(const Graph &graph) {
-  return SourceLoc{"<graph " + graph.name() + ">"};
-}
-
 } // namespace
 
 std::optional<Pipeline> parsePipeline(std::string_view text,

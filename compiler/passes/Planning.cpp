@@ -99,12 +99,6 @@ std::string joinNames(const std::vector<std::string> &names) {
   return out;
 }
 
-SourceLoc graphLoc(const Graph &graph) {
-  SourceLoc loc;
-  loc.file = "<graph " + graph.name() + ">";
-  return loc;
-}
-
 /// Whether the operands of bias add `add` other than `mm`'s result are
 /// computed before `mm` (the fused kernel reads them while it runs).
 bool biasReadyBefore(const Graph &graph, const Op &add, const Op &mm) {
@@ -750,7 +744,7 @@ const PassInfo &applyMappingPass() {
         const std::string path = ctx.options().getString("file");
         std::string text;
         try {
-          text = readFile(path);
+          text = readFile(path, kJsonFileLimit);
         } catch (const UserError &e) {
           ctx.diags().report(e.diagnostic());
           return PassResult::Failure;

@@ -499,9 +499,49 @@ std::vector<RefTensor> evaluateOp(const Op &op,
   SPYRE_UNREACHABLE("op kind without a reference implementation");
 }
 
+HostMemoryEstimate evaluationMemory(const Graph &graph, bool keepAll) {
+  auto bytesOf = [](const Value *v) {
+    return saturatingMul(saturatingElements(v->type().shape), sizeof(double));
+  };
+  HostMemoryEstimate e;
+  // The caller's inputs and the evaluator's copies.
+  for (const Value *v : graph.inputs())
+    e.add(v->name(), saturatingMul(bytesOf(v), 2));
+  for (const Value *v : graph.constants())
+    e.add(v->name(), bytesOf(v));
+  std::vector<Op *> ops = graph.ops();
+  std::map<const Value *, size_t> lastUse;
+  for (size_t i = 0; i < ops.size(); ++i)
+    for (const Value *v : ops[i]->operands())
+      lastUse[v] = i;
+  uint64_t live = e.bytes;
+  uint64_t peak = live;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (const Value *v : ops[i]->results()) {
+      e.note(v->name(), bytesOf(v));
+      live = saturatingAdd(live, bytesOf(v));
+    }
+    peak = std::max(peak, live);
+    if (keepAll)
+      continue;
+    for (const Value *v : ops[i]->operands())
+      if (!v->isInput() && !v->isConstant() && lastUse[v] == i &&
+          !graph.isOutput(v))
+        live -= std::min(live, bytesOf(v));
+  }
+  e.bytes = peak;
+  return e;
+}
+
+void checkEvaluationMemory(const Graph &graph, bool keepAll) {
+  checkHostMemory(evaluationMemory(graph, keepAll), physicalMemoryBytes(),
+                  graphLoc(graph));
+}
+
 std::vector<RefTensor> evaluateGraph(const Graph &graph, const TensorMap &inputs,
                                      TensorMap *allValues) {
-  SourceLoc where{"<graph " + graph.name() + ">"};
+  SourceLoc where = graphLoc(graph);
+  checkEvaluationMemory(graph, allValues != nullptr);
   for (const auto &[name, tensor] : inputs) {
     const Value *v = graph.findValue(name);
     if (!v || !v->isInput())

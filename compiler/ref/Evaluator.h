@@ -12,6 +12,7 @@
 // exp/erf/tanh (last-bit differences that vanish when rounded to f32).
 #pragma once
 
+#include "support/HostMemory.h"
 #include "compiler/ir/Graph.h"
 #include "support/Npy.h"
 
@@ -41,6 +42,17 @@ std::vector<RefTensor> evaluateOp(const Op &op,
                                   const std::vector<const RefTensor *> &operands);
 
 using TensorMap = std::map<std::string, RefTensor>;
+
+/// Host memory an evaluation of `graph` takes at its peak: the given inputs
+/// and their copies, the constants, and the op results alive at once (all of
+/// them with `keepAll`), each element a double.
+HostMemoryEstimate evaluationMemory(const Graph &graph, bool keepAll = false);
+
+/// Refuses, before anything is allocated, an evaluation that needs more
+/// host memory than the machine has: a UserError at the model file naming
+/// the largest tensor. evaluateGraph checks it too; a caller that makes the
+/// inputs first calls it before.
+void checkEvaluationMemory(const Graph &graph, bool keepAll = false);
 
 /// Runs a verified graph on `inputs` (by input name; each must be present
 /// with its input's shape, and no other name may be given: UserError

@@ -149,6 +149,34 @@ void writeTensorValues(const isa::TensorDecl &t,
   writeTensor(t, a, "<host op>", memory);
 }
 
+HostMemoryEstimate numericsMemory(const isa::Program &program) {
+  HostMemoryEstimate e;
+  for (const isa::TensorDecl &t : program.tensors) {
+    // Scratch pages are allocated only where the program writes them.
+    if (t.kind == isa::TensorKind::Scratch)
+      continue;
+    uint64_t device = saturatingMul(t.sizeSticks, uint64_t{isa::kStickBytes});
+    uint64_t bytes = device;
+    if (t.kind == isa::TensorKind::Input || t.kind == isa::TensorKind::Output)
+      bytes = saturatingAdd(saturatingMul(device, 2),
+                            saturatingMul(saturatingElements(t.hostShape), 4));
+    e.add(isa::printableName(t.name), bytes);
+  }
+  return e;
+}
+
+std::string tensorFilePath(const std::string &dir,
+                           const isa::TensorDecl &tensor) {
+  // The name comes from a program file: a name that slipped past the
+  // reader must not reach the file system.
+  SPYRE_ASSERT(isa::tensorNameProblem(tensor.name, tensor.kind).empty() &&
+                   (tensor.kind == isa::TensorKind::Input ||
+                    tensor.kind == isa::TensorKind::Output),
+               "tensor '" + isa::printableName(tensor.name) +
+                   "' has no file name");
+  return (fs::path(dir) / (tensor.name + ".npy")).string();
+}
+
 void loadInputs(const isa::Program &program, const std::string &dir,
                 const std::string &programFile, DeviceMemory &memory) {
   std::set<std::string> inputs;
@@ -188,7 +216,7 @@ void loadInputs(const isa::Program &program, const std::string &dir,
   for (const isa::TensorDecl &t : program.tensors) {
     if (t.kind != isa::TensorKind::Input)
       continue;
-    std::string path = dir + "/" + t.name + ".npy";
+    std::string path = tensorFilePath(dir, t);
     if (!fs::exists(path, ec))
       throw UserError(SourceLoc{path}, "missing input '" + t.name +
                                            "' (expected this file)");
@@ -204,7 +232,7 @@ void saveOutputs(const isa::Program &program, const std::string &dir,
     throw UserError(SourceLoc{dir}, "cannot create outputs folder: " + ec.message());
   for (const isa::TensorDecl &t : program.tensors)
     if (t.kind == isa::TensorKind::Output)
-      writeNpy(dir + "/" + t.name + ".npy", readTensor(t, memory));
+      writeNpy(tensorFilePath(dir, t), readTensor(t, memory));
 }
 
 } // namespace spyre::sim

@@ -5,6 +5,7 @@
 
 #include "isa/Program.h"
 #include "sim/core/DeviceMemory.h"
+#include "support/HostMemory.h"
 #include "support/Npy.h"
 
 #include <string>
@@ -32,6 +33,17 @@ std::vector<double> readTensorValues(const isa::TensorDecl &tensor,
 /// results; padding lanes are zero.
 void writeTensorValues(const isa::TensorDecl &tensor,
                        const std::vector<double> &values, DeviceMemory &memory);
+
+/// Host memory a run with numerics takes for the program's tensors: the
+/// device pages of every tensor but scratch (device memory is allocated as
+/// it is written), and for inputs and outputs their host arrays and the staging
+/// copy on the way. An estimate to refuse a run before it allocates.
+HostMemoryEstimate numericsMemory(const isa::Program &program);
+
+/// `dir/NAME.npy`, the file of an input or output tensor. Its name was
+/// checked when the program was read (isa::tensorNameProblem), so it is a
+/// plain file name and the path stays in `dir`.
+std::string tensorFilePath(const std::string &dir, const isa::TensorDecl &tensor);
 
 /// Loads every input tensor of `program` from `dir/NAME.npy`. A missing
 /// input, or a `.npy` file in `dir` that names no input, is a UserError (a

@@ -32,7 +32,7 @@ int makePrograms(int argc, char **argv) {
   for (int i = 3; i < argc; ++i) {
     std::filesystem::path src(argv[i]);
     DiagnosticEngine diags;
-    isa::Program p = isa::assemble(readFile(src.string()), src.string(),
+    isa::Program p = isa::assemble(readFile(src.string(), kTextFileLimit), src.string(),
                                    hw::builtinConfig(), diags);
     if (diags.hasErrors()) {
       std::fputs(diags.str().c_str(), stderr);

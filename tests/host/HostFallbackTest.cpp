@@ -65,7 +65,7 @@ void runAndCheck(const std::string &name, const Expect &e) {
   const auto compute = std::max<uint64_t>(
       1, static_cast<uint64_t>(std::ceil(static_cast<double>(e.flops) *
                                          cfg.chip.clockGhz / cfg.host.hostGflops)));
-  nlohmann::json stats = nlohmann::json::parse(readFile(o.stats));
+  nlohmann::json stats = nlohmann::json::parse(readFile(o.stats, kTextFileLimit));
   const nlohmann::json &h = stats.at("host");
   ASSERT_EQ(h.at("ops").size(), 1u);
   const nlohmann::json &op = h.at("ops")[0];
@@ -81,7 +81,7 @@ void runAndCheck(const std::string &name, const Expect &e) {
   // The host op lies inside the run and takes most of this small one.
   EXPECT_LE(op.at("end_cycle").get<uint64_t>(), stats.at("total_cycles").get<uint64_t>());
 
-  test::TraceCheckResult t = test::checkTrace(readFile(o.trace));
+  test::TraceCheckResult t = test::checkTrace(readFile(o.trace, kTextFileLimit));
   ASSERT_TRUE(t.ok()) << t.errorText();
   int64_t hostPid = -1;
   for (const auto &[pid, pname] : t.processNames)
@@ -101,7 +101,7 @@ void runAndCheck(const std::string &name, const Expect &e) {
 
   // `spyre trace summary` reads the same host time from either file.
   for (const std::string &file : {o.stats, o.trace}) {
-    sim::Summary sum = sim::readSummary(readFile(file), file);
+    sim::Summary sum = sim::readSummary(readFile(file, kTextFileLimit), file);
     ASSERT_TRUE(sum.host.has_value()) << file;
     EXPECT_EQ(sum.host->ops, 1u) << file;
     EXPECT_EQ(sum.host->pcie, pcie) << file;
@@ -186,7 +186,7 @@ std::string compiled(const std::string &dir) {
       {"compile", model("matmul_slice"), "-o", dir + "/p.spyre", "--mapping-out",
        dir + "/map.json"});
   EXPECT_EQ(r.exitCode, 0) << r.err;
-  return readFile(dir + "/p.spyre");
+  return readFile(dir + "/p.spyre", kTextFileLimit);
 }
 
 TEST(HostFallback, ProgramWithHostOpRoundTripsThroughDisasmAndAsm) {
@@ -202,21 +202,21 @@ TEST(HostFallback, ProgramWithHostOpRoundTripsThroughDisasmAndAsm) {
   EXPECT_EQ(p.hostOps[0].attrs, R"({"axes":[1],"ends":[96],"starts":[32]})");
   test::ToolResult d = test::runSpyre({"disasm", dir + "/p.spyre", "-o", dir + "/p.s"});
   ASSERT_EQ(d.exitCode, 0) << d.err;
-  EXPECT_NE(readFile(dir + "/p.s").find(
+  EXPECT_NE(readFile(dir + "/p.s", kTextFileLimit).find(
                 ".host \"slice\" \"Slice\" "
                 "\"{\\\"axes\\\":[1],\\\"ends\\\":[96],\\\"starts\\\":[32]}\" "
                 "in \"h\" out \"s\" flops 0\n"),
             std::string::npos);
   test::ToolResult a = test::runSpyre({"asm", dir + "/p.s", "-o", dir + "/q.spyre"});
   ASSERT_EQ(a.exitCode, 0) << a.err;
-  EXPECT_EQ(readFile(dir + "/q.spyre"), bytes);
+  EXPECT_EQ(readFile(dir + "/q.spyre", kTextFileLimit), bytes);
   // The mapping replays to the same program (the host op has a phase only).
   test::ToolResult m = test::runSpyre({"compile", model("matmul_slice"), "-o",
                                        dir + "/r.spyre", "--mapping-in",
                                        dir + "/map.json"});
   ASSERT_EQ(m.exitCode, 0) << m.err;
-  EXPECT_EQ(readFile(dir + "/r.spyre"), bytes);
-  EXPECT_NE(readFile(dir + "/map.json").find("\"slice\": {\"phase\":"),
+  EXPECT_EQ(readFile(dir + "/r.spyre", kTextFileLimit), bytes);
+  EXPECT_NE(readFile(dir + "/map.json", kTextFileLimit).find("\"slice\": {\"phase\":"),
             std::string::npos);
 }
 

@@ -34,7 +34,7 @@ const std::map<std::string, std::string> kExcluded = {
 };
 
 bool readProto(const fs::path &path, google::protobuf::MessageLite &msg) {
-  std::string bytes = readFile(path.string());
+  std::string bytes = readFile(path.string(), kTextFileLimit);
   return msg.ParseFromString(bytes);
 }
 

@@ -31,7 +31,7 @@ TEST(AsmCli, AssemblesAndSummarises) {
       runSpyre({"asm", "examples/asm/dma_copy.s", "-o", out});
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  std::string bytes = readFile(out);
+  std::string bytes = readFile(out, kTextFileLimit);
   EXPECT_EQ(r.out, out + ": 2 streams, 16 instructions, " +
                        std::to_string(bytes.size()) + " bytes (config " +
                        hw::fingerprintString(hw::builtinConfig().fingerprint()) +
@@ -62,17 +62,17 @@ TEST(AsmCli, DisassemblesToStdoutOrAFile) {
   test::ToolResult w = runSpyre({"disasm", prog, "-o", dir + "/p.s"});
   EXPECT_EQ(w.exitCode, 0) << w.err;
   EXPECT_EQ(w.out, "");
-  EXPECT_EQ(readFile(dir + "/p.s"), r.out);
+  EXPECT_EQ(readFile(dir + "/p.s", kTextFileLimit), r.out);
 
   // The disassembly assembles back to the same bytes.
   ASSERT_EQ(runSpyre({"asm", dir + "/p.s", "-o", dir + "/q.spyre"}).exitCode, 0);
-  EXPECT_EQ(readFile(dir + "/q.spyre"), readFile(prog));
+  EXPECT_EQ(readFile(dir + "/q.spyre", kTextFileLimit), readFile(prog, kTextFileLimit));
 }
 
 TEST(AsmCli, DefaultOutputNameReplacesTheExtension) {
   std::string dir = makeTempDir();
   std::string src = dir + "/k.s";
-  writeFileAtomic(src, readFile(spyre::test::srcPath("examples/asm/pt_matmul.s")));
+  writeFileAtomic(src, readFile(spyre::test::srcPath("examples/asm/pt_matmul.s"), kTextFileLimit));
   test::ToolResult r = runSpyre({"asm", src});
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(firstLine(r.out).substr(0, dir.size() + 10), dir + "/k.spyre: ");
@@ -135,7 +135,7 @@ TEST(AsmCli, BadProgramFilesExitOne) {
 
   std::string prog = dir + "/p.spyre";
   ASSERT_EQ(runSpyre({"asm", "examples/asm/dma_copy.s", "-o", prog}).exitCode, 0);
-  std::string bytes = readFile(prog);
+  std::string bytes = readFile(prog, kTextFileLimit);
   bytes[bytes.size() - 5] ^= 0x10;
   writeFileAtomic(prog, bytes);
   r = runSpyre({"disasm", prog, "-o", dir + "/p.s"});

@@ -114,9 +114,9 @@ TEST(RunCli, WritesWhatCompileAndSimWrite) {
                              "--outputs", dir + "/sim", "--stats",
                              dir + "/sim.json", "--trace", dir + "/sim.trace"});
   ASSERT_EQ(sim.exitCode, 0) << all(sim);
-  EXPECT_EQ(readFile(dir + "/run/p.npy"), readFile(dir + "/sim/p.npy"));
-  EXPECT_EQ(readFile(dir + "/run.json"), readFile(dir + "/sim.json"));
-  EXPECT_EQ(readFile(dir + "/run.trace"), readFile(dir + "/sim.trace"));
+  EXPECT_EQ(readFile(dir + "/run/p.npy", kTextFileLimit), readFile(dir + "/sim/p.npy", kTextFileLimit));
+  EXPECT_EQ(readFile(dir + "/run.json", kTextFileLimit), readFile(dir + "/sim.json", kTextFileLimit));
+  EXPECT_EQ(readFile(dir + "/run.trace", kTextFileLimit), readFile(dir + "/sim.trace", kTextFileLimit));
   // Only the outputs are written to the outputs folder.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir + "/run"),
                           fs::directory_iterator()),

@@ -17,12 +17,12 @@ TEST(FileIO, RoundTripsBytes) {
   std::string dir = test::makeTempDir();
   std::string bytes("a\0b\xff", 4);
   writeFileAtomic(dir + "/f.bin", bytes);
-  EXPECT_EQ(readFile(dir + "/f.bin"), bytes);
+  EXPECT_EQ(readFile(dir + "/f.bin", kTextFileLimit), bytes);
 }
 
 TEST(FileIO, MissingFileIsUserErrorNamingPath) {
   try {
-    readFile("/nonexistent/dir/x.yaml");
+    readFile("/nonexistent/dir/x.yaml", kTextFileLimit);
     FAIL();
   } catch (const UserError &e) {
     EXPECT_EQ(e.diagnostic().str(),
@@ -43,7 +43,7 @@ TEST(FileIO, SymlinkStaysALinkAndItsTargetGetsTheBytes) {
   std::filesystem::create_symlink("target.bin", dir + "/link.bin");
   writeFileAtomic(dir + "/link.bin", "new");
   EXPECT_TRUE(std::filesystem::is_symlink(dir + "/link.bin"));
-  EXPECT_EQ(readFile(dir + "/target.bin"), "new");
+  EXPECT_EQ(readFile(dir + "/target.bin", kTextFileLimit), "new");
 }
 
 // A pipe (like /dev/null, a device) is written in place: renaming a

@@ -87,7 +87,7 @@ ProgramResult runProgram(const std::vector<std::string> &args) {
   int status = 0;
   if (::waitpid(pid, &status, 0) == pid && WIFEXITED(status))
     r.exitCode = WEXITSTATUS(status);
-  r.output = readFile(outPath);
+  r.output = readFile(outPath, kTextFileLimit);
   return r;
 }
 
@@ -163,7 +163,7 @@ std::string slurmLogs(const std::string &dir) {
   for (const fs::directory_entry &e :
        fs::directory_iterator(fs::path(dir) / "slurm" / "logs", ec))
     text += "--- " + e.path().filename().string() + "\n" +
-            readFile(e.path().string());
+            readFile(e.path().string(), kTextFileLimit);
   return text;
 }
 
@@ -239,10 +239,10 @@ TEST(SlurmScripts, WriteArrayAndAggregationScripts) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   test::expectGolden(withPlaceholders(r.out, dir), "sweep/slurm_submit.txt");
   test::expectGolden(
-      withPlaceholders(readFile(dir + "/slurm/sweep.sbatch"), dir),
+      withPlaceholders(readFile(dir + "/slurm/sweep.sbatch", kTextFileLimit), dir),
       "sweep/slurm_sweep.sbatch");
   test::expectGolden(
-      withPlaceholders(readFile(dir + "/slurm/aggregate.sbatch"), dir),
+      withPlaceholders(readFile(dir + "/slurm/aggregate.sbatch", kTextFileLimit), dir),
       "sweep/slurm_aggregate.sbatch");
   // Slurm does not create the folder of --output; the scripts need it.
   EXPECT_TRUE(fs::is_directory(dir + "/slurm/logs"));
@@ -261,7 +261,7 @@ TEST(SlurmScripts, ResumeListsOnlyPointsWithoutResult) {
   EXPECT_NE(r.out.find("4 points, 2 already finished, 2 in the job array"),
             std::string::npos)
       << r.out;
-  const std::string script = readFile(dir + "/slurm/sweep.sbatch");
+  const std::string script = readFile(dir + "/slurm/sweep.sbatch", kTextFileLimit);
   EXPECT_NE(script.find("#SBATCH --array=0,3%2\n"), std::string::npos)
       << script;
 }
@@ -271,7 +271,7 @@ TEST(SlurmScripts, NothingToSubmitWhenEveryPointHasAResult) {
   const ToolResult local =
       runSpyre({"sweep", srcPath(kSpec), "-o", dir, "-j", "2"});
   ASSERT_EQ(local.exitCode, 0) << local.err;
-  const std::string before = readFile(dir + "/results.csv");
+  const std::string before = readFile(dir + "/results.csv", kTextFileLimit);
   // --submit too: nothing is submitted, so no sbatch is needed.
   const ToolResult r = runSpyre(
       {"sweep", srcPath(kSpec), "-o", dir, "--backend", "slurm", "--submit"});
@@ -280,7 +280,7 @@ TEST(SlurmScripts, NothingToSubmitWhenEveryPointHasAResult) {
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(dir + "/slurm/sweep.sbatch"));
-  EXPECT_EQ(withoutWallClock(readFile(dir + "/results.csv")),
+  EXPECT_EQ(withoutWallClock(readFile(dir + "/results.csv", kTextFileLimit)),
             withoutWallClock(before));
 }
 
@@ -499,13 +499,13 @@ TEST_F(SlurmCluster, SweepResultsEqualTheLocalBackend) {
             std::string::npos)
       << viaSlurm.out;
   // The aggregation job ran after the array and wrote the same summary.
-  EXPECT_NE(readFile(slurmDir + "/slurm/logs/aggregate.out")
+  EXPECT_NE(readFile(slurmDir + "/slurm/logs/aggregate.out", kTextFileLimit)
                 .find("4 points, 4 ok, 0 failed, 0 missing"),
             std::string::npos)
       << slurmLogs(slurmDir);
 
-  const auto localRows = withoutWallClock(readFile(localDir + "/results.csv"));
-  const auto slurmRows = withoutWallClock(readFile(slurmDir + "/results.csv"));
+  const auto localRows = withoutWallClock(readFile(localDir + "/results.csv", kTextFileLimit));
+  const auto slurmRows = withoutWallClock(readFile(slurmDir + "/results.csv", kTextFileLimit));
   ASSERT_EQ(localRows.size(), kSpecPoints + 1);
   EXPECT_EQ(slurmRows, localRows);
   EXPECT_EQ(column(slurmRows, "status"),
@@ -521,13 +521,13 @@ TEST_F(SlurmCluster, SweepResultsEqualTheLocalBackend) {
                 "slurm", "--submit"});
   ASSERT_EQ(resumed.exitCode, 0)
       << resumed.out << resumed.err << slurmLogs(slurmDir);
-  EXPECT_NE(readFile(slurmDir + "/slurm/sweep.sbatch")
+  EXPECT_NE(readFile(slurmDir + "/slurm/sweep.sbatch", kTextFileLimit)
                 .find("#SBATCH --array=1,3%2\n"),
             std::string::npos);
   EXPECT_NE(resumed.err.find("4 points, 2 already finished, 2 to run"),
             std::string::npos)
       << resumed.err;
-  EXPECT_EQ(withoutWallClock(readFile(slurmDir + "/results.csv")), localRows);
+  EXPECT_EQ(withoutWallClock(readFile(slurmDir + "/results.csv", kTextFileLimit)), localRows);
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -551,9 +551,9 @@ TEST_F(SlurmCluster, ExampleSweepEqualsTheLocalBackend) {
       << viaSlurm.out << viaSlurm.err << slurmLogs(base + "/slurm");
 
   const auto localRows =
-      withoutWallClock(readFile(base + "/local/results.csv"));
+      withoutWallClock(readFile(base + "/local/results.csv", kTextFileLimit));
   ASSERT_EQ(localRows.size(), 34u);
-  EXPECT_EQ(withoutWallClock(readFile(base + "/slurm/results.csv")), localRows);
+  EXPECT_EQ(withoutWallClock(readFile(base + "/slurm/results.csv", kTextFileLimit)), localRows);
   EXPECT_EQ(column(localRows, "status"), std::vector<std::string>(33, "ok"));
 
   const double seconds =

@@ -54,7 +54,7 @@ std::string replaceAll(std::string text, const std::string &from,
 
 /// RFC 4180 rows (quoted fields may hold commas and quotes).
 std::vector<std::vector<std::string>> readCsv(const std::string &path) {
-  const std::string text = readFile(path);
+  const std::string text = readFile(path, kTextFileLimit);
   std::vector<std::vector<std::string>> rows(1);
   std::string field;
   bool quoted = false;
@@ -282,7 +282,7 @@ TEST(SweepCli, AnOutputFolderThatIsAFileIsBadInput) {
       runSpyre({"sweep", srcPath(kSmall), "-o", "taken", "--point", "0"}, tmp);
   EXPECT_EQ(point.exitCode, 1) << all(point);
   EXPECT_EQ(firstLine(point.err).rfind("taken/points/", 0), 0u) << point.err;
-  EXPECT_EQ(readFile(tmp + "/taken"), "a file\n");
+  EXPECT_EQ(readFile(tmp + "/taken", kTextFileLimit), "a file\n");
 }
 
 // ------------------------------------------------------------ running
@@ -357,12 +357,12 @@ TEST(SweepCli, EveryPointAgreesWithSpyreRunOnItsConfig) {
   EXPECT_GT(std::stoi(records[1].at("cycles")), std::stoi(records[5].at("cycles")));
 
   // Run again: nothing left to run, the same file.
-  const std::string csv = readFile(out + "/results.csv");
+  const std::string csv = readFile(out + "/results.csv", kTextFileLimit);
   ToolResult again = runSpyre({"sweep", kSmall, "-o", out, "-j", "2"});
   ASSERT_EQ(again.exitCode, 0) << all(again);
   EXPECT_EQ(firstLine(again.err),
             "sweep: 6 points, 6 already finished, 0 to run with -j 2");
-  EXPECT_EQ(readFile(out + "/results.csv"), csv);
+  EXPECT_EQ(readFile(out + "/results.csv", kTextFileLimit), csv);
 
   // A fresh sweep gives the same results but for the wall-clock columns.
   const std::string other = test::makeTempDir() + "/out";
@@ -494,8 +494,8 @@ TEST(SweepCli, ResumeAfterAKillRunsOnlyTheMissingPoints) {
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << readFile(tmp + "/first.log");
-  EXPECT_EQ(WEXITSTATUS(status), 130) << readFile(tmp + "/first.log");
+  ASSERT_TRUE(WIFEXITED(status)) << readFile(tmp + "/first.log", kTextFileLimit);
+  EXPECT_EQ(WEXITSTATUS(status), 130) << readFile(tmp + "/first.log", kTextFileLimit);
 
   // The point that was running is stopped: nothing appears afterwards.
   const size_t finished = resultFiles(out);
@@ -503,16 +503,16 @@ TEST(SweepCli, ResumeAfterAKillRunsOnlyTheMissingPoints) {
   EXPECT_EQ(resultFiles(out), finished);
   ASSERT_GE(finished, 2u);
   ASSERT_LT(finished, kPoints) << "the sweep finished before it was stopped";
-  EXPECT_NE(readFile(tmp + "/first.log")
+  EXPECT_NE(readFile(tmp + "/first.log", kTextFileLimit)
                 .find("sweep: interrupted; " + std::to_string(finished) +
                       " of 8 points finished, run again to complete the rest\n"),
             std::string::npos)
-      << readFile(tmp + "/first.log");
+      << readFile(tmp + "/first.log", kTextFileLimit);
   std::map<std::string, std::string> before;
   for (const auto &e : fs::directory_iterator(out + "/points")) {
     EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos);
     if (e.path().extension() == ".json")
-      before[e.path().string()] = readFile(e.path().string());
+      before[e.path().string()] = readFile(e.path().string(), kTextFileLimit);
   }
 
   ToolResult r = runSpyre({"sweep", kResume, "-o", out, "-j", "2"});
@@ -525,7 +525,7 @@ TEST(SweepCli, ResumeAfterAKillRunsOnlyTheMissingPoints) {
   // The results of the first run are untouched (their wall-clock times
   // included, which a second run of the point would change).
   for (const auto &[path, text] : before)
-    EXPECT_EQ(readFile(path), text) << path;
+    EXPECT_EQ(readFile(path, kTextFileLimit), text) << path;
   const auto records = csvRecords(out + "/results.csv");
   ASSERT_EQ(records.size(), kPoints);
   for (const auto &rec : records)
@@ -615,7 +615,7 @@ TEST(SweepCli, ReportShowsTheParetoFrontAndAChartPerParameter) {
   }
   EXPECT_EQ(printed, front);
 
-  const std::string html = readFile(tmp + "/out/report.html");
+  const std::string html = readFile(tmp + "/out/report.html", kTextFileLimit);
   size_t svgs = 0;
   for (size_t at = html.find("<svg"); at != std::string::npos;
        at = html.find("<svg", at + 1))
@@ -636,12 +636,12 @@ TEST(SweepCli, ReportShowsTheParetoFrontAndAChartPerParameter) {
 
   // The same results give the same page.
   ASSERT_EQ(runSpyre({"sweep", "report", "out", "-o", "again.html"}, tmp).exitCode, 0);
-  EXPECT_EQ(readFile(tmp + "/again.html"), html);
+  EXPECT_EQ(readFile(tmp + "/again.html", kTextFileLimit), html);
 
   ToolResult onlyCores =
       runSpyre({"sweep", "report", "out", "--x", "chip.cores", "-o", "x.html"}, tmp);
   ASSERT_EQ(onlyCores.exitCode, 0) << all(onlyCores);
-  const std::string x = readFile(tmp + "/x.html");
+  const std::string x = readFile(tmp + "/x.html", kTextFileLimit);
   EXPECT_EQ(x.find("Simulated time against lx.size_bytes"), std::string::npos);
   EXPECT_NE(x.find("Simulated time against chip.cores, one line per "
                    "lx.size_bytes"),

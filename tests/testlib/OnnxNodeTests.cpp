@@ -79,7 +79,7 @@ FrozenNodeTest freezeNodeTest(const fs::path &dir, bool &claimed) {
       continue;
     }
     onnx::TensorProto t;
-    if (!t.ParseFromString(readFile(file.string()))) {
+    if (!t.ParseFromString(readFile(file.string(), kTextFileLimit))) {
       out.error = file.string() + " does not parse";
       continue;
     }

@@ -45,8 +45,11 @@ std::string defaultOutput(const std::string &input) {
 }
 
 int runAsm(const AsmOptions &opts) {
+  std::string output = opts.output.empty() ? defaultOutput(opts.input)
+                                           : opts.output;
+  checkNotAnInput({output}, {opts.input, opts.config});
   hw::HwConfig config = hw::loadConfigOrDefault(opts.config);
-  std::string text = readFile(opts.input);
+  std::string text = readFile(opts.input, kAssemblyLimit);
   DiagnosticEngine diags;
   isa::Program program = isa::assemble(text, opts.input, config, diags);
   if (diags.hasErrors()) {
@@ -54,8 +57,6 @@ int runAsm(const AsmOptions &opts) {
     return static_cast<int>(ExitCode::BadInput);
   }
   std::string bytes = isa::writeProgram(program);
-  std::string output = opts.output.empty() ? defaultOutput(opts.input)
-                                           : opts.output;
   writeFileAtomic(output, bytes);
   std::cout << output << ": " << program.streams.size() << " streams, "
             << withCommas(program.instructionCount()) << " instructions, "
@@ -65,7 +66,8 @@ int runAsm(const AsmOptions &opts) {
 }
 
 int runDisasm(const AsmOptions &opts) {
-  std::string bytes = readFile(opts.input);
+  checkNotAnInput({opts.output}, {opts.input});
+  std::string bytes = readFile(opts.input, kProgramFileLimit);
   isa::Program program = isa::readProgram(bytes, opts.input);
   std::string text = isa::disassemble(program);
   if (opts.output.empty()) {

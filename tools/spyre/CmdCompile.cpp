@@ -112,6 +112,8 @@ int runCompile(const CompileCliOptions &o) {
   compiler::ModelLoadOptions load = compiler::shapeOverrideOptions(o.shapes);
   load.hostFallback = !o.noFallback;
   // Refuse unwritable outputs before any work, and leave nothing behind.
+  checkNotAnInput({o.output, o.emitAsm, o.mappingOut},
+                  {o.model, o.config, o.mappingIn});
   for (const std::string &path : {o.output, o.emitAsm, o.mappingOut})
     if (!path.empty())
       checkWritable(path);
@@ -139,6 +141,13 @@ int runCompile(const CompileCliOptions &o) {
       usage |= d.loc.file == "print-ir-after";
     return static_cast<int>(usage ? ExitCode::Usage : ExitCode::BadInput);
   }
+  // `spyre sim` refuses a program whose input or output cannot name a file.
+  for (const isa::TensorDecl &t : r->program.tensors)
+    if (std::string why = isa::tensorNameProblem(t.name, t.kind); !why.empty())
+      throw UserError(SourceLoc{o.model},
+                      std::string(isa::tensorKindName(t.kind)) + " '" +
+                          isa::printableName(t.name) + "': " + why +
+                          "; rename it in the model");
   writeFileAtomic(o.output, isa::writeProgram(r->program));
   if (!o.emitAsm.empty())
     writeFileAtomic(o.emitAsm, isa::disassemble(r->program));

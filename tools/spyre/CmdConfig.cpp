@@ -24,7 +24,7 @@ int runShow(const ConfigOptions &opts) {
 }
 
 int runCheck(const ConfigOptions &opts) {
-  std::string text = readFile(opts.path);
+  std::string text = readFile(opts.path, kConfigFileLimit);
   hw::HwConfig config;
   DiagnosticEngine diags;
   if (!hw::parseConfig(text, opts.path, config, diags)) {

@@ -70,6 +70,7 @@ int runCheck(const GraphOptions &o) {
 }
 
 int runPrint(const GraphOptions &o) {
+  checkNotAnInput({o.output}, {o.model});
   Graph g = loadModel(o);
   std::string text = compiler::printGraph(g);
   if (o.output.empty()) {
@@ -118,6 +119,14 @@ int runEval(const GraphOptions &o) {
                     "ones",
                     ExitCode::Usage);
   Graph g = loadModel(o);
+  compiler::ref::checkEvaluationMemory(g);
+  std::vector<std::string> outputFiles, inputFiles = {o.model};
+  for (const auto &[name, file] : filesFor(g.outputs(), o.outputsDir))
+    outputFiles.push_back(file);
+  if (!o.inputsDir.empty())
+    for (const auto &[name, file] : filesFor(g.inputs(), o.inputsDir))
+      inputFiles.push_back(file);
+  checkNotAnInput(outputFiles, inputFiles);
   std::error_code ec;
   fs::create_directories(o.outputsDir, ec);
   if (ec)

@@ -23,8 +23,9 @@ struct ReportCliOptions {
 
 int runReport(const ReportCliOptions &o) {
   // Before reading a large trace: an unwritable output fails at once.
+  checkNotAnInput({o.output}, {o.run});
   checkWritable(o.output);
-  const sim::RunData run = sim::readRunData(readFile(o.run), o.run);
+  const sim::RunData run = sim::readRunData(readFile(o.run, kJsonFileLimit), o.run);
   sim::ReportOptions options;
   options.topOps = o.top;
   writeFileAtomic(o.output, sim::htmlReport(run, options));

@@ -36,7 +36,7 @@ struct SimCliOptions {
 
 int runSim(const SimCliOptions &o) {
   hw::HwConfig config = hw::loadConfigOrDefault(o.config);
-  isa::Program program = isa::readProgram(readFile(o.program), o.program);
+  isa::Program program = isa::readProgram(readFile(o.program, kProgramFileLimit), o.program);
   if (program.configFingerprint != config.fingerprint())
     throw UserError(SourceLoc{o.program},
                     "compiled for config " +
@@ -64,7 +64,17 @@ int runSim(const SimCliOptions &o) {
   if (!o.traceCores.empty())
     sim::parseTraceCores(o.traceCores, config.chip.cores, traceFilter);
 
-  // A long run must not be lost to an output path that cannot be written.
+  // A long run must not be lost to an output path that cannot be written,
+  // nor replace one of its inputs.
+  std::vector<std::string> outputs = {o.stats, o.trace};
+  std::vector<std::string> inputs = {o.program, o.config};
+  for (const isa::TensorDecl &t : program.tensors) {
+    if (t.kind == isa::TensorKind::Output && !o.outputs.empty())
+      outputs.push_back(sim::tensorFilePath(o.outputs, t));
+    if (t.kind == isa::TensorKind::Input && !o.inputs.empty())
+      inputs.push_back(sim::tensorFilePath(o.inputs, t));
+  }
+  checkNotAnInput(outputs, inputs);
   for (const std::string *path : {&o.stats, &o.trace})
     if (!path->empty())
       checkWritable(*path);
@@ -75,6 +85,10 @@ int runSim(const SimCliOptions &o) {
         files.push_back(t.name + ".npy");
     checkWritableFolder(o.outputs, files, "outputs folder");
   }
+
+  if (!o.timingOnly)
+    checkHostMemory(sim::numericsMemory(program), physicalMemoryBytes(),
+                    SourceLoc{o.program});
 
   sim::SimOptions options;
   options.numerics = !o.timingOnly;

@@ -23,7 +23,7 @@ struct TraceCliOptions {
 };
 
 sim::Summary load(const std::string &path) {
-  return sim::readSummary(readFile(path), path);
+  return sim::readSummary(readFile(path, kTraceFileLimit), path);
 }
 
 int runSummary(const TraceCliOptions &o) {

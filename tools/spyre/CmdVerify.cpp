@@ -86,7 +86,7 @@ std::string plural(size_t n, const char *word) {
 
 int runVerify(const VerifyOptions &o) {
   hw::HwConfig config = hw::loadConfigOrDefault(o.config);
-  std::string bytes = readFile(o.program);
+  std::string bytes = readFile(o.program, kProgramFileLimit);
   // Magic, ISA version, checksum and every section.
   isa::Program program = isa::readProgram(bytes, o.program);
   if (program.configFingerprint != config.fingerprint())

@@ -7,7 +7,9 @@
 #include "support/Diagnostic.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 #include <exception>
@@ -81,9 +83,27 @@ int runCli(int argc, char **argv) {
 
 } // namespace
 
+namespace {
+
+/// A command's answer is lost when standard output cannot take it (a full
+/// disk, /dev/full): that is a failure even when the command succeeded.
+int checkStdout(int code) {
+  errno = 0;
+  std::cout.flush();
+  bool failed = std::fflush(stdout) != 0;
+  int err = errno;
+  if (!failed && !std::ferror(stdout) && std::cout.good())
+    return code;
+  std::fprintf(stderr, "spyre: error: cannot write standard output%s%s\n",
+               err != 0 ? ": " : "", err != 0 ? std::strerror(err) : "");
+  return code == 0 ? static_cast<int>(spyre::ExitCode::BadInput) : code;
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
   try {
-    return runCli(argc, argv);
+    return checkStdout(runCli(argc, argv));
   } catch (const std::exception &e) {
     std::fflush(stdout);
     std::fprintf(stderr, "spyre: internal error: uncaught exception: %s\n",

@@ -39,7 +39,7 @@ std::string matmulGraph(int64_t m, int64_t k, int64_t n) {
 
 /// The op "mm" of a mapping file written by --mapping-out.
 nlohmann::json mmMapping(const std::string &path) {
-  return nlohmann::json::parse(readFile(path))["ops"]["mm"];
+  return nlohmann::json::parse(readFile(path, kTextFileLimit))["ops"]["mm"];
 }
 
 TEST(CompileKSplit, SmallOutputLongKSplitsAndReplays) {
@@ -65,8 +65,8 @@ TEST(CompileKSplit, SmallOutputLongKSplitsAndReplays) {
       {"compile", model, "-O2", "-o", dir + "/again.spyre", "--mapping-in",
        dir + "/mapping.json", "--mapping-out", dir + "/again.json"});
   ASSERT_EQ(again.exitCode, 0) << again.err;
-  EXPECT_EQ(readFile(dir + "/again.spyre"), readFile(dir + "/first.spyre"));
-  EXPECT_EQ(readFile(dir + "/again.json"), readFile(dir + "/mapping.json"));
+  EXPECT_EQ(readFile(dir + "/again.spyre", kTextFileLimit), readFile(dir + "/first.spyre", kTextFileLimit));
+  EXPECT_EQ(readFile(dir + "/again.json", kTextFileLimit), readFile(dir + "/mapping.json", kTextFileLimit));
 
   // -O0 never splits K.
   const spyre::test::ToolResult plain =

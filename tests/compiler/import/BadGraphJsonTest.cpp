@@ -92,6 +92,14 @@ const BadCase kCases[] = {
                        "'y'"},
     {"no_outputs", "no_outputs.json: error: at 'outputs': a graph needs at least one "
                    "output"},
+    {"constant_file_outside", "constant_file_outside.json: error: at "
+                              "'constants[0].file': '../bad/f32_3.npy' leaves "
+                              "the model's folder ('..'); a constant file "
+                              "lies inside it"},
+    {"constant_file_absolute", "constant_file_absolute.json: error: at "
+                               "'constants[0].file': '/dev/zero' is an absolute "
+                               "path; a constant file is named relative to the "
+                               "model's folder, inside it"},
 };
 
 void PrintTo(const BadCase &c, std::ostream *os) { *os << c.name; }

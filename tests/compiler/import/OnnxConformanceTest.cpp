@@ -41,7 +41,7 @@ struct Outcome {
 
 std::optional<OnnxTensorValues> readPb(const std::string &path) {
   onnx::TensorProto t;
-  if (!t.ParseFromString(readFile(path)))
+  if (!t.ParseFromString(readFile(path, kTextFileLimit)))
     return std::nullopt;
   std::string why;
   return readOnnxTensor(t, why);

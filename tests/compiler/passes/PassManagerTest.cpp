@@ -97,13 +97,13 @@ TEST(PassManager, PassThatBreaksTheIrIsAnInternalErrorNamingIt) {
   EXPECT_EQ(r.stoppedAt, "break-types");
   ASSERT_EQ(r.records.size(), 1u)
       << "the pipeline must stop at the broken pass";
-  EXPECT_EQ(r.diags, "<graph g>: error: internal error in pass 'break-types': "
+  EXPECT_EQ(r.diags, "test.ir: error: internal error in pass 'break-types': "
                      "the IR it produced "
                      "does not verify\n"
                      "test.ir:3:3: error: op 'r' (relu): result 0 %y has type "
                      "f32[1], but relu "
                      "gives f32[3, 100]\n"
-                     "<graph g>: note: the IR after pass 'break-types':\n"
+                     "test.ir: note: the IR after pass 'break-types':\n"
                      "graph @g {\n"
                      "  input %x : f32[3, 100]\n"
                      "  %y = relu @r(%x) : f32[1]\n"
@@ -180,7 +180,7 @@ TEST(PassManager, ExceptionsDoNotCrossThePassBoundary) {
   EXPECT_EQ(r.status, PipelineStatus::InternalError);
   EXPECT_EQ(
       r.diags.substr(0, r.diags.find('\n')),
-      "<graph g>: error: internal error in pass 'throws': it threw: boom");
+      "test.ir: error: internal error in pass 'throws': it threw: boom");
 }
 
 TEST(PassManager, FailureMustComeWithADiagnosticAndSuccessWithout) {
@@ -191,7 +191,7 @@ TEST(PassManager, FailureMustComeWithADiagnosticAndSuccessWithout) {
   EXPECT_EQ(r.status, PipelineStatus::InternalError);
   EXPECT_EQ(
       r.diags.substr(0, r.diags.find('\n')),
-      "<graph g>: error: internal error in pass 'silent': it failed without "
+      "test.ir: error: internal error in pass 'silent': it failed without "
       "reporting an error");
 
   PassInfo mixed = testPass("mixed", [](Graph &graph, PassContext &c) {
@@ -220,7 +220,7 @@ TEST(PassManager, InputThatDoesNotVerifyRunsNoPass) {
   EXPECT_FALSE(ran);
   EXPECT_NE(
       r.diags.find(
-          "<graph g>: error: the input graph does not verify; no pass ran"),
+          "test.ir: error: the input graph does not verify; no pass ran"),
       std::string::npos)
       << r.diags;
 }
