@@ -3,7 +3,8 @@
 // issue 4 names (large and LLM-shaped matmuls, a small output over a long K
 // that -O2 splits across cores, batched matmuls over N, softmax and layer
 // norm on [8192, 4096]); and the compile time of a
-// transformer encoder layer (d = 768, 12 heads, sequence 512).
+// transformer encoder layer (d = 768, 12 heads, sequence 512) and of chains
+// of 1,000 to 20,000 relu ops (BM_CompileReluChain).
 //
 // Each case compiles a one-op graph at -O0 and -O2 and simulates both timing
 // only (the cycles do not depend on the data). The counters are the figures
@@ -290,6 +291,30 @@ void BM_CompileEncoderLayer(benchmark::State &state) {
   }
 }
 
+/// A chain of `state.range(0)` relu ops on a [7, 64] input, compiled at
+/// -O2: the compile time against graph size (each op's uses and position
+/// are looked up without walking the graph, so it grows linearly).
+void BM_CompileReluChain(benchmark::State &state) {
+  const int64_t length = state.range(0);
+  auto g = std::make_unique<Graph>("chain");
+  compiler::Value *v = g->addInput(
+      "x", compiler::TensorType{compiler::ElementType::F32, {7, 64}});
+  for (int64_t i = 0; i < length; ++i)
+    v = compiler::buildOp(*g, compiler::OpKind::Relu, "r" + std::to_string(i),
+                          {v})
+            ->result();
+  g->setOutputs({v});
+  for (auto _ : state) {
+    DiagnosticEngine diags;
+    compiler::CompileOptions options;
+    std::optional<compiler::CompileResult> r =
+        compiler::compileGraph(*g, hw::builtinConfig(), options, diags);
+    SPYRE_ASSERT(r, diags.str());
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["ops"] = static_cast<double>(length);
+}
+
 BENCHMARK(BM_Matmul)
     ->Args({1024, 1024, 1024})
     ->Args({4096, 4096, 4096})
@@ -312,6 +337,12 @@ BENCHMARK(BM_BatchedMatmul)
 BENCHMARK(BM_Softmax)->Iterations(1)->Unit(benchmark::kSecond);
 BENCHMARK(BM_LayerNorm)->Iterations(1)->Unit(benchmark::kSecond);
 BENCHMARK(BM_CompileEncoderLayer)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CompileReluChain)
+    ->Arg(1000)
+    ->Arg(5000)
+    ->Arg(20000)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
 } // namespace
 

@@ -138,13 +138,38 @@ void Op::setOperand(size_t index, Value *value) {
   SPYRE_ASSERT(index < operands_.size(), "operand index out of range in op '" +
                                              name_ + "'");
   SPYRE_ASSERT(value != nullptr, "null operand");
+  unlinkOperand(index);
   operands_[index] = value;
+  linkOperand(index);
 }
 
 void Op::setOperands(std::vector<Value *> operands) {
   for (Value *v : operands)
     SPYRE_ASSERT(v != nullptr, "null operand");
+  for (size_t i = 0; i < operands_.size(); ++i)
+    unlinkOperand(i);
   operands_ = std::move(operands);
+  for (size_t i = 0; i < operands_.size(); ++i)
+    linkOperand(i);
+}
+
+void Op::linkOperand(size_t index) {
+  Value *v = operands_[index];
+  if (v && graph_ && v->graph_ == graph_)
+    v->uses_.push_back({this, index});
+}
+
+void Op::unlinkOperand(size_t index) {
+  Value *v = operands_[index];
+  if (!v || !graph_ || v->graph_ != graph_)
+    return;
+  auto it = std::find_if(v->uses_.begin(), v->uses_.end(), [&](const OpUse &u) {
+    return u.op == this && u.operandIndex == index;
+  });
+  SPYRE_ASSERT(it != v->uses_.end(), "use of '" + v->name() + "' by op '" +
+                                         name_ + "' was not recorded");
+  *it = v->uses_.back();
+  v->uses_.pop_back();
 }
 
 Value *Op::result(size_t index) const {
@@ -186,8 +211,45 @@ Graph::Graph(std::string name) : name_(std::move(name)) {}
 
 Graph::~Graph() = default;
 
+Graph::Graph(Graph &&other) noexcept
+    : name_(std::move(other.name_)), annotations_(std::move(other.annotations_)),
+      inputs_(std::move(other.inputs_)), constants_(std::move(other.constants_)),
+      ops_(std::move(other.ops_)), outputs_(std::move(other.outputs_)),
+      outputSet_(std::move(other.outputSet_)), values_(std::move(other.values_)),
+      opsByName_(std::move(other.opsByName_)),
+      validIndexEnd_(other.validIndexEnd_) {
+  other.validIndexEnd_ = 0;
+  adoptMembers();
+}
+
+Graph &Graph::operator=(Graph &&other) noexcept {
+  if (this == &other)
+    return *this;
+  name_ = std::move(other.name_);
+  annotations_ = std::move(other.annotations_);
+  inputs_ = std::move(other.inputs_);
+  constants_ = std::move(other.constants_);
+  ops_ = std::move(other.ops_);
+  outputs_ = std::move(other.outputs_);
+  outputSet_ = std::move(other.outputSet_);
+  values_ = std::move(other.values_);
+  opsByName_ = std::move(other.opsByName_);
+  validIndexEnd_ = other.validIndexEnd_;
+  other.validIndexEnd_ = 0;
+  adoptMembers();
+  return *this;
+}
+
+void Graph::adoptMembers() {
+  for (const auto &v : values_)
+    v.second->graph_ = this;
+  for (const auto &op : ops_)
+    op->graph_ = this;
+}
+
 void Graph::registerValue(Value *value) {
   SPYRE_ASSERT(!value->name().empty(), "empty value name");
+  value->graph_ = this;
   bool inserted = values_.emplace(value->name(), value).second;
   SPYRE_ASSERT(inserted, "value name '" + value->name() + "' is already used");
 }
@@ -217,6 +279,7 @@ Op *Graph::createOp(OpKind kind, std::string name, std::vector<Value *> operands
   SPYRE_ASSERT(!opsByName_.contains(name),
                "op name '" + name + "' is already used");
   auto op = std::make_unique<Op>(Op::Private{}, kind, std::move(name));
+  op->graph_ = this;
   op->setOperands(std::move(operands));
   op->attrs_ = std::move(attrs);
   for (size_t i = 0; i < results.size(); ++i) {
@@ -230,29 +293,36 @@ Op *Graph::createOp(OpKind kind, std::string name, std::vector<Value *> operands
   }
   Op *raw = op.get();
   opsByName_.emplace(raw->name(), raw);
-  auto pos = before ? ops_.begin() + static_cast<std::ptrdiff_t>(opIndex(before))
-                    : ops_.end();
-  ops_.insert(pos, std::move(op));
+  size_t pos = before ? opIndex(before) : ops_.size();
+  raw->index_ = pos;
+  if (pos == ops_.size() && validIndexEnd_ == pos)
+    ++validIndexEnd_;
+  else
+    invalidateIndexesFrom(pos);
+  ops_.insert(ops_.begin() + static_cast<std::ptrdiff_t>(pos), std::move(op));
   return raw;
 }
 
 void Graph::eraseOp(Op *op) {
   size_t index = opIndex(op);
   for (const auto &r : op->results_)
-    SPYRE_ASSERT(usesOf(r.get()).empty() && !isOutput(r.get()),
+    SPYRE_ASSERT(r->uses_.empty() && !isOutput(r.get()),
                  "erasing op '" + op->name() + "' whose result '" + r->name() +
                      "' is still used");
+  for (size_t i = 0; i < op->operands_.size(); ++i)
+    op->unlinkOperand(i);
   for (const auto &r : op->results_)
     values_.erase(r->name());
   opsByName_.erase(op->name());
   ops_.erase(ops_.begin() + static_cast<std::ptrdiff_t>(index));
+  invalidateIndexesFrom(index);
 }
 
 void Graph::eraseConstant(Value *value) {
   auto it = std::find_if(constants_.begin(), constants_.end(),
                          [&](const auto &c) { return c.get() == value; });
   SPYRE_ASSERT(it != constants_.end(), "not a constant of this graph");
-  SPYRE_ASSERT(usesOf(value).empty() && !isOutput(value),
+  SPYRE_ASSERT(value->uses_.empty() && !isOutput(value),
                "erasing constant '" + value->name() + "' that is still used");
   values_.erase(value->name());
   constants_.erase(it);
@@ -264,15 +334,50 @@ void Graph::moveOpBefore(Op *op, const Op *before) {
   size_t from = opIndex(op);
   std::unique_ptr<Op> owned = std::move(ops_[from]);
   ops_.erase(ops_.begin() + static_cast<std::ptrdiff_t>(from));
-  auto pos = before ? ops_.begin() + static_cast<std::ptrdiff_t>(opIndex(before))
-                    : ops_.end();
-  ops_.insert(pos, std::move(owned));
+  invalidateIndexesFrom(from);
+  size_t pos = before ? opIndex(before) : ops_.size();
+  owned->index_ = pos;
+  ops_.insert(ops_.begin() + static_cast<std::ptrdiff_t>(pos), std::move(owned));
+  invalidateIndexesFrom(pos);
+}
+
+void Graph::moveOpsBefore(const std::vector<Op *> &ops, const Op *before) {
+  if (ops.empty())
+    return;
+  const size_t n = ops_.size();
+  std::vector<char> moving(n, 0);
+  size_t first = before ? opIndex(before) : n;
+  for (const Op *op : ops) {
+    size_t i = opIndex(op);
+    SPYRE_ASSERT(op != before && !moving[i],
+                 "moving op '" + op->name() + "' twice or before itself");
+    moving[i] = 1;
+    first = std::min(first, i);
+  }
+  std::vector<std::unique_ptr<Op>> order;
+  order.reserve(n);
+  auto placeMoved = [&] {
+    for (Op *op : ops)
+      order.push_back(std::move(ops_[op->index_]));
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (moving[i])
+      continue;
+    if (ops_[i].get() == before)
+      placeMoved();
+    order.push_back(std::move(ops_[i]));
+  }
+  if (!before)
+    placeMoved();
+  ops_ = std::move(order);
+  invalidateIndexesFrom(first);
 }
 
 void Graph::setOutputs(std::vector<Value *> outputs) {
   for (Value *v : outputs)
     SPYRE_ASSERT(v != nullptr, "null output");
   outputs_ = std::move(outputs);
+  outputSet_ = std::set<const Value *>(outputs_.begin(), outputs_.end());
 }
 
 std::vector<Value *> Graph::inputs() const {
@@ -315,10 +420,15 @@ bool Graph::contains(const Op *op) const {
 }
 
 size_t Graph::opIndex(const Op *op) const {
-  for (size_t i = 0; i < ops_.size(); ++i)
-    if (ops_[i].get() == op)
-      return i;
-  SPYRE_UNREACHABLE("op is not in this graph");
+  SPYRE_ASSERT(op && op->graph_ == this, "op is not in this graph");
+  if (op->index_ >= validIndexEnd_) {
+    for (size_t i = validIndexEnd_; i < ops_.size(); ++i)
+      ops_[i]->index_ = i;
+    validIndexEnd_ = ops_.size();
+  }
+  SPYRE_ASSERT(op->index_ < ops_.size() && ops_[op->index_].get() == op,
+               "op '" + op->name() + "' is not in this graph");
+  return op->index_;
 }
 
 Op *Graph::nextOp(const Op *op) const {
@@ -327,27 +437,49 @@ Op *Graph::nextOp(const Op *op) const {
 }
 
 std::vector<OpUse> Graph::usesOf(const Value *value) const {
+  if (!value || value->graph_ != this)
+    return {};
+  std::vector<std::pair<size_t, OpUse>> keyed;
+  keyed.reserve(value->uses_.size());
+  for (const OpUse &use : value->uses_)
+    keyed.push_back({opIndex(use.op), use});
+  std::sort(keyed.begin(), keyed.end(), [](const auto &a, const auto &b) {
+    return a.first != b.first ? a.first < b.first
+                              : a.second.operandIndex < b.second.operandIndex;
+  });
   std::vector<OpUse> uses;
-  for (const auto &op : ops_)
-    for (size_t i = 0; i < op->operands_.size(); ++i)
-      if (op->operands_[i] == value)
-        uses.push_back({op.get(), i});
+  uses.reserve(keyed.size());
+  for (const auto &k : keyed)
+    uses.push_back(k.second);
   return uses;
 }
 
+size_t Graph::numUses(const Value *value) const {
+  return value && value->graph_ == this ? value->uses_.size() : 0;
+}
+
 bool Graph::isOutput(const Value *value) const {
-  return std::find(outputs_.begin(), outputs_.end(), value) != outputs_.end();
+  return outputSet_.contains(value);
 }
 
 void Graph::replaceAllUsesWith(Value *from, Value *to) {
   SPYRE_ASSERT(to != nullptr, "replacing with a null value");
-  for (const auto &op : ops_)
-    for (Value *&operand : op->operands_)
-      if (operand == from)
-        operand = to;
+  if (from == to)
+    return;
+  if (from && from->graph_ == this) {
+    // setOperand edits from->uses_: walk a copy.
+    std::vector<OpUse> uses = from->uses_;
+    for (const OpUse &use : uses)
+      use.op->setOperand(use.operandIndex, to);
+  }
+  bool changed = false;
   for (Value *&out : outputs_)
-    if (out == from)
+    if (out == from) {
       out = to;
+      changed = true;
+    }
+  if (changed)
+    outputSet_ = std::set<const Value *>(outputs_.begin(), outputs_.end());
 }
 
 namespace {
@@ -409,11 +541,19 @@ std::unique_ptr<Graph> Graph::clone() const {
     for (size_t i = 0; i < op->results_.size(); ++i)
       copy->results_[i]->annotations_ = op->results_[i]->annotations_;
   }
-  for (size_t i = 0; i < ops_.size(); ++i)
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    std::vector<Value *> operands;
     for (Value *v : ops_[i]->operands_)
-      g->ops_[i]->operands_.push_back(map(v));
+      operands.push_back(map(v));
+    g->ops_[i]->operands_ = std::move(operands);
+    for (size_t k = 0; k < g->ops_[i]->operands_.size(); ++k)
+      g->ops_[i]->linkOperand(k);
+  }
+  std::vector<Value *> outputs;
   for (Value *v : outputs_)
-    g->outputs_.push_back(map(v));
+    outputs.push_back(map(v));
+  g->outputs_ = std::move(outputs);
+  g->outputSet_ = std::set<const Value *>(g->outputs_.begin(), g->outputs_.end());
   return g;
 }
 

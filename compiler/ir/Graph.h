@@ -22,8 +22,10 @@
 #include "support/Diagnostic.h"
 #include "support/Npy.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +36,12 @@ class Graph;
 class Op;
 
 enum class ValueKind : uint8_t { Input, Constant, OpResult };
+
+/// One use of a value: operand `operandIndex` of `op`.
+struct OpUse {
+  Op *op = nullptr;
+  size_t operandIndex = 0;
+};
 
 /// The immutable data of a constant: `type.elementCount()` little-endian
 /// elements in row-major order. Shared (never copied) between a graph and
@@ -112,6 +120,12 @@ private:
   size_t resultIndex_ = 0;
   ConstantDataPtr data_;
   AttrDict annotations_;
+  /// The graph that owns the value.
+  const Graph *graph_ = nullptr;
+  /// Its uses by ops of the same graph, in no particular order (Graph::usesOf
+  /// sorts them): kept by every operand change, so that a pass asking for
+  /// the uses of each value does not walk the whole graph each time.
+  std::vector<OpUse> uses_;
 };
 
 class Op {
@@ -161,8 +175,17 @@ public:
 private:
   friend class Graph;
 
+  /// Records operand `index` as a use of its value (when the value belongs
+  /// to the op's graph; a foreign operand is the verifier's to report).
+  void linkOperand(size_t index);
+  void unlinkOperand(size_t index);
+
   OpKind kind_;
   std::string name_;
+  /// The graph that owns the op, and its position in the op list when that
+  /// is below the graph's `validIndexEnd_` (positions are renumbered lazily).
+  const Graph *graph_ = nullptr;
+  size_t index_ = 0;
   std::vector<Value *> operands_;
   std::vector<std::unique_ptr<Value>> results_;
   AttrDict attrs_;
@@ -176,20 +199,15 @@ struct ResultSpec {
   TensorType type;
 };
 
-/// One use of a value: operand `operandIndex` of `op`.
-struct OpUse {
-  Op *op = nullptr;
-  size_t operandIndex = 0;
-};
-
 class Graph {
 public:
   explicit Graph(std::string name);
   ~Graph();
   Graph(const Graph &) = delete;
   Graph &operator=(const Graph &) = delete;
-  Graph(Graph &&) = default;
-  Graph &operator=(Graph &&) = default;
+  // Values and ops point back at their graph: a move re-points them.
+  Graph(Graph &&other) noexcept;
+  Graph &operator=(Graph &&other) noexcept;
 
   /// A deep copy (constant data is shared; it is immutable).
   std::unique_ptr<Graph> clone() const;
@@ -220,6 +238,10 @@ public:
   void eraseConstant(Value *value);
   /// Moves `op` before `before`, or to the end.
   void moveOpBefore(Op *op, const Op *before);
+  /// Moves `ops` (distinct, `before` not among them) before `before`, or to
+  /// the end, in the order given: what moveOpBefore does for each in turn,
+  /// in one pass over the op list.
+  void moveOpsBefore(const std::vector<Op *> &ops, const Op *before);
   void setOutputs(std::vector<Value *> outputs);
 
   // ---- Reading ----
@@ -241,14 +263,18 @@ public:
   /// Whether `value` / `op` belongs to this graph.
   bool contains(const Value *value) const;
   bool contains(const Op *op) const;
-  /// Position of `op` in the op list.
+  /// Position of `op` in the op list (amortised constant time: positions
+  /// are renumbered from the first edited one when next asked for).
   size_t opIndex(const Op *op) const;
   /// The op after `op`, or nullptr for the last: `createOp(..., nextOp(op))`
   /// inserts right after `op`.
   Op *nextOp(const Op *op) const;
 
-  /// Every use of `value` as an operand, in op order.
+  /// Every use of `value` as an operand, in op order. Proportional to the
+  /// number of uses, not to the size of the graph.
   std::vector<OpUse> usesOf(const Value *value) const;
+  /// The number of uses of `value` (usesOf(value).size(), without sorting).
+  size_t numUses(const Value *value) const;
   bool isOutput(const Value *value) const;
   /// Makes every operand and output that is `from` be `to`.
   void replaceAllUsesWith(Value *from, Value *to);
@@ -262,6 +288,12 @@ public:
 
 private:
   void registerValue(Value *value);
+  /// Points every value and op at this graph (after a move).
+  void adoptMembers();
+  /// Marks positions from `index` on as stale.
+  void invalidateIndexesFrom(size_t index) {
+    validIndexEnd_ = std::min(validIndexEnd_, index);
+  }
 
   std::string name_;
   std::string sourceFile_;
@@ -270,9 +302,13 @@ private:
   std::vector<std::unique_ptr<Value>> constants_;
   std::vector<std::unique_ptr<Op>> ops_;
   std::vector<Value *> outputs_;
+  // The outputs for membership tests; never iterated.
+  std::set<const Value *> outputSet_;
   // Name indexes; ordered by name, never iterated for decisions.
   std::map<std::string, Value *, std::less<>> values_;
   std::map<std::string, Op *, std::less<>> opsByName_;
+  // Op::index_ is the op's position for every op before this position.
+  mutable size_t validIndexEnd_ = 0;
 };
 
 /// Builds an op the way a pass does: fills in default attributes, infers the

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 namespace spyre::compiler {
 
@@ -134,53 +135,90 @@ bool chainOperandFits(const Value &other, const Value &v) {
          isStickLast(v);
 }
 
-/// Why `names` cannot follow `head` as an elementwise chain (empty when
-/// they can): each op uses the one before as its running value and is its
-/// only use, that value is no graph output, every result has the chain's
-/// type and layout, and the other operands fit the kernel. They may be
-/// computed after `head`: placeChain moves the chain to its last op.
-/// `checkFusedInto`: each op's mapping names `head`.
-std::string chainProblem(const Graph &graph, const Op &head,
-                         const std::vector<std::string> &names,
-                         bool checkFusedInto) {
-  const std::optional<size_t> input = chainInput(head);
-  if (!input)
-    return "'" + head.name() + "' cannot start an elementwise chain";
-  const Value *v = head.result();
-  // Tensors the kernel streams tile by tile: the input and every operand
-  // of the chain's shape (rows and scalars are loaded once).
-  auto streamed = [&](const ElementwiseStep &s) {
-    return s.operand && s.operand->type().shape == v->type().shape ? 1 : 0;
-  };
-  int64_t streams = 1 + streamed(*elementwiseStep(head, *input));
-  for (const std::string &name : names) {
-    const Op *op = graph.findOp(name);
+/// Checks an elementwise chain after `head` one op at a time: add() says
+/// why `name` cannot be the chain's next op (empty when it can): each op
+/// uses the one before as its running value and is its only use, that value
+/// is no graph output, every result has the chain's type and layout, and
+/// the other operands fit the kernel. They may be computed after `head`:
+/// placeChain moves the chain to its last op. `checkFusedInto`: each op's
+/// mapping names `head`. Checking op by op keeps the fusion of a long chain
+/// linear in its length.
+class ChainChecker {
+public:
+  ChainChecker(const Graph &graph, const Op &head, bool checkFusedInto)
+      : graph_(graph), head_(head), checkFusedInto_(checkFusedInto),
+        v_(head.result()) {
+    if (const std::optional<size_t> input = chainInput(head))
+      streams_ = 1 + streamed(*elementwiseStep(head, *input));
+    else
+      headProblem_ = "'" + head.name() + "' cannot start an elementwise chain";
+  }
+
+  /// Why `head` cannot start a chain at all (empty when it can).
+  const std::string &headProblem() const { return headProblem_; }
+
+  /// After a problem the checker is spent: the chain ends before `name`.
+  std::string add(const std::string &name) {
+    if (!headProblem_.empty())
+      return headProblem_;
+    const Op *op = graph_.findOp(name);
     if (!op)
       return "the graph has no op '" + name + "'";
-    std::vector<OpUse> uses = graph.usesOf(v);
-    if (graph.isOutput(v) || uses.size() != 1 || uses[0].op != op)
-      return "'" + name + "' is not the only use of '" + v->name() +
+    std::vector<OpUse> uses = graph_.usesOf(v_);
+    if (graph_.isOutput(v_) || uses.size() != 1 || uses[0].op != op)
+      return "'" + name + "' is not the only use of '" + v_->name() +
              "', or that is a graph output";
     std::optional<ElementwiseStep> step =
         elementwiseStep(*op, uses[0].operandIndex);
     if (!step)
       return "'" + name + "' is not an elementwise op";
     const Value *r = op->result();
-    if (r->type() != v->type() || requireLayout(*r) != requireLayout(*v))
+    if (r->type() != v_->type() || requireLayout(*r) != requireLayout(*v_))
       return "'" + name + "' changes the chain's shape, dtype or layout";
-    if (const Value *o = step->operand; o && !chainOperandFits(*o, *v))
+    if (const Value *o = step->operand; o && !chainOperandFits(*o, *v_))
       return "operand '" + o->name() + "' of '" + name +
              "' is neither the chain's shape, one row nor one element";
-    streams += streamed(*step);
+    const int64_t streams = streams_ + streamed(*step);
     if (streams > kMaxChainStreams)
       return "with '" + name + "' the kernel would stream " +
              std::to_string(streams) + " tensors, more than the " +
              std::to_string(kMaxChainStreams) + " it has registers for";
-    if (checkFusedInto && opMapping(*op).fusedInto != head.name())
-      return "'" + name + "' does not name '" + head.name() +
+    if (checkFusedInto_ && opMapping(*op).fusedInto != head_.name())
+      return "'" + name + "' does not name '" + head_.name() +
              "' in 'fused_into'";
-    v = r;
+    streams_ = streams;
+    v_ = r;
+    return "";
   }
+
+private:
+  /// Tensors the kernel streams tile by tile: the input and every operand
+  /// of the chain's shape (rows and scalars are loaded once).
+  int64_t streamed(const ElementwiseStep &s) const {
+    return s.operand && s.operand->type().shape == head_.result()->type().shape
+               ? 1
+               : 0;
+  }
+
+  const Graph &graph_;
+  const Op &head_;
+  bool checkFusedInto_;
+  const Value *v_;
+  int64_t streams_ = 0;
+  std::string headProblem_;
+};
+
+/// Why `names` cannot follow `head` as an elementwise chain (empty when
+/// they can; ChainChecker has the rules).
+std::string chainProblem(const Graph &graph, const Op &head,
+                         const std::vector<std::string> &names,
+                         bool checkFusedInto) {
+  ChainChecker checker(graph, head, checkFusedInto);
+  if (!checker.headProblem().empty())
+    return checker.headProblem();
+  for (const std::string &name : names)
+    if (std::string why = checker.add(name); !why.empty())
+      return why;
   return "";
 }
 
@@ -190,13 +228,13 @@ std::string chainProblem(const Graph &graph, const Op &head,
 /// each op's own operands were computed before it, so the order stays a
 /// valid one.
 void placeChain(Graph &graph, Op &head, const std::vector<std::string> &names) {
-  const Op *last = graph.findOp(names.back());
-  graph.moveOpBefore(&head, last);
+  std::vector<Op *> moved{&head};
   for (size_t i = 0; i + 1 < names.size(); ++i)
-    graph.moveOpBefore(graph.findOp(names[i]), last);
+    moved.push_back(graph.findOp(names[i]));
+  graph.moveOpsBefore(moved, graph.findOp(names.back()));
 }
 
-/// Fuses maximal elementwise chains of ops without a mapping (chainProblem
+/// Fuses maximal elementwise chains of ops without a mapping (ChainChecker
 /// has the rules); a matmul's folded bias add never joins one.
 void fuseChains(Graph &graph, PassContext &ctx) {
   auto free = [](const Op &op) {
@@ -206,16 +244,15 @@ void fuseChains(Graph &graph, PassContext &ctx) {
     if (!free(*head) || !chainInput(*head))
       continue;
     std::vector<std::string> names;
+    ChainChecker checker(graph, *head, false);
     const Value *v = head->result();
     while (true) {
       std::vector<OpUse> uses = graph.usesOf(v);
       if (uses.size() != 1 || !free(*uses[0].op))
         break;
-      names.push_back(uses[0].op->name());
-      if (!chainProblem(graph, *head, names, false).empty()) {
-        names.pop_back();
+      if (!checker.add(uses[0].op->name()).empty())
         break;
-      }
+      names.push_back(uses[0].op->name());
       v = uses[0].op->result();
     }
     if (names.empty())
@@ -263,6 +300,13 @@ bool divideRun(Graph &graph, PassContext &ctx) {
     }
   if (ctx.options().getBool("fuse-elementwise"))
     fuseChains(graph, ctx);
+  // The mapping of the op the last fused op named in 'fused_into'. Only
+  // 'fuse_bias' and 'chain' are read from it, which this loop never changes.
+  struct {
+    const Op *op = nullptr;
+    OpMapping mapping;
+    std::set<std::string, std::less<>> chain;
+  } fuser;
   for (Op *op : graph.ops()) {
     OpMapping m = opMapping(*op);
     // A replayed fusion must still be one.
@@ -294,10 +338,16 @@ bool divideRun(Graph &graph, PassContext &ctx) {
     }
     if (!m.fusedInto.empty()) {
       const Op *into = graph.findOp(m.fusedInto);
-      const OpMapping im = into ? opMapping(*into) : OpMapping{};
-      if (!into || (im.fuseBias != op->name() &&
-                    std::find(im.chain.begin(), im.chain.end(),
-                              op->name()) == im.chain.end()))
+      if (into != fuser.op) {
+        // The ops of a chain ask about the same head one after another:
+        // its mapping is read (and its chain indexed) once, not per op.
+        fuser.op = into;
+        fuser.mapping = into ? opMapping(*into) : OpMapping{};
+        fuser.chain = std::set<std::string, std::less<>>(
+            fuser.mapping.chain.begin(), fuser.mapping.chain.end());
+      }
+      if (!into || (fuser.mapping.fuseBias != op->name() &&
+                    !fuser.chain.contains(op->name())))
         return opFail(ctx, graph, *op,
                            "'fused_into' names '" + m.fusedInto +
                                "', whose mapping does not fuse this op");

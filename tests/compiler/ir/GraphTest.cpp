@@ -99,6 +99,64 @@ TEST(Graph, EraseAndMoveOps) {
   EXPECT_EQ(g->numConstants(), 1u);
 }
 
+TEST(Graph, UseListsFollowEveryEdit) {
+  auto g = small();
+  Value *h = g->findValue("h");
+  Value *y = g->findValue("y");
+  // Uses come in op order, operands in order within an op, whatever the
+  // order of the edits that made them.
+  Op *add = buildOp(*g, OpKind::Add, "add", {h, h}, {}, {"s"});
+  Op *neg = buildOp(*g, OpKind::Neg, "neg", {y}, {}, {"n"}, g->findOp("act"));
+  neg->setOperand(0, h);
+  std::vector<OpUse> uses = g->usesOf(h);
+  ASSERT_EQ(uses.size(), 4u);
+  EXPECT_EQ(uses[0].op, neg);
+  EXPECT_EQ(uses[1].op, g->findOp("act"));
+  EXPECT_EQ(uses[2].op, add);
+  EXPECT_EQ(uses[2].operandIndex, 0u);
+  EXPECT_EQ(uses[3].operandIndex, 1u);
+  EXPECT_EQ(g->numUses(y), 0u);
+  g->replaceAllUsesWith(h, y);
+  EXPECT_EQ(g->numUses(h), 0u);
+  EXPECT_EQ(g->numUses(y), 4u);
+  add->setOperands({y, g->findValue("n")});
+  EXPECT_EQ(g->numUses(y), 3u);
+  EXPECT_EQ(g->usesOf(neg->result()).front().op, add);
+  g->eraseOp(add);
+  EXPECT_EQ(g->numUses(y), 2u);
+  EXPECT_EQ(g->numUses(neg->result()), 0u);
+  // A clone has its own use lists.
+  auto c = g->clone();
+  EXPECT_EQ(c->numUses(c->findValue("y")), 2u);
+  EXPECT_EQ(c->usesOf(c->findValue("y")).front().op, c->findOp("neg"));
+}
+
+TEST(Graph, MoveOpsBeforeMovesEachInTurn) {
+  auto g = std::make_unique<Graph>("order");
+  Value *x = g->addInput("x", f32({4}));
+  for (const char *name : {"a", "b", "c", "d", "e"})
+    buildOp(*g, OpKind::Neg, name, {x});
+  auto names = [&] {
+    std::string out;
+    for (const Op *op : g->ops())
+      out += op->name();
+    return out;
+  };
+  g->moveOpsBefore({g->findOp("d"), g->findOp("a")}, g->findOp("c"));
+  EXPECT_EQ(names(), "bdace");
+  EXPECT_EQ(g->opIndex(g->findOp("a")), 2u);
+  g->moveOpsBefore({g->findOp("b"), g->findOp("e")}, nullptr);
+  EXPECT_EQ(names(), "dacbe");
+  for (size_t i = 0; i < g->numOps(); ++i)
+    EXPECT_EQ(g->opIndex(g->ops()[i]), i);
+  // Positions stay right through inserts and moves in the middle.
+  buildOp(*g, OpKind::Neg, "f", {x}, {}, {}, g->findOp("c"));
+  g->moveOpBefore(g->findOp("d"), nullptr);
+  EXPECT_EQ(names(), "afcbed");
+  for (size_t i = 0; i < g->numOps(); ++i)
+    EXPECT_EQ(g->opIndex(g->ops()[i]), i);
+}
+
 TEST(Graph, UniqueNamesAreDeterministic) {
   auto g = small();
   EXPECT_EQ(g->uniqueValueName("z"), "z");
