@@ -87,7 +87,7 @@ CompileOutcome compile(const Graph &graph, const hw::HwConfig &config,
   if (!program) {
     if (diags.errorCount() > errorsBefore)
       return {CompileStatus::UserError, std::nullopt};
-    diags.error(SourceLoc{"<graph " + r.graph->name() + ">"},
+    diags.error(graphLoc(*r.graph),
                 "internal error in emission: it failed without reporting an "
                 "error");
     return {CompileStatus::InternalError, std::nullopt};

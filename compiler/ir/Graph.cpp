@@ -212,7 +212,8 @@ Graph::Graph(std::string name) : name_(std::move(name)) {}
 Graph::~Graph() = default;
 
 Graph::Graph(Graph &&other) noexcept
-    : name_(std::move(other.name_)), annotations_(std::move(other.annotations_)),
+    : name_(std::move(other.name_)), sourceFile_(std::move(other.sourceFile_)),
+      annotations_(std::move(other.annotations_)),
       inputs_(std::move(other.inputs_)), constants_(std::move(other.constants_)),
       ops_(std::move(other.ops_)), outputs_(std::move(other.outputs_)),
       outputSet_(std::move(other.outputSet_)), values_(std::move(other.values_)),
@@ -226,6 +227,7 @@ Graph &Graph::operator=(Graph &&other) noexcept {
   if (this == &other)
     return *this;
   name_ = std::move(other.name_);
+  sourceFile_ = std::move(other.sourceFile_);
   annotations_ = std::move(other.annotations_);
   inputs_ = std::move(other.inputs_);
   constants_ = std::move(other.constants_);

@@ -1442,8 +1442,7 @@ std::optional<isa::Program> Emitter::run() {
                           std::to_string(cfg_.memory.sizeBytes));
     return std::nullopt;
   } catch (const codegen::SyncCountersExhausted &none) {
-    SourceLoc loc;
-    loc.file = "<graph " + g_.name() + ">";
+    SourceLoc loc = graphLoc(g_);
     std::string where = op_ ? "op '" + op_->name() + "' needs" : "the plan needs";
     if (op_)
       loc = op_->loc();

@@ -530,6 +530,7 @@ TEST(CompileRandom, RandomGraphsCompileRunAndMatch) {
     o.ops = 8;
     o.annotations = false;
     o.controlCharNames = false;
+    o.slashNames = false;
     o.specialValues = false;
     std::unique_ptr<Graph> g = test::randomGraph(seed, o);
     DiagnosticEngine diags;

@@ -64,6 +64,16 @@ const BadModel kBadModels[] = {
     {"pow_input_exponent", ": error: at 'graph.node[0]': node 'pow' (Pow): the "
                            "exponent 'e' is not a constant; only a constant "
                            "exponent is supported"},
+    {"tile_overflow",
+     ": error: at 'graph.node[0]': node 'tile' (Tile): op type 'Tile' is "
+     "not supported (docs/onnx.md lists the supported ops); the host "
+     "fallback cannot run it either: the IR's host rejects it: Tile: repeats "
+     "[4611686018427387905, 1] make dimension 0 overflow 64 bits"},
+    {"pad_overflow",
+     ": error: at 'graph.node[0]': node 'pad' (Pad): op type 'Pad' is not "
+     "supported (docs/onnx.md lists the supported ops); the host fallback "
+     "cannot run it either: the IR's host rejects it: Pad: pads [0, "
+     "9223372036854775807, 0, 1] make dimension 1 overflow 64 bits"},
 };
 
 void PrintTo(const BadModel &m, std::ostream *os) { *os << m.name; }

@@ -179,6 +179,24 @@ TEST(Graph, SnapshotsAllowEditingWhileWalking) {
   EXPECT_TRUE(verifyGraph(*g, diags)) << diags.str();
 }
 
+TEST(Graph, MoveKeepsEverythingAndRepointsOps) {
+  auto g = small();
+  g->setSourceFile("model.json");
+  Graph moved(std::move(*g));
+  EXPECT_EQ(moved.sourceFile(), "model.json");
+  EXPECT_EQ(graphLoc(moved).file, "model.json");
+  Graph assigned("other");
+  assigned = std::move(moved);
+  EXPECT_EQ(assigned.sourceFile(), "model.json");
+  // Positions and use lists answer for the graph the ops now live in.
+  Op *act = assigned.findOp("act");
+  ASSERT_NE(act, nullptr);
+  EXPECT_EQ(assigned.opIndex(act), 1u);
+  EXPECT_EQ(assigned.usesOf(assigned.findValue("h")).size(), 1u);
+  DiagnosticEngine diags;
+  EXPECT_TRUE(verifyGraph(assigned, diags)) << diags.str();
+}
+
 TEST(Graph, CloneIsEqualAndIndependent) {
   for (uint64_t seed = 0; seed < 30; ++seed) {
     auto g = test::randomGraph(seed);

@@ -49,8 +49,12 @@ private:
                                  "\xc3\xbc" "nicode", "%pct", "@at", "{brace}"};
     static const char *kControl[] = {"tab\there", "nl\nhere", "bell\x07"};
     int r = pick(10);
-    if (r == 0)
-      return std::string(kOdd[pick(8)]) + std::to_string(counter_++);
+    if (r == 0) {
+      std::string odd = kOdd[pick(8)];
+      if (!options_.slashNames)
+        std::replace(odd.begin(), odd.end(), '/', '|');
+      return odd + std::to_string(counter_++);
+    }
     if (r == 1 && options_.controlCharNames)
       return std::string(kControl[pick(3)]) + std::to_string(counter_++);
     if (r == 2)

@@ -18,6 +18,9 @@ struct RandomGraphOptions {
   /// Allow names with control characters (the IR text escapes them; graph
   /// JSON rejects them).
   bool controlCharNames = true;
+  /// Allow '/' in names (a program refuses it in an input or output name,
+  /// which becomes a file name).
+  bool slashNames = true;
   /// Allow non-finite constant elements and NaNs with payloads.
   bool specialValues = true;
 };
