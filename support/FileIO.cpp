@@ -84,6 +84,37 @@ std::string readFile(const std::string &path, const FileLimit &limit) {
 
 void checkNotAnInput(const std::vector<std::string> &outputs,
                      const std::vector<std::string> &inputs) {
+  // Two outputs of one command in one file: the second would replace the
+  // first. Compared by device and inode when the file exists, else by
+  // canonical path; a device or `-` (standard output) may be named twice.
+  for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t j = i + 1; j < outputs.size(); ++j) {
+      const std::string &a = outputs[i], &b = outputs[j];
+      if (a.empty() || b.empty() || a == "-" || b == "-")
+        continue;
+      struct stat sa {}, sb {};
+      const bool haveA = ::stat(a.c_str(), &sa) == 0;
+      const bool haveB = ::stat(b.c_str(), &sb) == 0;
+      bool same = false;
+      if (haveA && haveB)
+        same = S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+      else if (!haveA && !haveB) {
+        std::error_code ea, eb;
+        const std::filesystem::path ca = std::filesystem::weakly_canonical(
+            std::filesystem::absolute(a, ea), ea);
+        const std::filesystem::path cb = std::filesystem::weakly_canonical(
+            std::filesystem::absolute(b, eb), eb);
+        same = !ea && !eb && ca == cb;
+      }
+      if (same)
+        throw UserError(SourceLoc{b},
+                        (a == b ? std::string("is given for two outputs")
+                                : "is the same file as the output '" + a + "'") +
+                            ": the second would replace the first; give "
+                            "another output path",
+                        ExitCode::Usage);
+    }
   for (const std::string &output : outputs) {
     struct stat out {};
     if (output.empty() || ::stat(output.c_str(), &out) != 0)

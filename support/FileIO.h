@@ -47,7 +47,9 @@ std::string readFile(const std::string &path, const FileLimit &limit);
 /// Refuses, before anything is written, an output that is one of the
 /// command's inputs: the same file by device and inode, so that another
 /// spelling of the path or a hard link is caught too. Outputs that do not
-/// exist yet pass. A UserError (usage) naming the output and the input.
+/// exist yet pass. Two outputs in one file are refused too (by device and
+/// inode, or by canonical path when neither exists yet; `-` and devices may
+/// repeat). A UserError (usage) naming the output and the other path.
 void checkNotAnInput(const std::vector<std::string> &outputs,
                      const std::vector<std::string> &inputs);
 
