@@ -37,6 +37,7 @@ PACKAGES=(
   libbenchmark-dev
   libcli11-dev
   nlohmann-json3-dev
+  zlib1g-dev
   libfmt-dev
   clang libclang-rt-14-dev
   # ONNX import: the ONNX library (checker, shape inference, protobuf
