@@ -11,6 +11,7 @@
 #include "sim/core/TensorIo.h"
 #include "sim/systemc/ChipModule.h"
 #include "support/FileIO.h"
+#include "support/Gzip.h"
 #include "support/TextTable.h"
 
 #include <fmt/format.h>
@@ -178,6 +179,8 @@ RunReport runModel(const RunOptions &o) {
       checkWritable(*path);
 
   const hw::HwConfig config = hw::loadConfigOrDefault(o.config);
+  const sim::TraceFilter traceFilter = sim::traceFilterOf(
+      !o.trace.empty(), o.traceWindow, o.traceCores, config.chip.cores);
   std::unique_ptr<compiler::Graph> loaded;
   if (!o.graph)
     loaded = std::make_unique<compiler::Graph>(
@@ -253,9 +256,8 @@ RunReport runModel(const RunOptions &o) {
     checkHostMemory(sim::numericsMemory(program), physicalMemoryBytes(),
                     SourceLoc{o.model});
 
-  sim::SimOptions so;
+  sim::SimOptions so = o.sim;
   so.numerics = report.numerics;
-  so.checks = true;
   // Per-instruction records give the per-op summary and the statistics'
   // per-op figures and critical path.
   so.trace = true;
@@ -321,7 +323,8 @@ RunReport runModel(const RunOptions &o) {
     if (!o.stats.empty())
       written.write(o.stats, sim::statsJson(machine));
     if (!o.trace.empty())
-      written.write(o.trace, sim::traceJson(machine));
+      written.write(o.trace,
+                    encodeForPath(o.trace, sim::traceJson(machine, traceFilter)));
   } catch (...) {
     written.rollback();
     throw;

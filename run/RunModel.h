@@ -10,6 +10,7 @@
 #include "isa/Program.h"
 #include "run/Inputs.h"
 #include "sim/analysis/Summary.h"
+#include "sim/core/SimOptions.h"
 #include "support/Diagnostic.h"
 #include "support/TensorCompare.h"
 
@@ -40,7 +41,14 @@ struct RunOptions {
   bool check = false;
   std::string stats; ///< statistics JSON file, as `spyre sim --stats`
   std::string trace; ///< trace JSON file, as `spyre sim --trace`
+  /// `--trace-window START:END` and `--trace-cores LIST`, as `spyre sim`'s.
+  std::string traceWindow;
+  std::string traceCores;
   bool timingOnly = false;
+  /// Limits, schedule checks and progress, as `spyre sim`'s. `numerics`
+  /// follows `timingOnly` and `trace` is always set (the summary's per-op
+  /// figures need the records).
+  sim::SimOptions sim;
   uint64_t quantum = 1000; ///< cycles between SystemC time steps
   /// false: the plain-C++ event loop instead of the SystemC kernel. The
   /// results are the same; the kernel can only be elaborated once per

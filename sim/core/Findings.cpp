@@ -18,6 +18,8 @@ std::string_view findingKindName(FindingKind kind) {
     return "max-cycles";
   case FindingKind::MaxInstructions:
     return "max-instructions";
+  case FindingKind::MaxRecords:
+    return "max-records";
   case FindingKind::TransferMismatch:
     return "transfer-mismatch";
   case FindingKind::InvalidOperand:

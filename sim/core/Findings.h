@@ -20,6 +20,7 @@ enum class FindingKind {
   Deadlock,         ///< a stream waits for something that never comes
   MaxCycles,        ///< the run passed --max-cycles
   MaxInstructions,  ///< the run passed the instruction budget
+  MaxRecords,       ///< the run kept as many records as it may
   TransferMismatch, ///< a send and its matching receive differ in size
   InvalidOperand,   ///< an operand value the hardware cannot execute
 };

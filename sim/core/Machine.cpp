@@ -7,6 +7,7 @@
 #include "host/HostOp.h"
 #include "support/Diagnostic.h"
 #include "support/Hash.h"
+#include "support/HostMemory.h"
 
 #include <algorithm>
 #include <array>
@@ -461,6 +462,25 @@ Cycle Machine::ctrlCycles(Opcode op) const {
   return static_cast<Cycle>(config_.sequencer.ctrlCycles);
 }
 
+void Machine::noteProgress(const StreamState &st) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point now = Clock::now();
+  const auto interval = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::max(0.0, options_.progressSeconds)));
+  if (runStart_ == Clock::time_point{}) {
+    runStart_ = now;
+    nextProgress_ = now + interval;
+    return;
+  }
+  if (now < nextProgress_)
+    return;
+  nextProgress_ = now + interval;
+  options_.progress(RunProgress{
+      st.time, instructions_,
+      std::chrono::duration<double>(now - runStart_).count(),
+      config_.chip.clockGhz});
+}
+
 bool Machine::execute(StreamState &st) {
   const Instr &in = st.code->code[st.pc];
   const FieldPos &fp = fields();
@@ -471,7 +491,19 @@ bool Machine::execute(StreamState &st) {
     stopped_ = true;
     return false;
   }
+  if (options_.trace && options_.maxRecords != 0 &&
+      trace_.size() >= options_.maxRecords) {
+    report(FindingKind::MaxRecords, &st, st.time,
+           "the run kept " + std::to_string(trace_.size()) +
+               " records (" + memorySizeText(trace_.size() * sizeof(TraceSlice)) +
+               "), its limit; raise --max-records, or run without --stats "
+               "and --trace");
+    stopped_ = true;
+    return false;
+  }
   ++instructions_;
+  if (options_.progress && (instructions_ & 0x3FFF) == 0)
+    noteProgress(st);
   ++st.stats.instructions;
   st.instrStart = st.time;
   if (options_.trace) {

@@ -22,12 +22,14 @@
 #include "sim/core/DeviceMemory.h"
 #include "sim/core/Findings.h"
 #include "sim/core/Region.h"
+#include "sim/core/SimOptions.h"
 #include "sim/timing/CostModel.h"
 #include "sim/timing/DmaTiming.h"
 #include "sim/timing/MemoryChannel.h"
 #include "sim/timing/Ring.h"
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -39,17 +41,6 @@
 #include <vector>
 
 namespace spyre::sim {
-
-struct SimOptions {
-  bool numerics = true;          ///< false: timing only, no data computed
-  bool checks = true;            ///< schedule checks (races, bounds, ...)
-  Cycle maxCycles = 0;           ///< stop past this cycle; 0 = no limit
-  uint64_t maxInstructions = 0;  ///< stop past this many; 0 = no limit
-  /// Keep one record per executed instruction (what it touched, what
-  /// released it) and the activity counters: for traces, the critical path
-  /// and the per-op statistics. Off, the run keeps only the totals.
-  bool trace = false;
-};
 
 struct EngineStats {
   uint64_t instructions = 0;
@@ -494,6 +485,11 @@ private:
   std::vector<HostRun> hostRuns_;
   Cycle totalCycles_ = 0;
   uint64_t instructions_ = 0;
+  /// Progress reporting (SimOptions::progress): when the run started and
+  /// when the next line is due.
+  std::chrono::steady_clock::time_point runStart_{};
+  std::chrono::steady_clock::time_point nextProgress_{};
+  void noteProgress(const StreamState &st);
   uint64_t macOps_ = 0;
   uint64_t dramRead_ = 0;
   uint64_t dramWrite_ = 0;

@@ -197,6 +197,19 @@ void parseTraceWindow(const std::string &text, TraceFilter &filter) {
   filter.end = *end;
 }
 
+TraceFilter traceFilterOf(bool tracing, const std::string &window,
+                          const std::string &cores, int numCores) {
+  TraceFilter filter;
+  if (!tracing && !(window.empty() && cores.empty()))
+    usageError(window.empty() ? "--trace-cores" : "--trace-window",
+               "limits what --trace writes, but no --trace is given");
+  if (!window.empty())
+    parseTraceWindow(window, filter);
+  if (!cores.empty())
+    parseTraceCores(cores, numCores, filter);
+  return filter;
+}
+
 void parseTraceCores(const std::string &text, int numCores, TraceFilter &filter) {
   std::vector<int> cores;
   std::string_view rest = text;

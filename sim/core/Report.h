@@ -36,6 +36,11 @@ struct TraceFilter {
 void parseTraceWindow(const std::string &text, TraceFilter &filter);
 /// `0,2-5` for --trace-cores: cores below `numCores`, ranges inclusive.
 void parseTraceCores(const std::string &text, int numCores, TraceFilter &filter);
+/// The filter of `--trace-window` and `--trace-cores` (either may be
+/// empty: not given). Either one without a trace to limit (`tracing`
+/// false) is a usage error naming it.
+TraceFilter traceFilterOf(bool tracing, const std::string &window,
+                          const std::string &cores, int numCores);
 
 /// The trace (needs a run with SimOptions::trace): a `chip` process with
 /// the chip-wide counters and the findings, one process per core with one

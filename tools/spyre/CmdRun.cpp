@@ -3,6 +3,7 @@
 // run (run/RunModel.h; docs/run.md).
 #include "Commands.h"
 #include "IntOption.h"
+#include "SimFlags.h"
 
 #include "run/RunModel.h"
 #include "support/Diagnostic.h"
@@ -19,6 +20,7 @@ struct RunCliOptions {
   std::vector<std::string> shapes; ///< --shape NAME=D0,D1,...
   uint64_t seed = 0;
   bool noFallback = false;
+  SimFlags sim;
 };
 
 int runRun(RunCliOptions &o, bool haveSeed) {
@@ -26,6 +28,10 @@ int runRun(RunCliOptions &o, bool haveSeed) {
   o.run.load.hostFallback = !o.noFallback;
   if (haveSeed)
     o.run.seed = o.seed;
+  o.run.traceWindow = o.sim.traceWindow;
+  o.run.traceCores = o.sim.traceCores;
+  o.run.quantum = o.sim.quantum;
+  applySimFlags(o.sim, "spyre run", o.run.sim);
   try {
     const run::RunReport report = run::runModel(o.run);
     std::cout << run::summaryText(report);
@@ -72,9 +78,11 @@ void addRunCommand(CLI::App &app, Dispatch &dispatch) {
   cmd->add_option("--stats", opts->run.stats,
                   "Write the simulator's statistics JSON to this file");
   cmd->add_option("--trace", opts->run.trace,
-                  "Write a Chrome trace-event JSON (Perfetto UI) to this file");
+                  "Write a Chrome trace-event JSON (Perfetto UI) to this file, "
+                  "gzipped when it ends in .gz");
   cmd->add_flag("--timing-only", opts->run.timingOnly,
                 "Skip the numbers: time and check the schedule only");
+  addSimFlags(*cmd, opts->sim);
   cmd->add_flag("--no-fallback", opts->noFallback,
                 "Make a node the device cannot run an error instead of "
                 "running it on the host");

@@ -1,6 +1,6 @@
 // `spyre sim`: run a program file on the simulated card.
 #include "Commands.h"
-#include "IntOption.h"
+#include "SimFlags.h"
 
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
@@ -10,6 +10,7 @@
 #include "sim/systemc/ChipModule.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
+#include "support/Gzip.h"
 
 #include <iostream>
 #include <memory>
@@ -25,13 +26,8 @@ struct SimCliOptions {
   std::string outputs;
   std::string stats;
   std::string trace;
-  std::string traceWindow;
-  std::string traceCores;
   bool timingOnly = false;
-  bool noChecks = false;
-  uint64_t maxCycles = 0;
-  uint64_t maxInstructions = 0;
-  uint64_t quantum = 1000;
+  SimFlags sim;
 };
 
 int runSim(const SimCliOptions &o) {
@@ -54,15 +50,8 @@ int runSim(const SimCliOptions &o) {
                     "to write",
                     ExitCode::Usage);
 
-  sim::TraceFilter traceFilter;
-  if (o.trace.empty() && !(o.traceWindow.empty() && o.traceCores.empty()))
-    throw UserError(SourceLoc{o.traceWindow.empty() ? "--trace-cores" : "--trace-window"},
-                    "limits what --trace writes, but no --trace is given",
-                    ExitCode::Usage);
-  if (!o.traceWindow.empty())
-    sim::parseTraceWindow(o.traceWindow, traceFilter);
-  if (!o.traceCores.empty())
-    sim::parseTraceCores(o.traceCores, config.chip.cores, traceFilter);
+  const sim::TraceFilter traceFilter = sim::traceFilterOf(
+      !o.trace.empty(), o.sim.traceWindow, o.sim.traceCores, config.chip.cores);
 
   // A long run must not be lost to an output path that cannot be written,
   // nor replace one of its inputs.
@@ -92,9 +81,7 @@ int runSim(const SimCliOptions &o) {
 
   sim::SimOptions options;
   options.numerics = !o.timingOnly;
-  options.checks = !o.noChecks;
-  options.maxCycles = o.maxCycles;
-  options.maxInstructions = o.maxInstructions;
+  applySimFlags(o.sim, "spyre sim", options);
   // Per-instruction records feed the trace and the statistics' per-op
   // figures and critical path.
   options.trace = !o.trace.empty() || !o.stats.empty();
@@ -102,14 +89,14 @@ int runSim(const SimCliOptions &o) {
   if (options.numerics)
     sim::loadInputs(program, o.inputs, o.program, machine.deviceMemory());
 
-  sim::runWithSystemC(machine, o.quantum);
+  sim::runWithSystemC(machine, o.sim.quantum);
 
   if (!o.outputs.empty())
     sim::saveOutputs(program, o.outputs, machine.deviceMemory());
   if (!o.stats.empty())
     writeFileAtomic(o.stats, sim::statsJson(machine));
   if (!o.trace.empty())
-    writeFileAtomic(o.trace, sim::traceJson(machine, traceFilter));
+    writeFileAtomic(o.trace, encodeForPath(o.trace, sim::traceJson(machine, traceFilter)));
   std::cout << sim::summaryText(machine);
   return machine.findings().empty() ? static_cast<int>(ExitCode::Ok)
                                     : static_cast<int>(ExitCode::VerifyFailed);
@@ -131,26 +118,11 @@ void addSimCommand(CLI::App &app, Dispatch &dispatch) {
                   "Folder to write one NAME.npy (float32) per program output");
   sim->add_option("--stats", opts->stats, "Write statistics JSON to this file");
   sim->add_option("--trace", opts->trace,
-                  "Write a Chrome trace-event JSON (Perfetto UI) to this file");
-  sim->add_option("--trace-window", opts->traceWindow,
-                  "Trace only cycles START:END (slices overlapping them, "
-                  "counters clipped)");
-  sim->add_option("--trace-cores", opts->traceCores,
-                  "Trace only these cores, e.g. 0,2-5");
+                  "Write a Chrome trace-event JSON (Perfetto UI) to this file, "
+                  "gzipped when it ends in .gz");
   sim->add_flag("--timing-only", opts->timingOnly,
                 "Skip the numbers: time and check the schedule only");
-  sim->add_flag("--no-checks", opts->noChecks,
-                "Skip the schedule checks (races, uninitialised reads)");
-  sim->add_option("--max-cycles", opts->maxCycles,
-                  "Stop with a finding past this many cycles (0: no limit)")
-      ->check(wholeNumberIn(0, kMaxCountOption));
-  sim->add_option("--max-instructions", opts->maxInstructions,
-                  "Stop with a finding past this many instructions (0: no limit)")
-      ->check(wholeNumberIn(0, kMaxCountOption));
-  sim->add_option("--quantum", opts->quantum,
-                  "Cycles the model runs between SystemC time steps (speed "
-                  "only; results do not depend on it)")
-      ->check(wholeNumberIn(1, uint64_t{1} << 40));
+  addSimFlags(*sim, opts->sim);
   sim->callback([opts, &dispatch] {
     dispatch.run = [opts] { return runSim(*opts); };
   });
