@@ -493,6 +493,8 @@ void Assembler::dirProgram(const Token &d) {
                  std::to_string(nameLine_) + ")");
   haveName_ = true;
   nameLine_ = d.line;
+  if (hasControlChar(name.text))
+    error(name, "the program name holds a control character");
   program_.name = name.text;
   expectLineEnd("the program name");
 }
@@ -589,6 +591,8 @@ void Assembler::dirOp(const Token &d) {
   uint32_t op = kNoProvenance;
   if (peek().kind == Tok::String) {
     const Token &name = next();
+    if (hasControlChar(name.text))
+      error(name, "the op name holds a control character");
     auto [it, added] = opIndex_.emplace(
         name.text, static_cast<uint32_t>(program_.strings.size()));
     if (added)
@@ -625,9 +629,13 @@ void Assembler::dirHost(const Token &d) {
   h.at = d;
   if (!want(isName(), "a name"))
     return;
+  if (hasControlChar(peek().text))
+    error(peek(), "the host op's name holds a control character");
   h.decl.name = next().text;
   if (!want(isName(), "an ONNX op type"))
     return;
+  if (hasControlChar(peek().text))
+    error(peek(), "the host op's type holds a control character");
   h.decl.opType = next().text;
   if (!want(peek().kind == Tok::String, "the attributes as a quoted JSON object"))
     return;

@@ -225,9 +225,8 @@ std::string_view tensorKindName(TensorKind k) {
 std::string tensorNameProblem(std::string_view name, TensorKind kind) {
   if (name.empty())
     return "the name is empty";
-  for (char c : name)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      return "the name holds a control character";
+  if (hasControlChar(name))
+    return "the name holds a control character";
   if (kind != TensorKind::Input && kind != TensorKind::Output)
     return "";
   const std::string why =
@@ -241,6 +240,12 @@ std::string tensorNameProblem(std::string_view name, TensorKind kind) {
            " bytes long, more than the " +
            std::to_string(kMaxTensorNameBytes) + " of a file name" + why;
   return "";
+}
+
+bool hasControlChar(std::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
 }
 
 std::string printableName(std::string_view name) {
@@ -736,6 +741,9 @@ void readHostOps(std::string_view body, const std::string &fileName,
     h.name = text();
     h.opType = text();
     h.attrs = text();
+    if (hasControlChar(h.name) || hasControlChar(h.opType))
+      r.fail("host op " + std::to_string(i) + " '" + printableName(h.name) +
+             "': its name or op type holds a control character");
     for (std::vector<uint32_t> *list : {&h.inputs, &h.outputs}) {
       uint32_t n = r.u32();
       if (n > kMaxHostOperands)
@@ -891,6 +899,10 @@ Program readProgram(std::string_view bytes, const std::string &fileName) {
   Program p;
   p.configFingerprint = fingerprint;
   p.name = std::string(sections[kTagName]);
+  if (hasControlChar(p.name))
+    throw UserError(SourceLoc{fileName},
+                    "section 'NAME': the program name '" + printableName(p.name) +
+                        "' holds a control character");
 
   std::vector<std::string> strings;
   {
@@ -900,6 +912,7 @@ Program readProgram(std::string_view bytes, const std::string &fileName) {
     for (uint32_t i = 0; i < count; ++i) {
       uint32_t len = r.u32();
       strings.emplace_back(r.take(len));
+
     }
     r.expectEnd();
   }
@@ -920,6 +933,11 @@ Program readProgram(std::string_view bytes, const std::string &fileName) {
   for (uint32_t i = 0; i < order.size(); ++i) {
     remap[order[i]] = i;
     p.strings.push_back(strings[order[i]]);
+    if (hasControlChar(p.strings.back()))
+      throw UserError(SourceLoc{fileName},
+                      "section 'PROV': op name '" +
+                          printableName(p.strings.back()) +
+                          "' holds a control character");
   }
   for (Stream &s : p.streams)
     for (uint32_t &v : s.provenance)

@@ -60,6 +60,13 @@ std::string tensorNameProblem(std::string_view name, TensorKind kind);
 /// `name` for a message: printable ASCII as it is, any other byte as `\xNN`.
 std::string printableName(std::string_view name);
 
+/// Whether `text` holds a control character (a byte below 0x20, or 0x7f).
+/// Names a program file carries (the program's, its ops', its host ops')
+/// are printed in listings, summaries and findings: a newline would forge a
+/// line, an escape sequence drive the terminal. The loader and the
+/// assembler refuse them; the compiler writes such a name as printableName.
+bool hasControlChar(std::string_view text);
+
 /// Device shape under the stick rule (docs/hardware.md#device-layout): the
 /// host's last dim is split into ceil(n / lanes) stick blocks placed outermost,
 /// so host [d0, ..., dk] becomes [blocks, d0, ..., dk-1, lanes]. [3, 100] dl16

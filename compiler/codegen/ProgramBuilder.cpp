@@ -191,7 +191,9 @@ void StreamBuilder::freeReg(int reg) {
 
 ProgramBuilder::ProgramBuilder(const hw::HwConfig &config, std::string name)
     : config_(config) {
-  program_.name = std::move(name);
+  // A model's names are untrusted; a program file holds no control
+  // character (isa::hasControlChar).
+  program_.name = isa::hasControlChar(name) ? isa::printableName(name) : std::move(name);
   program_.configFingerprint = config.fingerprint();
   counters_.assign(static_cast<size_t>(config.chip.cores),
                    std::vector<CounterState>(
@@ -335,6 +337,8 @@ void ProgramBuilder::setOp(std::string op) {
     currentOp_ = isa::kNoProvenance;
     return;
   }
+  if (isa::hasControlChar(op))
+    op = isa::printableName(op);
   auto it = std::find(program_.strings.begin(), program_.strings.end(), op);
   if (it != program_.strings.end()) {
     currentOp_ = static_cast<uint32_t>(it - program_.strings.begin());

@@ -1293,8 +1293,12 @@ bool Emitter::emitHost(const Op &op) {
   std::optional<nlohmann::json> attrs =
       host::parseHostAttrs(op.stringAttr("attrs"), why);
   SPYRE_ASSERT(attrs, "verified host op '" + op.name() + "' has bad attrs");
-  h.decl.name = op.name();
-  h.decl.opType = op.stringAttr("op");
+  // A program file holds no control character (isa::hasControlChar).
+  auto printable = [](const std::string &text) {
+    return isa::hasControlChar(text) ? isa::printableName(text) : text;
+  };
+  h.decl.name = printable(op.name());
+  h.decl.opType = printable(op.stringAttr("op"));
   h.decl.attrs = host::hostAttrsText(*attrs);
   h.decl.flops = host::hostOpFlops({h.decl.opType, *attrs}, shapes);
   pb_.setOp(op.name());

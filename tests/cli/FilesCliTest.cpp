@@ -55,6 +55,45 @@ std::string programWithNames(const std::string &input, const std::string &output
   return isa::writeProgram(p);
 }
 
+/// The copy program with its own name and its op's name replaced, as a
+/// file the assembler would refuse to make.
+std::string programWithOpNames(const std::string &program, const std::string &op) {
+  DiagnosticEngine diags;
+  isa::Program p =
+      isa::assemble(kCopy, "copy.s", hw::builtinConfig(), diags);
+  EXPECT_FALSE(diags.hasErrors()) << diags.str();
+  p.name = program;
+  EXPECT_EQ(p.strings.size(), 1u);
+  p.strings[0] = op;
+  return isa::writeProgram(p);
+}
+
+TEST(ProgramNames, ControlCharactersInNamesAreRefusedAtLoad) {
+  // Names are printed in listings, summaries and findings: an escape
+  // sequence would drive the user's terminal, a newline forge a line.
+  struct Case {
+    std::string program, op, message;
+  };
+  const std::vector<Case> cases = {
+      {"copy", "co\x1b[2Jpy",
+       "prog.spyre: error: section 'PROV': op name 'co\\x1b[2Jpy' holds a "
+       "control character"},
+      {"copy\nfindings   0", "copy",
+       "prog.spyre: error: section 'NAME': the program name "
+       "'copy\\x0afindings   0' holds a control character"},
+  };
+  for (const Case &c : cases) {
+    const std::string dir = makeTempDir();
+    writeFileAtomic(dir + "/prog.spyre", programWithOpNames(c.program, c.op));
+    for (const char *cmd : {"sim", "verify", "disasm"}) {
+      ToolResult r = runSpyre({cmd, "prog.spyre"}, dir);
+      EXPECT_EQ(r.exitCode, 1) << cmd << ": " << r.err;
+      EXPECT_EQ(firstLine(r.err), c.message) << cmd;
+      EXPECT_EQ(r.out, "") << cmd;
+    }
+  }
+}
+
 /// Every file under `dir`, recursively.
 std::vector<std::string> filesUnder(const std::string &dir) {
   std::vector<std::string> out;
