@@ -6,6 +6,10 @@
 //   make-seeds deep-host-program OUTFILE  writes a program whose host op's
 //       attributes nest JSON kDeepSeedLevels deep (a valid checksum, as
 //       writeProgram makes it): the depth bomb of the program reader.
+//   make-seeds deep-onnx OUTFILE          writes an ONNX model whose `If`
+//       nodes nest subgraphs kDeepOnnxLevels deep, as protobuf bytes
+//       written by hand (a parser that recursed without a limit would
+//       overflow the stack): the depth bomb of the ONNX loader.
 //   make-seeds asm-dict OUTFILE           writes a libFuzzer dictionary of
 //       the assembly's words (mnemonics, operand keywords, enum values,
 //       engines, dtypes, tensor kinds, directives) from the instruction
@@ -64,6 +68,48 @@ int makeDeepHostProgram(const std::string &path) {
   return 0;
 }
 
+void putVarint(std::string &out, uint64_t v) {
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+}
+
+/// A length-delimited protobuf field.
+std::string bytesField(uint32_t number, const std::string &payload) {
+  std::string out;
+  putVarint(out, (uint64_t{number} << 3) | 2);
+  putVarint(out, payload.size());
+  return out + payload;
+}
+
+std::string varintField(uint32_t number, uint64_t value) {
+  std::string out;
+  putVarint(out, uint64_t{number} << 3);
+  putVarint(out, value);
+  return out;
+}
+
+constexpr int kDeepOnnxLevels = 2000;
+
+int makeDeepOnnx(const std::string &path) {
+  // onnx.proto's field numbers: GraphProto node 1, name 2; NodeProto op_type
+  // 4, attribute 5; AttributeProto name 1, g 6, type 20 (GRAPH = 5);
+  // ModelProto ir_version 1, graph 7, opset_import 8 (version 2).
+  std::string graph = bytesField(2, "g");
+  for (int level = 0; level < kDeepOnnxLevels; ++level) {
+    const std::string attr = bytesField(1, "then_branch") +
+                             varintField(20, 5) + bytesField(6, graph);
+    const std::string node = bytesField(4, "If") + bytesField(5, attr);
+    graph = bytesField(1, node) + bytesField(2, "g");
+  }
+  writeFileAtomic(path, varintField(1, 8) +
+                            bytesField(8, varintField(2, 17)) +
+                            bytesField(7, graph));
+  return 0;
+}
+
 int makeAsmDict(const std::string &path) {
   std::set<std::string> words = {".program", ".core", ".engine", ".op",
                                  ".tensor", "self", "@", "[", "]", ",",
@@ -108,8 +154,10 @@ int main(int argc, char **argv) {
       return makeDeepHostProgram(argv[2]);
     if (mode == "asm-dict" && argc == 3)
       return makeAsmDict(argv[2]);
+    if (mode == "deep-onnx" && argc == 3)
+      return makeDeepOnnx(argv[2]);
     std::fputs("usage: make-seeds programs OUTDIR FILE.s... | "
-               "deep-host-program OUTFILE | asm-dict OUTFILE\n",
+               "deep-host-program OUTFILE | asm-dict OUTFILE | deep-onnx OUTFILE\n",
                stderr);
     return 2;
   } catch (const UserError &e) {
