@@ -38,6 +38,8 @@ PACKAGES=(
   libcli11-dev
   nlohmann-json3-dev
   zlib1g-dev
+  # The pass tests (tests/lit): lit and FileCheck.
+  llvm-14-tools
   libfmt-dev
   clang libclang-rt-14-dev
   # ONNX import: the ONNX library (checker, shape inference, protobuf

@@ -3,6 +3,8 @@
 
 #include "compiler/import/GraphJson.h"
 #include "compiler/import/Onnx.h"
+#include "compiler/ir/Parser.h"
+#include "support/FileIO.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -18,6 +20,8 @@ std::optional<ModelFormat> modelFormatOf(const std::string &path) {
     return ModelFormat::GraphJson;
   if (ext == ".onnx")
     return ModelFormat::Onnx;
+  if (ext == ".ir")
+    return ModelFormat::IrText;
   return std::nullopt;
 }
 
@@ -30,7 +34,7 @@ std::optional<Graph> loadModel(const std::string &path,
     diags.error(SourceLoc{path},
                 (ext.empty() ? std::string("a model file needs an extension")
                              : "unknown model file type '" + ext + "'") +
-                    ": give a graph JSON (.json) or ONNX (.onnx) model");
+                    ": give a graph JSON (.json), ONNX (.onnx) or textual IR (.ir) model");
     return std::nullopt;
   }
   if (*format == ModelFormat::Onnx) {
@@ -41,10 +45,22 @@ std::optional<Graph> loadModel(const std::string &path,
   }
   if (!options.shapeOverrides.empty()) {
     diags.error(SourceLoc{path}, "shape overrides apply to ONNX models only; a "
-                                 "graph JSON model states its shapes");
+                                 "graph JSON or IR model states its shapes");
     return std::nullopt;
   }
-  std::unique_ptr<Graph> graph = loadGraphJson(path, diags);
+  std::unique_ptr<Graph> graph;
+  if (*format == ModelFormat::IrText) {
+    std::string text;
+    try {
+      text = readFile(path, kIrTextLimit);
+    } catch (const UserError &e) {
+      diags.report(e.diagnostic());
+      return std::nullopt;
+    }
+    graph = parseGraph(text, path, diags);
+  } else {
+    graph = loadGraphJson(path, diags);
+  }
   if (!graph)
     return std::nullopt;
   return std::optional<Graph>(std::move(*graph));

@@ -13,7 +13,8 @@
 
 namespace spyre::compiler {
 
-enum class ModelFormat { GraphJson, Onnx };
+/// By extension: `.json`, `.onnx`, `.ir` (the textual IR, docs/ir.md).
+enum class ModelFormat { GraphJson, Onnx, IrText };
 
 struct ModelLoadOptions {
   /// Static shapes for model inputs (ONNX only): input name -> shape.

@@ -1,11 +1,15 @@
-// `spyre graph check|print|eval`: load and verify a model (graph JSON or
-// ONNX), print its IR, or run it on the host reference evaluator.
+// `spyre graph check|print|opt|eval`: load and verify a model (graph JSON,
+// ONNX or textual IR), print its IR, run compiler passes on it, or run it on
+// the host reference evaluator.
 #include "Commands.h"
 #include "IntOption.h"
 
 #include "compiler/import/GraphJson.h"
 #include "compiler/import/ModelLoader.h"
 #include "compiler/ir/Printer.h"
+#include "compiler/passes/PassManager.h"
+#include "compiler/passes/PassRegistry.h"
+#include "hw/HwConfig.h"
 #include "compiler/ref/Evaluator.h"
 #include "compiler/ref/Random.h"
 #include "support/Diagnostic.h"
@@ -29,6 +33,8 @@ using compiler::Value;
 
 struct GraphOptions {
   std::string model;
+  std::string passes;    ///< opt: --passes PIPELINE
+  std::string config;    ///< opt: --config FILE
   std::vector<std::string> shapes; ///< --shape NAME=D0,D1,...
   std::string output;    ///< print: -o FILE
   std::string inputsDir; ///< eval: --inputs
@@ -163,12 +169,45 @@ int runEval(const GraphOptions &o) {
   return static_cast<int>(ExitCode::Ok);
 }
 
+/// `spyre graph opt`: the pipeline given as text run on the model, the IR
+/// after it printed (the way mlir-opt runs passes; the FileCheck tests of
+/// tests/lit use it).
+int runOpt(const GraphOptions &o) {
+  checkNotAnInput({o.output}, {o.model, o.config});
+  DiagnosticEngine diags;
+  std::optional<compiler::Pipeline> pipeline =
+      compiler::parsePipeline(o.passes, diags, "--passes");
+  if (!pipeline) {
+    std::cerr << diags.str();
+    return static_cast<int>(ExitCode::Usage);
+  }
+  const hw::HwConfig config = hw::loadConfigOrDefault(o.config);
+  Graph g = loadModel(o);
+  compiler::PassManager pm(config);
+  pm.addPipeline(*pipeline);
+  const compiler::PipelineStatus status = pm.run(g, diags);
+  if (status != compiler::PipelineStatus::Success) {
+    std::cerr << diags.str();
+    return static_cast<int>(status == compiler::PipelineStatus::InternalError
+                                ? ExitCode::Internal
+                                : ExitCode::BadInput);
+  }
+  std::cerr << diags.str(); // warnings
+  const std::string text = compiler::printGraph(g);
+  if (o.output.empty())
+    std::cout << text;
+  else
+    writeFileAtomic(o.output, text);
+  return static_cast<int>(ExitCode::Ok);
+}
+
 CLI::App *addRunner(CLI::App *parent, Dispatch &dispatch, const char *name,
                     const char *help, std::shared_ptr<GraphOptions> opts,
                     int (*run)(const GraphOptions &)) {
   CLI::App *cmd = parent->add_subcommand(name, help);
   cmd->add_option("model", opts->model,
-                  "Model file: graph JSON (.json) or ONNX (.onnx)")
+                  "Model file: graph JSON (.json), ONNX (.onnx) or textual IR "
+                  "(.ir)")
       ->required();
   cmd->add_option("--shape", opts->shapes,
                   "Static shape of an ONNX input whose dimensions are dynamic: "
@@ -195,6 +234,21 @@ void addGraphCommand(CLI::App &app, Dispatch &dispatch) {
                               "Print the model as textual IR", printOpts, runPrint);
   print->add_option("-o,--output", printOpts->output,
                     "Write the IR to this file instead of standard output");
+
+  auto optOpts = std::make_shared<GraphOptions>();
+  CLI::App *opt = addRunner(
+      graph, dispatch, "opt",
+      "Run compiler passes given as a pipeline on the model and print the IR "
+      "after them (e.g. --passes 'canonicalize,layout')",
+      optOpts, runOpt);
+  opt->add_option("--passes", optOpts->passes,
+                  "The pipeline: pass names separated by commas, each with "
+                  "options as NAME{key=value key=value} (docs/passes.md)")
+      ->required();
+  opt->add_option("--config", optOpts->config,
+                  "Hardware config YAML (default: the built-in Spyre config)");
+  opt->add_option("-o,--output", optOpts->output,
+                  "Write the IR to this file instead of standard output");
 
   auto evalOpts = std::make_shared<GraphOptions>();
   CLI::App *eval = addRunner(

@@ -178,7 +178,7 @@ TEST(OnnxCli, UnknownExtensionsNameTheAcceptedKinds) {
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_EQ(r.err,
             "model.tflite: error: unknown model file type '.tflite': give a "
-            "graph JSON (.json) or ONNX (.onnx) model\n");
+            "graph JSON (.json), ONNX (.onnx) or textual IR (.ir) model\n");
 }
 
 TEST(OnnxCli, PrintAndEvalReadOnnx) {

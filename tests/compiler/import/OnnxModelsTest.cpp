@@ -220,12 +220,13 @@ TEST(OnnxModels, LoaderDispatchesOnTheExtension) {
   EXPECT_EQ(modelFormatOf("a/b.onnx"), ModelFormat::Onnx);
   EXPECT_EQ(modelFormatOf("M.ONNX"), ModelFormat::Onnx);
   EXPECT_EQ(modelFormatOf("model.json"), ModelFormat::GraphJson);
+  EXPECT_EQ(modelFormatOf("model.ir"), ModelFormat::IrText);
   EXPECT_EQ(modelFormatOf("model.pb"), std::nullopt);
   DiagnosticEngine diags;
   EXPECT_FALSE(loadModel("model.pb", {}, diags).has_value());
   EXPECT_EQ(diags.str(),
             "model.pb: error: unknown model file type '.pb': give a "
-            "graph JSON (.json) or ONNX (.onnx) model\n");
+            "graph JSON (.json), ONNX (.onnx) or textual IR (.ir) model\n");
   DiagnosticEngine json;
   ModelLoadOptions shapes;
   shapes.shapeOverrides["x"] = {1};
@@ -233,7 +234,7 @@ TEST(OnnxModels, LoaderDispatchesOnTheExtension) {
       spyre::test::srcPath("examples/models/mlp_block/model.json");
   EXPECT_FALSE(loadModel(path, shapes, json).has_value());
   EXPECT_EQ(json.str(), path + ": error: shape overrides apply to ONNX models "
-                               "only; a graph JSON model states its shapes\n");
+                               "only; a graph JSON or IR model states its shapes\n");
   DiagnosticEngine ok;
   std::optional<Graph> g = loadModel(path, {}, ok);
   ASSERT_TRUE(g.has_value()) << ok.str();
