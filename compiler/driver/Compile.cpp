@@ -73,7 +73,32 @@ CompileOutcome compile(const Graph &graph, const hw::HwConfig &config,
   pmo.irStream = options.irStream;
   pmo.debugFailPass = options.debugFailPass;
   PassManager pm(config, pmo);
-  pm.addPipeline(pipelineOf(options.optLevel, options.mappingIn));
+  if (options.pipeline.empty()) {
+    pm.addPipeline(pipelineOf(options.optLevel, options.mappingIn));
+  } else {
+    std::optional<Pipeline> given =
+        parsePipeline(options.pipeline, diags, "--passes");
+    if (!given)
+      return {CompileStatus::UserError, std::nullopt};
+    // Emission reads what these passes annotate; without one of them it
+    // would fail on a graph it cannot handle, a bug's symptom for a user's
+    // choice.
+    size_t next = 0;
+    for (const PassInvocation &inv : *given)
+      if (next < std::size(kPassesEmissionNeeds) &&
+          inv.pass->name == kPassesEmissionNeeds[next])
+        ++next;
+    if (next < std::size(kPassesEmissionNeeds)) {
+      diags.error(SourceLoc{"--passes"},
+                  "a pipeline that is compiled to a program must run layout, "
+                  "divide, schedule, lx-plan and tile in that order, which "
+                  "emission needs; '" +
+                      std::string(kPassesEmissionNeeds[next]) +
+                      "' is missing (spyre graph opt runs any pipeline)");
+      return {CompileStatus::UserError, std::nullopt};
+    }
+    pm.addPipeline(*given);
+  }
   switch (pm.run(*r.graph, diags)) {
   case PipelineStatus::Success:
     break;

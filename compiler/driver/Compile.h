@@ -13,6 +13,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace spyre::compiler {
@@ -23,6 +24,12 @@ struct CompileOptions {
   int optLevel = 2;
   /// A mapping file to replay (empty: none).
   std::string mappingIn;
+  /// A pipeline as text (docs/passes.md) instead of the level's, with
+  /// `mappingIn` not used (write `apply-mapping{file=...}` in the text).
+  /// Emission follows it, so it must hold the passes emission needs
+  /// (kPassesEmissionNeeds); a text that does not parse or lacks one is a
+  /// UserError status, located at `--passes`.
+  std::string pipeline;
   /// Pass names (or `all`) after which the IR is printed to irStream.
   std::vector<std::string> printIrAfter;
   std::ostream *irStream = nullptr;
@@ -40,6 +47,10 @@ struct CompileResult {
   /// Pass statistics and a program summary (deterministic text).
   std::string statistics;
 };
+
+/// The passes a pipeline must run for its graph to be emitted, in order.
+inline constexpr std::string_view kPassesEmissionNeeds[] = {
+    "layout", "divide", "schedule", "lx-plan", "tile"};
 
 /// The pipeline text of a level (`canonicalize,layout,...`).
 std::string pipelineForLevel(int optLevel, const std::string &mappingIn);

@@ -32,6 +32,8 @@ struct CompileCliOptions {
   std::vector<std::string> printIrAfter;
   std::string mappingIn;
   std::string mappingOut;
+  std::string passes;
+  bool printPipeline = false;
   bool stats = false;
   bool coverage = false;
   bool noFallback = false;
@@ -100,6 +102,10 @@ int runCoverage(const CompileCliOptions &o) {
 int runCompile(const CompileCliOptions &o) {
   if (o.coverage)
     return runCoverage(o);
+  if (o.printPipeline) {
+    std::cout << compiler::pipelineForLevel(o.optLevel, o.mappingIn) << "\n";
+    return static_cast<int>(ExitCode::Ok);
+  }
   if (o.output.empty())
     throw UserError(SourceLoc{"spyre compile"},
                     "--output is required (except with --coverage)",
@@ -123,6 +129,7 @@ int runCompile(const CompileCliOptions &o) {
   compiler::CompileOptions co;
   co.optLevel = o.optLevel;
   co.mappingIn = o.mappingIn;
+  co.pipeline = o.passes;
   co.printIrAfter = o.printIrAfter;
   co.irStream = &std::cout;
   co.debugFailPass = o.debugFailPass;
@@ -138,7 +145,7 @@ int runCompile(const CompileCliOptions &o) {
     bool usage = false;
     // A pass name --print-ir-after does not know is a misuse of the flag.
     for (const Diagnostic &d : diags.diagnostics())
-      usage |= d.loc.file == "print-ir-after";
+      usage |= d.loc.file == "print-ir-after" || d.loc.file == "--passes";
     return static_cast<int>(usage ? ExitCode::Usage : ExitCode::BadInput);
   }
   // `spyre sim` refuses a program whose input or output cannot name a file.
@@ -163,15 +170,16 @@ int runCompile(const CompileCliOptions &o) {
 void addCompileCommand(CLI::App &app, Dispatch &dispatch) {
   auto opts = std::make_shared<CompileCliOptions>();
   CLI::App *cmd = app.add_subcommand(
-      "compile", "Compile a model (graph JSON or ONNX) into a program file");
+      "compile", "Compile a model (graph JSON, ONNX or IR) into a program file");
   cmd->add_option("model", opts->model,
-                  "Model file: graph JSON (.json) or ONNX (.onnx)")
+                  "Model file: graph JSON (.json), ONNX (.onnx) or textual IR "
+                  "(.ir)")
       ->required();
   cmd->add_option("-o,--output", opts->output,
                   "Program file to write (required unless --coverage)");
   cmd->add_option("--config", opts->config,
                   "Hardware config YAML (default: the built-in Spyre config)");
-  cmd->add_option("-O", opts->optLevel,
+  CLI::Option *level = cmd->add_option("-O", opts->optLevel,
                   "Optimisation level: -O0 the naive plan (every op on every "
                   "core, one at a time), -O1 cost-model work division, -O2 "
                   "(default) also overlaps independent ops and folds biases "
@@ -182,8 +190,18 @@ void addCompileCommand(CLI::App &app, Dispatch &dispatch) {
   cmd->add_option("--print-ir-after", opts->printIrAfter,
                   "Print the IR after these passes (or 'all') to stdout")
       ->delimiter(',');
-  cmd->add_option("--mapping-in", opts->mappingIn,
-                  "Replay the mapping decisions of this file");
+  CLI::Option *mappingIn = cmd->add_option(
+      "--mapping-in", opts->mappingIn,
+      "Replay the mapping decisions of this file");
+  cmd->add_option("--passes", opts->passes,
+                  "Run this pipeline instead of the level's (docs/passes.md; "
+                  "--print-pipeline shows a level's): it must run layout, "
+                  "divide, schedule, lx-plan and tile, which emission needs")
+      ->excludes(level)
+      ->excludes(mappingIn);
+  cmd->add_flag("--print-pipeline", opts->printPipeline,
+                "Print the pipeline of the level (-O, with --mapping-in) as "
+                "--passes takes it, and exit");
   cmd->add_option("--mapping-out", opts->mappingOut,
                   "Write the mapping decisions (JSON) to this file");
   cmd->add_flag("--stats", opts->stats,
