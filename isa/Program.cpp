@@ -930,8 +930,9 @@ Program readProgram(std::string_view bytes, const std::string &fileName) {
 }
 
 bool replacesInPlace(const TensorDecl &a, const TensorDecl &b) {
-  const bool pair = (a.kind == TensorKind::Input && b.kind == TensorKind::Output) ||
-                    (a.kind == TensorKind::Output && b.kind == TensorKind::Input);
+  const bool pair =
+      (a.kind == TensorKind::Input && b.kind == TensorKind::Output) ||
+      (a.kind == TensorKind::Output && b.kind == TensorKind::Input);
   return pair && a.address == b.address && a.sizeSticks == b.sizeSticks &&
          a.dtype == b.dtype;
 }

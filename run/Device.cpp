@@ -12,7 +12,8 @@ Device::Device(const hw::HwConfig &config, bool numerics)
 
 uint64_t Device::reserve(uint64_t sticks, uint64_t alignSticks) {
   SPYRE_ASSERT(alignSticks >= 1, "alignment of zero sticks");
-  const uint64_t address = (next_ + alignSticks - 1) / alignSticks * alignSticks;
+  const uint64_t address =
+      (next_ + alignSticks - 1) / alignSticks * alignSticks;
   const uint64_t capacity =
       static_cast<uint64_t>(config_.memory.sizeBytes) / isa::kStickBytes;
   if (address > capacity || sticks > capacity - address)

@@ -3,7 +3,8 @@
 // key/value cache) are reserved once at fixed addresses and written once;
 // each program is compiled with those addresses (compiler::Placement) and run
 // against the same memory, after the one before it, so what a program writes
-// into a reserved tensor is there for the next (docs/llm.md#the-persistent-device).
+// into a reserved tensor is there for the next
+// (docs/llm.md#the-persistent-device).
 //
 // The device keeps a clock: every program run and host transfer advances it
 // by its cycles. Host transfers are timed as a host op's (sim::hostOpTiming:

@@ -1442,7 +1442,8 @@ bool Emitter::emitOutputs() {
     auto placed = placement_.addresses.find(v->name());
     SPYRE_ASSERT(placed == placement_.addresses.end() || !d,
                  "placed output '" + v->name() + "' is also an input");
-    if (placed != placement_.addresses.end() && refShapeOf(*v) != v->type().shape)
+    if (placed != placement_.addresses.end() &&
+        refShapeOf(*v) != v->type().shape)
       throw PlacementLayout{v->name()};
     if (placed == placement_.addresses.end())
       reserve(name, src.dtype, refShapeOf(*v));

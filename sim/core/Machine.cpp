@@ -221,9 +221,10 @@ Machine::Machine(const hw::HwConfig &config, const isa::Program &program,
                  SimOptions options, MemoryPort *port, DeviceMemory *memory)
     : config_(config), program_(program), options_(options), timing_(config),
       port_(port ? port : &timing_),
-      ownedMemory_(memory ? nullptr
-                          : std::make_unique<DeviceMemory>(static_cast<uint64_t>(
-                                config.memory.sizeBytes))),
+      ownedMemory_(memory
+                       ? nullptr
+                       : std::make_unique<DeviceMemory>(
+                             static_cast<uint64_t>(config.memory.sizeBytes))),
       memory_(memory ? *memory : *ownedMemory_),
       hb_(static_cast<int>(program.streams.size())) {
   const int cores = config.chip.cores;
