@@ -7,6 +7,7 @@
 #include "sim/core/TensorIo.h"
 #include "support/Diagnostic.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace spyre::llm {
@@ -123,30 +124,90 @@ LlmDevice::LlmDevice(const LlmConfig &config, const hw::HwConfig &hw,
   }
 
   pageSticks_ = static_cast<uint64_t>(config_.numKvHeads * config_.headDim);
-  const uint64_t cacheSticks =
-      static_cast<uint64_t>(layers_ * options.slots * 2 *
-                            (capacity_ / kCachePageTokens)) *
-      pageSticks_;
-  cacheStart_ = device_.reserve(cacheSticks);
+  const int64_t perSlot = capacity_ / kCachePageTokens;
+  poolPages_ = options.paged && options.pages > 0 ? options.pages
+                                                  : options.slots * perSlot;
+  cacheStart_ = device_.reserve(
+      static_cast<uint64_t>(layers_ * 2 * poolPages_) * pageSticks_);
   positions_.assign(static_cast<size_t>(options.slots), 0);
+  blocks_.resize(static_cast<size_t>(options.slots));
+  pageHeld_.assign(static_cast<size_t>(poolPages_), false);
+  if (!options.paged)
+    for (int64_t s = 0; s < options.slots; ++s)
+      for (int64_t j = 0; j < perSlot; ++j) {
+        blocks_[static_cast<size_t>(s)].push_back(s * perSlot + j);
+        pageHeld_[static_cast<size_t>(s * perSlot + j)] = true;
+      }
 }
 
-uint64_t LlmDevice::cacheBase(int64_t layer, int64_t slot, bool value) const {
-  const uint64_t perTensor =
-      static_cast<uint64_t>(capacity_ / kCachePageTokens) * pageSticks_;
-  const auto index = static_cast<uint64_t>((layer * options_.slots + slot) * 2 +
-                                           (value ? 1 : 0));
-  return cacheStart_ + index * perTensor;
+uint64_t LlmDevice::pageAddress(int64_t layer, int64_t page, bool value) const {
+  const auto index =
+      static_cast<uint64_t>((layer * 2 + (value ? 1 : 0)) * poolPages_ + page);
+  return cacheStart_ + index * pageSticks_;
+}
+
+const std::vector<int64_t> &LlmDevice::blockTable(int64_t slot) const {
+  checkSlot(slot);
+  return blocks_[static_cast<size_t>(slot)];
+}
+
+int64_t LlmDevice::freePages() const {
+  return static_cast<int64_t>(
+      std::count(pageHeld_.begin(), pageHeld_.end(), false));
+}
+
+isa::TensorDecl LlmDevice::pageTensor(int64_t layer, int64_t page,
+                                      bool value) const {
+  SPYRE_ASSERT(layer >= 0 && layer < layers_ && page >= 0 && page < poolPages_,
+               "page out of range");
+  return run::Device::tensorAt(
+      "model.layers." + std::to_string(layer) +
+          (value ? ".value_page." : ".key_page.") + std::to_string(page),
+      isa::DType::Dl16, {config_.numKvHeads, config_.headDim, kCachePageTokens},
+      pageAddress(layer, page, value));
 }
 
 isa::TensorDecl LlmDevice::cacheTensor(int64_t layer, int64_t slot,
                                        bool value) const {
   checkSlot(slot);
+  SPYRE_ASSERT(!options_.paged, "a paged cache is no tensor of its own");
   SPYRE_ASSERT(layer >= 0 && layer < layers_, "layer out of range");
   return run::Device::tensorAt(
       cacheTensorName(layer, slot, value ? "values" : "keys"), isa::DType::Dl16,
       {config_.numKvHeads, config_.headDim, capacity_},
-      cacheBase(layer, slot, value));
+      pageAddress(layer, blocks_[static_cast<size_t>(slot)].front(), value));
+}
+
+void LlmDevice::holdPages(int64_t slot, int64_t tokens) {
+  std::vector<int64_t> &blocks = blocks_[static_cast<size_t>(slot)];
+  const auto needed =
+      static_cast<size_t>((tokens + kCachePageTokens - 1) / kCachePageTokens);
+  while (blocks.size() < needed) {
+    SPYRE_ASSERT(options_.paged, "a contiguous slot holds all its pages");
+    auto free = std::find(pageHeld_.begin(), pageHeld_.end(), false);
+    if (free == pageHeld_.end())
+      throw UserError(SourceLoc{"slot " + std::to_string(slot)},
+                      "the key/value cache is full: all " +
+                          std::to_string(poolPages_) +
+                          " pages are held by sequences",
+                      ExitCode::Usage);
+    *free = true;
+    blocks.push_back(free - pageHeld_.begin());
+  }
+}
+
+std::vector<std::pair<int64_t, int64_t>>
+LlmDevice::runsOf(int64_t slot, int64_t pages) const {
+  const std::vector<int64_t> &blocks = blocks_[static_cast<size_t>(slot)];
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t j = 0; j < pages; ++j) {
+    const int64_t page = blocks[static_cast<size_t>(j)];
+    if (!runs.empty() && runs.back().first + runs.back().second == page)
+      ++runs.back().second;
+    else
+      runs.emplace_back(page, 1);
+  }
+  return runs;
 }
 
 void LlmDevice::checkSlot(int64_t slot) const {
@@ -171,6 +232,7 @@ void LlmDevice::assumeCached(int64_t slot, int64_t tokens) {
                     "must be in [1, " + std::to_string(capacity_) + "], got " +
                         std::to_string(tokens),
                     ExitCode::Usage);
+  holdPages(slot, tokens);
   positions_[static_cast<size_t>(slot)] = tokens;
 }
 
@@ -179,13 +241,21 @@ void LlmDevice::release(int64_t slot) {
   const int64_t used =
       (positions_[static_cast<size_t>(slot)] + kCachePageTokens - 1) /
       kCachePageTokens;
-  if (device_.numerics() && used > 0) {
-    const std::vector<uint8_t> zeros(
-        static_cast<size_t>(used) * pageSticks_ * isa::kStickBytes, 0);
-    for (int64_t l = 0; l < layers_; ++l)
-      for (bool value : {false, true})
-        device_.memory().write(cacheBase(l, slot, value) * isa::kStickBytes,
-                               zeros.data(), zeros.size());
+  std::vector<int64_t> &blocks = blocks_[static_cast<size_t>(slot)];
+  if (device_.numerics()) {
+    const std::vector<uint8_t> zeros(pageSticks_ * isa::kStickBytes, 0);
+    for (int64_t j = 0; j < used; ++j)
+      for (int64_t l = 0; l < layers_; ++l)
+        for (bool value : {false, true})
+          device_.memory().write(
+              pageAddress(l, blocks[static_cast<size_t>(j)], value) *
+                  isa::kStickBytes,
+              zeros.data(), zeros.size());
+  }
+  if (options_.paged) {
+    for (int64_t page : blocks)
+      pageHeld_[static_cast<size_t>(page)] = false;
+    blocks.clear();
   }
   positions_[static_cast<size_t>(slot)] = 0;
 }
@@ -263,11 +333,25 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
                             std::to_string(t),
                         ExitCode::Usage);
   }
+  // The pages the step writes, and its sequences' runs of pages.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> runs;
+  for (size_t b = 0; b < slots.size(); ++b) {
+    const int64_t slot = slots[b], pos = positions_[static_cast<size_t>(slot)];
+    holdPages(slot, pos + shape.tokens);
+    runs.push_back(runsOf(slot, shape.mode == Mode::Prefill
+                                    ? (shape.tokens + kCachePageTokens - 1) /
+                                          kCachePageTokens
+                                    : pos / kCachePageTokens));
+    std::vector<int64_t> lengths;
+    for (const auto &run : runs.back())
+      lengths.push_back(run.second);
+    shape.pageRuns.push_back(std::move(lengths));
+  }
   const std::unique_ptr<compiler::Graph> graph = buildLlmGraph(config_, shape);
 
-  // Where the resident tensors are: the weights, and each sequence's cache
-  // pages (the full ones from the start of its cache, the current one and
-  // what replaces it in place).
+  // Where the resident tensors are: the weights, and each sequence's pages
+  // (its runs of full pages, its current page and what replaces it in
+  // place; in prefill, the runs its tokens fill).
   compiler::CompileOptions co;
   co.optLevel = options_.optLevel;
   co.placement.firstFree = device_.firstFree();
@@ -276,18 +360,22 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
   for (int64_t l = 0; l < layers_; ++l)
     for (size_t b = 0; b < slots.size(); ++b) {
       const int64_t slot = slots[b];
-      const auto page = static_cast<uint64_t>(
-          positions_[static_cast<size_t>(slot)] / kCachePageTokens);
+      const auto seq = static_cast<int64_t>(b);
+      const std::vector<int64_t> &blocks = blocks_[static_cast<size_t>(slot)];
+      const int64_t current = blocks[static_cast<size_t>(
+          positions_[static_cast<size_t>(slot)] / kCachePageTokens)];
       for (bool value : {false, true}) {
         const std::string kind = value ? "value" : "key";
-        const uint64_t base = cacheBase(l, slot, value);
-        const auto seq = static_cast<int64_t>(b);
-        co.placement.addresses[cacheTensorName(l, seq, kind + ".T")] = base;
-        co.placement.addresses[cacheTensorName(l, seq, "past_" + kind + ".T")] =
-            base;
+        for (size_t r = 0; r < runs[b].size(); ++r) {
+          const uint64_t at = pageAddress(l, runs[b][r].first, value);
+          const std::string suffix = ".T." + std::to_string(r);
+          co.placement.addresses[cacheTensorName(l, seq, kind + suffix)] = at;
+          co.placement
+              .addresses[cacheTensorName(l, seq, "past_" + kind + suffix)] = at;
+        }
         for (const char *part : {"_tail.T", "_page.T"})
           co.placement.addresses[cacheTensorName(l, seq, kind + part)] =
-              base + page * pageSticks_;
+              pageAddress(l, current, value);
       }
     }
   DiagnosticEngine diags;

@@ -3,17 +3,19 @@
 // sequence slot kept there, and prefill and decode steps run one after
 // another against them (docs/llm.md#the-persistent-device).
 //
-// The cache of slot s, layer l is two device tensors, keys and values, each
-// stored transposed as [KV, head_dim, capacity] (sticked on the positions)
-// in 64-token pages: page j holds positions 64j..64j+63 of every head, KV x
-// head_dim sticks, and pages lie in order. The first n pages are thus the
-// tensor [KV, head_dim, 64n] as a program declares it, in place. A step is
-// compiled for its sequences' positions: a decode step of a sequence at
-// position p reads its full pages (past_key.T, p - p % 64 positions) and
-// the tokens of its current page (key_tail.T), and writes the page with the
-// new token appended over the tail (key_page.T, an output in the tail's
+// The cache is keys and values per layer, each stored transposed as
+// [KV, head_dim, positions] (sticked on the positions) in 64-token pages: a
+// page holds 64 positions of every head, KV x head_dim sticks, and n
+// consecutive pages are the tensor [KV, head_dim, 64n] as a program
+// declares it, in place. A sequence's pages are listed in its block table:
+// contiguous, each slot owns a row of pages; paged, pages come from a pool
+// shared by the slots as sequences grow. A step is compiled for its
+// sequences' positions and block tables: a decode step of a sequence at
+// position p reads each run of consecutive full pages (past_key.T.N) and the
+// tokens of its current page (key_tail.T), and writes the page with the new
+// token appended over the tail (key_page.T, an output in the tail's
 // sticks): the cache is written in place, one page per layer and sequence,
-// never copied. A prefill writes its sequences' first pages.
+// never copied. A prefill writes its sequences' pages, run by run.
 //
 // Around the programs, on the host and charged over PCIe (Device::transfer):
 // the embedding lookup (the rows of the step's tokens, sent to the device;
@@ -30,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace spyre::llm {
@@ -38,6 +41,13 @@ struct LlmDeviceOptions {
   int64_t slots = 1; ///< sequences with a cache on the device
   /// Tokens per sequence the cache holds (rounded up to whole pages).
   int64_t capacity = kCachePageTokens;
+  /// Pages anywhere in a pool shared by the slots, each sequence's found
+  /// through its block table, instead of each slot's pages in a row of its
+  /// own (the contiguous layout).
+  bool paged = false;
+  /// Paged: pages in the pool (per layer, for keys and for values); 0:
+  /// enough for every slot's capacity.
+  int64_t pages = 0;
   int64_t layers = 0; ///< 0: all the model's
   int optLevel = 2;
   bool numerics = true; ///< false: time the steps only, no data
@@ -78,8 +88,15 @@ public:
 
   /// Tokens in slot `slot`'s cache.
   int64_t position(int64_t slot) const;
-  /// The keys (or values) of slot `slot`, layer `layer`: the whole cache
-  /// tensor [KV, head_dim, capacity] in device memory.
+  /// The pages of slot `slot`'s sequence, in order (its block table).
+  const std::vector<int64_t> &blockTable(int64_t slot) const;
+  /// Pages of the pool no sequence holds.
+  int64_t freePages() const;
+  /// Page `page` of the keys (or values) of layer `layer`: [KV, head_dim,
+  /// 64] in device memory.
+  isa::TensorDecl pageTensor(int64_t layer, int64_t page, bool value) const;
+  /// Contiguous layout: the keys (or values) of slot `slot`, layer
+  /// `layer`: the whole cache tensor [KV, head_dim, capacity].
   isa::TensorDecl cacheTensor(int64_t layer, int64_t slot, bool value) const;
 
   /// A prefill of the prompts (all the same length) of the sequences in
@@ -94,8 +111,9 @@ public:
   /// no value, as if a prefill had run, so that decode steps at a long
   /// context can be timed without simulating its prefill.
   void assumeCached(int64_t slot, int64_t tokens);
-  /// Empties a slot: its cache is zeroed (the padding lanes of a partial
-  /// page must read zero) and its position is 0.
+  /// Empties a slot: its pages are zeroed (the padding lanes of a partial
+  /// page must read zero) and, paged, returned to the pool; its position
+  /// is 0.
   void release(int64_t slot);
 
   /// The weights as the device stores them (DL16 values), by input name,
@@ -106,7 +124,14 @@ public:
 private:
   DeviceStep step(const StepShape &shape, const std::vector<int64_t> &slots,
                   const std::vector<std::vector<int64_t>> &tokens);
-  uint64_t cacheBase(int64_t layer, int64_t slot, bool value) const;
+  uint64_t pageAddress(int64_t layer, int64_t page, bool value) const;
+  /// Gives slot `slot` the pages for `tokens` tokens (paged: from the pool,
+  /// lowest first; a UserError when it is empty).
+  void holdPages(int64_t slot, int64_t tokens);
+  /// The runs of consecutive pages among the first `pages` of a slot's
+  /// block table, as (first page, length).
+  std::vector<std::pair<int64_t, int64_t>> runsOf(int64_t slot,
+                                                  int64_t pages) const;
   void checkSlot(int64_t slot) const;
 
   LlmConfig config_;
@@ -118,7 +143,10 @@ private:
   std::vector<double> embedding_; ///< [vocab, hidden], DL16 values
   uint64_t cacheStart_ = 0;       ///< sticks
   uint64_t pageSticks_ = 0;       ///< KV x head_dim
+  int64_t poolPages_ = 0;         ///< per layer, keys and values each
   std::vector<int64_t> positions_;
+  std::vector<std::vector<int64_t>> blocks_; ///< per slot
+  std::vector<bool> pageHeld_;               ///< per page of the pool
   uint64_t weightLoadCycles_ = 0;
   uint64_t weightBytes_ = 0;
 };

@@ -111,6 +111,7 @@ GenerateReport runGeneration(const GenerateOptions &o) {
   d.slots = o.batch;
   d.capacity = (o.context >= 0 ? o.context : o.promptTokens) + o.steps;
   d.layers = o.layers;
+  d.paged = o.paged;
   d.optLevel = o.optLevel;
   d.numerics = !o.timingOnly;
   d.seed = o.seed;
@@ -136,6 +137,8 @@ GenerateReport runGeneration(const GenerateOptions &o) {
         slots, r.steps.empty()
                    ? std::vector<int64_t>(static_cast<size_t>(o.batch), 0)
                    : r.steps.back().tokens));
+  for (int64_t slot : slots)
+    r.blockTables.push_back(device.blockTable(slot));
   r.tokens.resize(static_cast<size_t>(o.batch));
   for (const DeviceStep &s : r.steps)
     for (size_t b = 0; b < s.tokens.size(); ++b)
@@ -185,10 +188,13 @@ std::string generationText(const GenerateReport &r) {
                fmt::format("weights {:.2f} MB written once ({} over PCIe, "
                            "before the first step and not in its time); "
                            "KV cache of {} tokens per sequence in {}-token "
-                           "pages, written in place",
+                           "pages ({}), written in place",
                            static_cast<double>(r.weightBytes) / 1e6,
                            duration(r.us(r.weightLoadCycles)), r.capacity,
-                           kCachePageTokens));
+                           kCachePageTokens,
+                           o.paged ? "paged: a pool and a block table per "
+                                     "sequence"
+                                   : "contiguous"));
   out +=
       field("weights", o.timingOnly ? std::string("none (--timing-only)")
                                     : "random, seed " + std::to_string(o.seed));
@@ -229,6 +235,10 @@ std::string generationText(const GenerateReport &r) {
     for (size_t b = 0; b < r.tokens.size(); ++b)
       out += field(b == 0 ? "tokens" : "",
                    fmt::format("seq {}: {}", b, tokenList(r.tokens[b])));
+  if (o.paged)
+    for (size_t b = 0; b < r.blockTables.size(); ++b)
+      out += field(b == 0 ? "pages" : "",
+                   fmt::format("seq {}: {}", b, tokenList(r.blockTables[b])));
   const DeviceStep &first = r.steps.front();
   if (first.shape.mode == Mode::Prefill)
     out += field("TTFT",

@@ -28,6 +28,9 @@ struct GenerateOptions {
   int64_t batch = 1;
   int64_t promptTokens = 60;
   int64_t steps = 8; ///< decode steps after the prefill
+  /// A paged cache (pages from a pool, found through each sequence's block
+  /// table) instead of a row of pages per sequence.
+  bool paged = false;
   /// Timing only, instead of a prompt and its prefill: every sequence
   /// starts with this many cached tokens (of no value); -1: a prefill.
   int64_t context = -1;
@@ -56,6 +59,8 @@ struct GenerateReport {
   std::vector<DeviceStep> steps;
   /// Per sequence: the tokens generated (one per step).
   std::vector<std::vector<int64_t>> tokens;
+  /// Per sequence: its pages at the end (its block table).
+  std::vector<std::vector<int64_t>> blockTables;
   std::vector<SequenceCheck> checks; ///< with `check`
 
   bool checkFailed() const;

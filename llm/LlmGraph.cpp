@@ -235,6 +235,26 @@ private:
     return reshape(a + "context_merged", o, {B, S, c_.numHeads * c_.headDim});
   }
 
+  /// The runs of consecutive pages of sequence b's `pages` pages (in
+  /// prefill, those its tokens fill; in decode, its full pages): one run
+  /// without StepShape::pageRuns, none for no pages.
+  std::vector<int64_t> pageRuns(int64_t b, int64_t pages) const {
+    if (pages == 0)
+      return {};
+    if (s_.pageRuns.empty())
+      return {pages};
+    const std::vector<int64_t> &runs = s_.pageRuns[static_cast<size_t>(b)];
+    int64_t sum = 0;
+    for (int64_t r : runs) {
+      SPYRE_ASSERT(r >= 1, "a run of no pages");
+      sum += r;
+    }
+    SPYRE_ASSERT(sum == pages, "page runs of sequence " + std::to_string(b) +
+                                   " do not cover its " +
+                                   std::to_string(pages) + " pages");
+    return runs;
+  }
+
   /// The keys or values [B, S, KV, hd] of sequence b, transposed as the
   /// cache stores them: [KV, hd, S].
   Value *cacheLayout(const std::string &name, Value *kv, int64_t b) {
@@ -258,10 +278,28 @@ private:
     const int64_t B = s_.batch, S = s_.tokens, KV = c_.numKvHeads,
                   hd = c_.headDim, G = c_.groupSize();
     if (s_.mode == Mode::Prefill) {
-      for (int64_t b = 0; b < B; ++b) {
-        outputs_.push_back(cacheLayout(cacheTensorName(l, b, "key.T"), k, b));
-        outputs_.push_back(cacheLayout(cacheTensorName(l, b, "value.T"), v, b));
-      }
+      const int64_t pages = (S + kCachePageTokens - 1) / kCachePageTokens;
+      for (int64_t b = 0; b < B; ++b)
+        for (const std::string kind : {"key", "value"}) {
+          // One output per run of consecutive pages, each a split of the
+          // sequence's keys at whole pages (whole sticks: a view).
+          const std::vector<int64_t> runs = pageRuns(b, pages);
+          const std::string name = cacheTensorName(l, b, kind + ".T");
+          if (runs.size() == 1) {
+            outputs_.push_back(
+                cacheLayout(name + ".0", kind == "key" ? k : v, b));
+            continue;
+          }
+          std::vector<int64_t> sizes;
+          int64_t left = S;
+          for (int64_t run : runs) {
+            sizes.push_back(std::min(left, run * kCachePageTokens));
+            left -= sizes.back();
+          }
+          Value *all = cacheLayout(name + ".all", kind == "key" ? k : v, b);
+          for (Value *part : split(name, all, -1, sizes))
+            outputs_.push_back(part);
+        }
       k = transpose(a + "k_t", k, {0, 2, 1, 3});
       v = transpose(a + "v_t", v, {0, 2, 1, 3});
       Value *scores = matmul(a + "scores", q, k, true); // [B, KV, G*S, S]
@@ -296,26 +334,44 @@ private:
       Value *kPage = page("key", k), *vPage = page("value", v);
       outputs_.push_back(kPage);
       outputs_.push_back(vPage);
-      Value *scores = matmul(sp + "scores_page", qb, kPage, false);
-      Value *kPast = nullptr, *vPast = nullptr;
-      if (full > 0) {
-        kPast = input(cacheTensorName(l, b, "past_key.T"), {KV, hd, full});
-        vPast = input(cacheTensorName(l, b, "past_value.T"), {KV, hd, full});
-        scores = op(OpKind::Concat, sp + "scores",
-                    {matmul(sp + "scores_past", qb, kPast, false), scores},
-                    {{"axis", int64_t(-1)}});
+      // The full pages, one input per run of consecutive pages, scored
+      // run by run; the scores of all runs and of the current page are
+      // joined for the softmax and split again for the context.
+      std::vector<Value *> kPast, vPast, scoreParts;
+      std::vector<int64_t> sizes;
+      const std::vector<int64_t> runs = pageRuns(b, full / kCachePageTokens);
+      for (size_t r = 0; r < runs.size(); ++r) {
+        const std::string suffix = ".T." + std::to_string(r);
+        const int64_t n = runs[r] * kCachePageTokens;
+        kPast.push_back(
+            input(cacheTensorName(l, b, "past_key" + suffix), {KV, hd, n}));
+        vPast.push_back(
+            input(cacheTensorName(l, b, "past_value" + suffix), {KV, hd, n}));
+        scoreParts.push_back(matmul(sp + "scores_past." + std::to_string(r), qb,
+                                    kPast.back(), false));
+        sizes.push_back(n);
       }
+      scoreParts.push_back(matmul(sp + "scores_page", qb, kPage, false));
+      sizes.push_back(tail + 1);
+      Value *scores = scoreParts.size() == 1
+                          ? scoreParts.front()
+                          : op(OpKind::Concat, sp + "scores", scoreParts,
+                               {{"axis", int64_t(-1)}});
       Value *probs = op(OpKind::Softmax, sp + "softmax", {scores},
                         {{"axis", int64_t(-1)}});
       Value *ctx = nullptr;
-      if (full > 0) {
-        std::vector<Value *> parts =
-            split(sp + "probs", probs, -1, {full, tail + 1});
-        ctx = op(OpKind::Add, sp + "context",
-                 {matmul(sp + "context_past", parts[0], vPast, true),
-                  matmul(sp + "context_page", parts[1], vPage, true)});
-      } else {
+      if (runs.empty()) {
         ctx = matmul(sp + "context", probs, vPage, true);
+      } else {
+        std::vector<Value *> parts = split(sp + "probs", probs, -1, sizes);
+        ctx = matmul(sp + "context_page", parts.back(), vPage, true);
+        for (size_t r = 0; r < runs.size(); ++r)
+          ctx = op(OpKind::Add,
+                   sp + (r + 1 == runs.size() ? std::string("context")
+                                              : "context." + std::to_string(r)),
+                   {matmul(sp + "context_past." + std::to_string(r), parts[r],
+                           vPast[r], true),
+                    ctx});
       }
       contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G, hd}));
     }

@@ -53,13 +53,20 @@ struct StepShape {
   /// With residentCache: per sequence, the tokens already in its cache
   /// (the position of its first new token); all 0 in prefill.
   std::vector<int64_t> positions;
+  /// With residentCache, for a paged cache: per sequence, the lengths (in
+  /// pages) of the runs of consecutive pages in its block table, covering
+  /// in prefill the pages its tokens fill and in decode its full pages
+  /// before the current one; each run is one input or output. Empty: each
+  /// sequence's pages are one run (a contiguous cache).
+  std::vector<std::vector<int64_t>> pageRuns;
 };
 
 /// The parts of a sequence's cache a step with a resident cache reads and
-/// writes, per layer: `past_key.T` (the full pages before the token's page),
-/// `key_tail.T` (the tokens already in that page), `key_page.T` (that page
-/// with the new token, written over the tail), and in prefill `key.T` (all
-/// its tokens); the same for values.
+/// writes, per layer: `past_key.T.N` (run N of the full pages before the
+/// token's page), `key_tail.T` (the tokens already in that page),
+/// `key_page.T` (that page with the new token, written over the tail), and
+/// in prefill `key.T.N` (its tokens in run N of its pages); the same for
+/// values.
 std::string cacheTensorName(int64_t layer, int64_t sequence,
                             const std::string &part);
 

@@ -112,6 +112,21 @@ TEST(LlmCli, GenerateMatchesTheReference) {
   EXPECT_NE(r.out.find("per token  "), std::string::npos) << r.out;
 }
 
+TEST(LlmCli, GeneratePagedMatchesTheReference) {
+  // Paged, the two sequences' pages interleave in the pool: each prefill
+  // takes one page, and position 64 a new one from what is left.
+  ToolResult r =
+      runSpyre({"llm", "examples/llm/tiny-llama.json", "--generate", "3",
+                "--prompt", "62", "--batch", "2", "--paged", "--check"});
+  ASSERT_EQ(r.exitCode, 0) << all(r);
+  for (const char *line :
+       {"(paged: a pool and a block table per sequence)",
+        "pages      seq 0: 0 2\n", "           seq 1: 1 3\n",
+        "check      ok: tokens identical to the double-precision reference",
+        "findings   0\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
 TEST(LlmCli, GenerateUsageErrors) {
   ToolResult r = runSpyre({"llm", "examples/llm/tiny-granite.json",
                            "--generate", "0", "--timing-only"});
@@ -134,6 +149,11 @@ TEST(LlmCli, GenerateUsageErrors) {
   EXPECT_EQ(test::firstLine(r.err),
             "--context: error: starts the sequences with cached tokens of no "
             "value, which only --timing-only allows");
+  r = runSpyre(
+      {"llm", "examples/llm/tiny-granite.json", "--mode", "decode", "--paged"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--paged: error: is a cache layout of --generate N");
   r = runSpyre({"llm", "examples/llm/tiny-granite.json"});
   EXPECT_EQ(r.exitCode, 2) << all(r);
   EXPECT_EQ(test::firstLine(r.err),

@@ -182,6 +182,65 @@ TEST(LlmDevice, CheckCatchesADamagedCache) {
                    .ok());
 }
 
+TEST(LlmDevice, PagedCacheFollowsEachSequencesBlockTable) {
+  // A pool of 4 pages shared by 3 slots. Slot 0 gets page 0, slot 1 page 1;
+  // slot 0 is released and takes 130 tokens: pages 0, 2, 3, two runs. Its
+  // prefill writes both runs, and its decode steps read them as two inputs
+  // and write page 3 in place; slot 1 decodes beside it. Both as the
+  // reference; a third sequence finds the pool full until slot 1 leaves.
+  const LlmConfig config = load("tiny-llama.json");
+  LlmDeviceOptions o;
+  o.slots = 3;
+  o.capacity = 192;
+  o.paged = true;
+  o.pages = 4;
+  LlmDevice device(config, hw::loadConfigOrDefault(""), o);
+  EXPECT_EQ(device.freePages(), 4);
+  device.prefill({0}, {prompt(10, config.vocabSize, 5)});
+  const std::vector<int64_t> shortPrompt = prompt(10, config.vocabSize, 6);
+  std::vector<int64_t> next = {0, device.prefill({1}, {shortPrompt}).tokens[0]};
+  device.release(0);
+  EXPECT_EQ(device.blockTable(0), std::vector<int64_t>{});
+  const std::vector<int64_t> longPrompt = prompt(130, config.vocabSize, 7);
+  next[0] = device.prefill({0}, {longPrompt}).tokens[0];
+  EXPECT_EQ(device.blockTable(0), (std::vector<int64_t>{0, 2, 3}));
+  EXPECT_EQ(device.blockTable(1), (std::vector<int64_t>{1}));
+  EXPECT_EQ(device.freePages(), 0);
+
+  std::vector<std::vector<int64_t>> got = {{next[0]}, {next[1]}};
+  std::vector<std::vector<std::vector<double>>> logits(2);
+  for (int i = 0; i < 2; ++i) {
+    DeviceStep s = device.decode({0, 1}, next);
+    EXPECT_EQ(s.shape.pageRuns,
+              (std::vector<std::vector<int64_t>>{{1, 1}, {}}));
+    EXPECT_TRUE(s.run.findings.empty());
+    next = s.tokens;
+    for (size_t b = 0; b < 2; ++b) {
+      got[b].push_back(s.tokens[b]);
+      logits[b].push_back(s.logits[b]);
+    }
+  }
+  const std::vector<std::vector<int64_t>> prompts = {longPrompt, shortPrompt};
+  for (size_t b = 0; b < 2; ++b) {
+    const ReferenceGeneration ref =
+        referenceGenerate(config, config.numLayers, device.storedWeights(),
+                          device.embeddingTable(), prompts[b], 2);
+    EXPECT_EQ(got[b], ref.tokens) << "sequence " << b;
+    for (size_t i = 0; i < 2; ++i)
+      EXPECT_TRUE(compareTensors(logits[b][i], ref.logits[i + 1],
+                                 run::outputTolerance(ref.logits[i + 1]))
+                      .ok())
+          << "sequence " << b << ", step " << i;
+  }
+
+  EXPECT_THROW(device.prefill({2}, {prompt(10, config.vocabSize, 8)}),
+               UserError);
+  device.release(1);
+  EXPECT_EQ(device.freePages(), 1);
+  device.prefill({2}, {prompt(10, config.vocabSize, 8)});
+  EXPECT_EQ(device.blockTable(2), std::vector<int64_t>{1});
+}
+
 TEST(LlmDevice, RefusesStepsPastTheCache) {
   const LlmConfig config = load("tiny-llama.json");
   LlmDeviceOptions o;

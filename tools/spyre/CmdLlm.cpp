@@ -26,6 +26,7 @@ struct LlmCliOptions {
   int64_t context = -1;
   int64_t generate = 0;
   int64_t prompt = 0;
+  bool paged = false;
   bool generateGiven = false, promptGiven = false;
 };
 
@@ -58,6 +59,7 @@ int runGenerate(LlmCliOptions &o) {
   if (o.promptGiven)
     g.promptTokens = o.prompt;
   g.steps = o.generate;
+  g.paged = o.paged;
   if (o.context >= 0) {
     if (o.promptGiven)
       throw usage("--context", "starts the sequences with cached tokens "
@@ -82,6 +84,8 @@ int runLlm(LlmCliOptions &o) {
                           : static_cast<int>(ExitCode::BadInput);
     }
   }
+  if (o.paged)
+    throw usage("--paged", "is a cache layout of --generate N");
   if (o.mode.empty())
     throw usage("--mode", "give --mode prefill or --mode decode for one step, "
                           "or --generate N to generate N tokens after a "
@@ -129,6 +133,10 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                       "Greedy generation on a persistent device: a prefill of "
                       "the prompt, then N decode steps against the key/value "
                       "cache in device memory (instead of --mode)");
+  cmd->add_flag("--paged", opts->paged,
+                "With --generate: a paged key/value cache (64-token pages "
+                "from a pool, a block table per sequence) instead of a row "
+                "of pages per sequence");
   CLI::Option *prompt =
       cmd->add_option("--prompt", opts->prompt,
                       "Prompt tokens per sequence of --generate (seeded ids; "
