@@ -333,6 +333,27 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
                             std::to_string(t),
                         ExitCode::Usage);
   }
+  for (size_t b = 1; b < slots.size(); ++b)
+    if (std::find(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(b),
+                  slots[b]) != slots.begin() + static_cast<std::ptrdiff_t>(b))
+      throw UserError(SourceLoc{"slot " + std::to_string(slots[b])},
+                      "appears twice in one step", ExitCode::Usage);
+  // Paged: all the new pages the step needs, or none of them, so that a
+  // refused step leaves every sequence as it was.
+  int64_t newPages = 0;
+  for (int64_t slot : slots) {
+    const int64_t pos = positions_[static_cast<size_t>(slot)];
+    newPages += std::max<int64_t>(
+        0, (pos + shape.tokens + kCachePageTokens - 1) / kCachePageTokens -
+               static_cast<int64_t>(blocks_[static_cast<size_t>(slot)].size()));
+  }
+  if (newPages > freePages())
+    throw UserError(SourceLoc{"slot " + std::to_string(slots.front())},
+                    "the key/value cache is full: the step needs " +
+                        std::to_string(newPages) + " new pages, " +
+                        std::to_string(freePages()) + " of " +
+                        std::to_string(poolPages_) + " are free",
+                    ExitCode::Usage);
   // The pages the step writes, and its sequences' runs of pages.
   std::vector<std::vector<std::pair<int64_t, int64_t>>> runs;
   for (size_t b = 0; b < slots.size(); ++b) {

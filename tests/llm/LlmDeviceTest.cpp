@@ -235,10 +235,33 @@ TEST(LlmDevice, PagedCacheFollowsEachSequencesBlockTable) {
 
   EXPECT_THROW(device.prefill({2}, {prompt(10, config.vocabSize, 8)}),
                UserError);
+  EXPECT_THROW(device.decode({0, 0}, {1, 1}), UserError); // twice
   device.release(1);
   EXPECT_EQ(device.freePages(), 1);
   device.prefill({2}, {prompt(10, config.vocabSize, 8)});
   EXPECT_EQ(device.blockTable(2), std::vector<int64_t>{1});
+}
+
+TEST(LlmDevice, RefusesAStepThePoolCannotHoldWhole) {
+  // Two sequences of one full page each and one free page: a step of both
+  // needs two new pages and is refused before either takes one.
+  const LlmConfig config = load("tiny-llama.json");
+  LlmDeviceOptions o;
+  o.slots = 2;
+  o.capacity = 128;
+  o.paged = true;
+  o.pages = 3;
+  LlmDevice device(config, hw::loadConfigOrDefault(""), o);
+  device.prefill({0, 1}, {prompt(64, config.vocabSize, 1),
+                          prompt(64, config.vocabSize, 2)});
+  EXPECT_EQ(device.freePages(), 1);
+  EXPECT_THROW(device.decode({0, 1}, {1, 1}), UserError);
+  EXPECT_EQ(device.freePages(), 1);
+  EXPECT_EQ(device.blockTable(0), std::vector<int64_t>{0});
+  EXPECT_EQ(device.blockTable(1), std::vector<int64_t>{1});
+  EXPECT_EQ(device.position(0), 64);
+  device.decode({1}, {1});
+  EXPECT_EQ(device.blockTable(1), (std::vector<int64_t>{1, 2}));
 }
 
 TEST(LlmDevice, RefusesStepsPastTheCache) {
