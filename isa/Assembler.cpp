@@ -948,7 +948,7 @@ void Assembler::dirTensor(const Token &d) {
   for (size_t i = 0; i < program_.tensors.size(); ++i) {
     const TensorDecl &o = program_.tensors[i];
     if (t.address < o.address + o.sizeSticks &&
-        o.address < t.address + t.sizeSticks) {
+        o.address < t.address + t.sizeSticks && !replacesInPlace(t, o)) {
       error(addrTok, "tensor '" + t.name + "' at sticks " + range(t) +
                          " overlaps tensor '" + o.name + "' at " + range(o) +
                          " (line " + std::to_string(tensorLoc_[i].line) + ")");

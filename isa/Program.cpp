@@ -641,7 +641,8 @@ void readTensors(std::string_view body, const std::string &fileName,
             });
   for (size_t i = 1; i < byAddress.size(); ++i)
     if (byAddress[i - 1]->address + byAddress[i - 1]->sizeSticks >
-        byAddress[i]->address)
+            byAddress[i]->address &&
+        !replacesInPlace(*byAddress[i - 1], *byAddress[i]))
       r.fail("tensor '" + byAddress[i]->name + "' overlaps tensor '" +
              byAddress[i - 1]->name + "'");
 }
@@ -944,6 +945,14 @@ Program readProgram(std::string_view bytes, const std::string &fileName) {
       if (v != kNoProvenance)
         v = remap[v];
   return p;
+}
+
+bool replacesInPlace(const TensorDecl &a, const TensorDecl &b) {
+  const bool pair =
+      (a.kind == TensorKind::Input && b.kind == TensorKind::Output) ||
+      (a.kind == TensorKind::Output && b.kind == TensorKind::Input);
+  return pair && a.address == b.address && a.sizeSticks == b.sizeSticks &&
+         a.dtype == b.dtype;
 }
 
 } // namespace spyre::isa

@@ -97,6 +97,12 @@ struct TensorDecl {
   friend bool operator==(const TensorDecl &, const TensorDecl &) = default;
 };
 
+/// Whether `a` and `b` are an input and an output in the same sticks (same
+/// address, size and dtype): the output replaces the input in place, as a
+/// key/value cache page that a step reads and writes back with its new
+/// token (docs/program-file.md). The only overlap a program may have.
+bool replacesInPlace(const TensorDecl &a, const TensorDecl &b);
+
 /// An op the host runs for the program (the `host` instruction's operand
 /// indexes Program::hostOps): an ONNX op type and attributes that the host
 /// library (host/HostOp.h) computes from tensors in device memory.

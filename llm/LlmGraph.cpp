@@ -153,15 +153,16 @@ private:
     Value *wk = input(p + "self_attn.k_proj.weight.T", {D, KV * hd});
     Value *wv = input(p + "self_attn.v_proj.weight.T", {D, KV * hd});
     Value *wo = input(p + "self_attn.o_proj.weight.T", {H * hd, D});
-    Value *postNorm = input(p + "post_attention_layernorm.weight", {D});
-    Value *wg = input(p + "mlp.gate_proj.weight.T", {D, I});
-    Value *wu = input(p + "mlp.up_proj.weight.T", {D, I});
-    Value *wd = input(p + "mlp.down_proj.weight.T", {I, D});
+    // The MLP's weights are inputs here too, to keep the layer's in order.
+    input(p + "post_attention_layernorm.weight", {D});
+    input(p + "mlp.gate_proj.weight.T", {D, I});
+    input(p + "mlp.up_proj.weight.T", {D, I});
+    input(p + "mlp.down_proj.weight.T", {I, D});
     // The cache: keys stored transposed, [B, KV, hd, L] (sticked on the
     // positions), which is how Q K^T reads them; values as they come,
     // [B, KV, L, hd]. Either way the step reads them in place.
     Value *pastKT = nullptr, *pastV = nullptr;
-    if (s_.mode == Mode::Decode) {
+    if (s_.mode == Mode::Decode && !s_.residentCache) {
       pastKT = input(p + "past_key.T", {B, KV, hd, L});
       pastV = input(p + "past_value", {B, KV, L, hd});
     }
@@ -181,6 +182,12 @@ private:
     // [B, S, heads, hd] -> [B, heads, S, hd]; the new keys and values are
     // outputs: what the cache appends.
     q = transpose(a + "q_t", q, {0, 2, 1, 3});
+    if (s_.residentCache) {
+      q = reshape(a + "q_groups", q, {B, KV, G * S, hd});
+      x = residual(p + "attn_residual", x,
+                   linear(a + "o_proj", residentAttention(l, q, k, v), wo));
+      return mlp(l, x);
+    }
     k = transpose(p + "new_key", k, {0, 2, 1, 3});
     v = transpose(p + "new_value", v, {0, 2, 1, 3});
     outputs_.push_back(k);
@@ -215,13 +222,173 @@ private:
       Value *oNew = matmul(a + "context_new", parts[1], v, false);
       o = op(OpKind::Add, a + "context", {oPast, oNew});
     }
-    o = reshape(a + "context_heads", o, {B, H, S, hd});
-    o = transpose(a + "context_t", o, {0, 2, 1, 3});
-    o = reshape(a + "context_merged", o, {B, S, H * hd});
-    x = residual(p + "attn_residual", x, linear(a + "o_proj", o, wo));
+    x = residual(p + "attn_residual", x,
+                 linear(a + "o_proj", mergeHeads(a, o), wo));
+    return mlp(l, x);
+  }
 
+  /// The context [B, KV, G*S, hd] as [B, S, H*hd].
+  Value *mergeHeads(const std::string &a, Value *o) {
+    const int64_t B = s_.batch, S = s_.tokens;
+    o = reshape(a + "context_heads", o, {B, c_.numHeads, S, c_.headDim});
+    o = transpose(a + "context_t", o, {0, 2, 1, 3});
+    return reshape(a + "context_merged", o, {B, S, c_.numHeads * c_.headDim});
+  }
+
+  /// The runs of consecutive pages of sequence b's `pages` pages (in
+  /// prefill, those its tokens fill; in decode, its full pages): one run
+  /// without StepShape::pageRuns, none for no pages.
+  std::vector<int64_t> pageRuns(int64_t b, int64_t pages) const {
+    if (pages == 0)
+      return {};
+    if (s_.pageRuns.empty())
+      return {pages};
+    const std::vector<int64_t> &runs = s_.pageRuns[static_cast<size_t>(b)];
+    int64_t sum = 0;
+    for (int64_t r : runs) {
+      SPYRE_ASSERT(r >= 1, "a run of no pages");
+      sum += r;
+    }
+    SPYRE_ASSERT(sum == pages, "page runs of sequence " + std::to_string(b) +
+                                   " do not cover its " +
+                                   std::to_string(pages) + " pages");
+    return runs;
+  }
+
+  /// The keys or values [B, S, KV, hd] of sequence b, transposed as the
+  /// cache stores them: [KV, hd, S].
+  Value *cacheLayout(const std::string &name, Value *kv, int64_t b) {
+    const int64_t B = s_.batch, S = s_.tokens;
+    Value *t = transpose(name + ".t", kv, {0, 2, 3, 1}); // [B, KV, hd, S]
+    if (B > 1) {
+      std::vector<int64_t> ones(static_cast<size_t>(B), 1);
+      t = split(name + ".seq", t, 0, ones)[static_cast<size_t>(b)];
+    }
+    return reshape(name, t, {c_.numKvHeads, c_.headDim, S});
+  }
+
+  /// Attention against the cache in device memory (StepShape::residentCache):
+  /// in prefill, over the step's own tokens, the keys and values written to
+  /// each sequence's cache; in decode, per sequence, over the full pages
+  /// before its position and its current page with the new token, that page
+  /// written back in place. Keys and values are read as stored, [KV, hd, L]:
+  /// q K^T as a plain product, p V with V given transposed.
+  Value *residentAttention(int64_t l, Value *q, Value *k, Value *v) {
+    const std::string p = layerPrefix(l), a = p + "self_attn.";
+    const int64_t B = s_.batch, S = s_.tokens, KV = c_.numKvHeads,
+                  hd = c_.headDim, G = c_.groupSize();
+    if (s_.mode == Mode::Prefill) {
+      const int64_t pages = (S + kCachePageTokens - 1) / kCachePageTokens;
+      for (int64_t b = 0; b < B; ++b)
+        for (const std::string kind : {"key", "value"}) {
+          // One output per run of consecutive pages, each a split of the
+          // sequence's keys at whole pages (whole sticks: a view).
+          const std::vector<int64_t> runs = pageRuns(b, pages);
+          const std::string name = cacheTensorName(l, b, kind + ".T");
+          if (runs.size() == 1) {
+            outputs_.push_back(
+                cacheLayout(name + ".0", kind == "key" ? k : v, b));
+            continue;
+          }
+          std::vector<int64_t> sizes;
+          int64_t left = S;
+          for (int64_t run : runs) {
+            sizes.push_back(std::min(left, run * kCachePageTokens));
+            left -= sizes.back();
+          }
+          Value *all = cacheLayout(name + ".all", kind == "key" ? k : v, b);
+          for (Value *part : split(name, all, -1, sizes))
+            outputs_.push_back(part);
+        }
+      k = transpose(a + "k_t", k, {0, 2, 1, 3});
+      v = transpose(a + "v_t", v, {0, 2, 1, 3});
+      Value *scores = matmul(a + "scores", q, k, true); // [B, KV, G*S, S]
+      scores = reshape(a + "scores_heads", scores, {B, KV, G, S, S});
+      scores = op(OpKind::CausalMaskAdd, a + "causal_mask", {scores});
+      Value *probs =
+          op(OpKind::Softmax, a + "softmax", {scores}, {{"axis", int64_t(-1)}});
+      probs = reshape(a + "probs_groups", probs, {B, KV, G * S, S});
+      return mergeHeads(a, matmul(a + "context", probs, v, false));
+    }
+    std::vector<Value *> qs = {q};
+    if (B > 1)
+      qs = split(a + "q_seq", q, 0,
+                 std::vector<int64_t>(static_cast<size_t>(B), 1));
+    std::vector<Value *> contexts;
+    for (int64_t b = 0; b < B; ++b) {
+      const std::string sp = a + "seq" + std::to_string(b) + ".";
+      const int64_t pos = s_.positions[static_cast<size_t>(b)];
+      const int64_t full = pos / kCachePageTokens * kCachePageTokens,
+                    tail = pos - full;
+      Value *qb = reshape(sp + "q", qs[static_cast<size_t>(b)], {KV, G, hd});
+      // The current page: the tokens already in it and the new one.
+      auto page = [&](const std::string &kind, Value *fresh) {
+        Value *t = cacheLayout(sp + "new_" + kind + ".T", fresh, b);
+        const std::string name = cacheTensorName(l, b, kind + "_page.T");
+        if (tail == 0)
+          return reshape(name, t, {KV, hd, 1});
+        Value *old =
+            input(cacheTensorName(l, b, kind + "_tail.T"), {KV, hd, tail});
+        return op(OpKind::Concat, name, {old, t}, {{"axis", int64_t(-1)}});
+      };
+      Value *kPage = page("key", k), *vPage = page("value", v);
+      outputs_.push_back(kPage);
+      outputs_.push_back(vPage);
+      // The full pages, one input per run of consecutive pages, scored
+      // run by run; the scores of all runs and of the current page are
+      // joined for the softmax and split again for the context.
+      std::vector<Value *> kPast, vPast, scoreParts;
+      std::vector<int64_t> sizes;
+      const std::vector<int64_t> runs = pageRuns(b, full / kCachePageTokens);
+      for (size_t r = 0; r < runs.size(); ++r) {
+        const std::string suffix = ".T." + std::to_string(r);
+        const int64_t n = runs[r] * kCachePageTokens;
+        kPast.push_back(
+            input(cacheTensorName(l, b, "past_key" + suffix), {KV, hd, n}));
+        vPast.push_back(
+            input(cacheTensorName(l, b, "past_value" + suffix), {KV, hd, n}));
+        scoreParts.push_back(matmul(sp + "scores_past." + std::to_string(r), qb,
+                                    kPast.back(), false));
+        sizes.push_back(n);
+      }
+      scoreParts.push_back(matmul(sp + "scores_page", qb, kPage, false));
+      sizes.push_back(tail + 1);
+      Value *scores = scoreParts.size() == 1
+                          ? scoreParts.front()
+                          : op(OpKind::Concat, sp + "scores", scoreParts,
+                               {{"axis", int64_t(-1)}});
+      Value *probs = op(OpKind::Softmax, sp + "softmax", {scores},
+                        {{"axis", int64_t(-1)}});
+      Value *ctx = nullptr;
+      if (runs.empty()) {
+        ctx = matmul(sp + "context", probs, vPage, true);
+      } else {
+        std::vector<Value *> parts = split(sp + "probs", probs, -1, sizes);
+        ctx = matmul(sp + "context_page", parts.back(), vPage, true);
+        for (size_t r = 0; r < runs.size(); ++r)
+          ctx = op(OpKind::Add,
+                   sp + (r + 1 == runs.size() ? std::string("context")
+                                              : "context." + std::to_string(r)),
+                   {matmul(sp + "context_past." + std::to_string(r), parts[r],
+                           vPast[r], true),
+                    ctx});
+      }
+      contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G, hd}));
+    }
+    Value *o = B > 1 ? op(OpKind::Concat, a + "context_seq", contexts,
+                          {{"axis", int64_t(0)}})
+                     : contexts.front();
+    return mergeHeads(a, reshape(a + "context_groups", o, {B, KV, G * S, hd}));
+  }
+
+  Value *mlp(int64_t l, Value *x) {
+    const std::string p = layerPrefix(l);
+    Value *postNorm = g_->findValue(p + "post_attention_layernorm.weight");
+    Value *wg = g_->findValue(p + "mlp.gate_proj.weight.T");
+    Value *wu = g_->findValue(p + "mlp.up_proj.weight.T");
+    Value *wd = g_->findValue(p + "mlp.down_proj.weight.T");
     const std::string m = p + "mlp.";
-    h = rmsnorm(p + "post_attention_layernorm", x, postNorm);
+    Value *h = rmsnorm(p + "post_attention_layernorm", x, postNorm);
     Value *gate = op(OpKind::Silu, m + "act", {linear(m + "gate_proj", h, wg)});
     Value *up = linear(m + "up_proj", h, wu);
     Value *down = linear(m + "down_proj", op(OpKind::Mul, m + "gated", {gate, up}),
@@ -283,12 +450,17 @@ bool endsWith(const std::string &s, const std::string &tail) {
          s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-/// The rotary table of `type` [B, S, heads, hd]: cos, or sin with the sign
-/// of rotate_half folded in (-sin on the first half of each head). Token s
-/// of every sequence is at position context + s; frequency i (of hd/2) is
-/// theta^(-2i/hd), as Hugging Face's default rotary embedding.
+} // namespace
+
+std::string cacheTensorName(int64_t layer, int64_t sequence,
+                            const std::string &part) {
+  return layerPrefix(layer) + "seq" + std::to_string(sequence) + "." + part;
+}
+
+// Frequency i (of hd/2) is theta^(-2i/hd), as Hugging Face's default
+// rotary embedding.
 std::vector<double> rotaryTable(const TensorType &type, const LlmConfig &c,
-                                int64_t context, bool sine) {
+                                const StepShape &shape, bool sine) {
   const int64_t B = type.shape[0], S = type.shape[1], heads = type.shape[2],
                 hd = type.shape[3], half = hd / 2;
   std::vector<double> out;
@@ -301,18 +473,28 @@ std::vector<double> rotaryTable(const TensorType &type, const LlmConfig &c,
           const double freq = std::pow(
               c.ropeTheta, -2.0 * static_cast<double>(i) /
                                static_cast<double>(hd));
-          const double angle = static_cast<double>(context + s) * freq;
+          const int64_t first = shape.residentCache
+                                    ? shape.positions[static_cast<size_t>(b)]
+                                    : shape.context;
+          const double angle = static_cast<double>(first + s) * freq;
           out.push_back(sine ? (d < half ? -1.0 : 1.0) * std::sin(angle)
                              : std::cos(angle));
         }
   return out;
 }
 
-} // namespace
-
 void checkStepShape(const LlmConfig &config, const StepShape &s) {
   checkRange("--batch", s.batch, 1, kMaxStepDim);
   checkRange("--layers", s.layers, 1, config.numLayers);
+  if (s.residentCache) {
+    SPYRE_ASSERT(s.positions.size() == static_cast<size_t>(s.batch),
+                 "a step with a resident cache needs one position per "
+                 "sequence");
+    for (int64_t p : s.positions)
+      SPYRE_ASSERT(s.mode == Mode::Prefill ? p == 0
+                                           : p >= 1 && p <= kMaxStepDim,
+                   "position of a sequence out of range");
+  }
   if (s.mode == Mode::Prefill) {
     checkRange("--tokens", s.tokens, 1, kMaxStepDim);
     if (s.context != 0)
@@ -344,9 +526,9 @@ run::ModelInputs llmInputs(const Graph &graph, const LlmConfig &config,
     const std::string &name = v->name();
     const TensorType &type = v->type();
     if (name.rfind("rope.", 0) == 0) {
-      inputs.arrays[name] = arrayOf(
-          type, rotaryTable(type, config, shape.context,
-                            name.rfind("rope.sin", 0) == 0));
+      inputs.arrays[name] =
+          arrayOf(type, rotaryTable(type, config, shape,
+                                    name.rfind("rope.sin", 0) == 0));
       continue;
     }
     std::vector<double> values =
@@ -368,6 +550,15 @@ run::ModelInputs llmInputs(const Graph &graph, const LlmConfig &config,
   return inputs;
 }
 
+int64_t cachedTokens(const StepShape &s) {
+  if (!s.residentCache)
+    return s.batch * s.context;
+  int64_t tokens = 0;
+  for (int64_t p : s.positions)
+    tokens += p;
+  return tokens;
+}
+
 StepBytes stepBytes(const LlmConfig &c, const StepShape &s) {
   constexpr int64_t kDeviceBytes = 2; // DL16
   StepBytes b;
@@ -375,7 +566,7 @@ StepBytes stepBytes(const LlmConfig &c, const StepShape &s) {
   if (s.lmHead)
     b.weights += (c.vocabSize + 1) * c.hiddenSize * kDeviceBytes;
   if (s.mode == Mode::Decode)
-    b.cache = s.layers * 2 * s.batch * c.numKvHeads * s.context * c.headDim *
+    b.cache = s.layers * 2 * cachedTokens(s) * c.numKvHeads * c.headDim *
               kDeviceBytes;
   return b;
 }
@@ -384,9 +575,9 @@ int64_t stepMacs(const LlmConfig &c, const StepShape &s) {
   const int64_t rows = s.batch * s.tokens;
   const int64_t projections = rows * (c.layerParameters() - 2 * c.hiddenSize);
   // Scores and context: per query head, S x keys x hd twice.
-  const int64_t keys = s.mode == Mode::Prefill ? s.tokens : s.context + 1;
-  const int64_t attention =
-      2 * s.batch * c.numHeads * s.tokens * keys * c.headDim;
+  const int64_t keys =
+      s.mode == Mode::Prefill ? s.batch * s.tokens : cachedTokens(s) + s.batch;
+  const int64_t attention = 2 * c.numHeads * s.tokens * keys * c.headDim;
   int64_t macs = s.layers * (projections + attention);
   if (s.lmHead)
     macs += s.batch * c.vocabSize * c.hiddenSize;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace spyre::llm {
 
@@ -42,7 +43,35 @@ struct StepShape {
   /// token of each sequence).
   bool lmHead = false;
   compiler::ElementType elementType = compiler::ElementType::F16;
+  /// The key/value cache stays in device memory between steps
+  /// (LlmDevice.h): each sequence's keys and values are stored transposed,
+  /// [KV, head_dim, positions], in 64-token pages, and the step reads the
+  /// cache and writes its new tokens in place, through inputs and outputs
+  /// named per layer and sequence (cacheTensorName). Without it, the cache
+  /// is an input and the new keys and values are outputs.
+  bool residentCache = false;
+  /// With residentCache: per sequence, the tokens already in its cache
+  /// (the position of its first new token); all 0 in prefill.
+  std::vector<int64_t> positions;
+  /// With residentCache, for a paged cache: per sequence, the lengths (in
+  /// pages) of the runs of consecutive pages in its block table, covering
+  /// in prefill the pages its tokens fill and in decode its full pages
+  /// before the current one; each run is one input or output. Empty: each
+  /// sequence's pages are one run (a contiguous cache).
+  std::vector<std::vector<int64_t>> pageRuns;
 };
+
+/// The parts of a sequence's cache a step with a resident cache reads and
+/// writes, per layer: `past_key.T.N` (run N of the full pages before the
+/// token's page), `key_tail.T` (the tokens already in that page),
+/// `key_page.T` (that page with the new token, written over the tail), and
+/// in prefill `key.T.N` (its tokens in run N of its pages); the same for
+/// values.
+std::string cacheTensorName(int64_t layer, int64_t sequence,
+                            const std::string &part);
+
+/// Tokens per page of the key/value cache.
+constexpr int64_t kCachePageTokens = 64;
 
 /// Builds the step's graph; the shape must be valid for the config (see
 /// checkStepShape).
@@ -61,6 +90,17 @@ void checkStepShape(const LlmConfig &config, const StepShape &shape);
 run::ModelInputs llmInputs(const compiler::Graph &graph,
                            const LlmConfig &config, const StepShape &shape,
                            uint64_t seed);
+
+/// The rotary table input of `type` [B, S, heads, head_dim]: cos, or sin
+/// with the sign of rotate_half folded in (-sin on the first half of each
+/// head), for the positions of the step's tokens (context + s, or with a
+/// resident cache positions[b] + s).
+std::vector<double> rotaryTable(const compiler::TensorType &type,
+                                const LlmConfig &config, const StepShape &shape,
+                                bool sine);
+
+/// Tokens in the caches of all the step's sequences before it.
+int64_t cachedTokens(const StepShape &shape);
 
 /// Device-memory bytes the step must read at least once: the weights it
 /// uses and the key/value cache (DL16, 2 bytes an element).

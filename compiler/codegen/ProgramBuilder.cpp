@@ -521,7 +521,8 @@ std::string validateProgram(const isa::Program &program,
             });
   for (size_t i = 1; i < byAddress.size(); ++i)
     if (byAddress[i - 1]->address + byAddress[i - 1]->sizeSticks >
-        byAddress[i]->address)
+            byAddress[i]->address &&
+        !isa::replacesInPlace(*byAddress[i - 1], *byAddress[i]))
       return "tensor '" + byAddress[i - 1]->name + "' overlaps tensor '" +
              byAddress[i]->name + "'";
   return "";

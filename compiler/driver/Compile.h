@@ -5,6 +5,7 @@
 #pragma once
 
 #include "compiler/ir/Graph.h"
+#include "compiler/passes/Emit.h"
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
 #include "support/Diagnostic.h"
@@ -36,6 +37,10 @@ struct CompileOptions {
   /// A pass made to fail without a diagnostic, as a bug would: the way to
   /// test the internal-error path (`spyre compile --debug-fail-pass`).
   std::string debugFailPass;
+  /// Inputs and outputs at fixed device addresses (a program run against a
+  /// device that keeps them, run/Device.h); empty: everything is placed
+  /// from address 0.
+  Placement placement;
 };
 
 struct CompileResult {

@@ -300,11 +300,20 @@ struct DeviceMemoryFull {
   uint64_t neededSticks;
 };
 
+/// Thrown inside the emitter when a placed value (Placement) has a layout
+/// other than the default one; run() reports it.
+struct PlacementLayout {
+  std::string value;
+};
+
 class Emitter {
 public:
-  Emitter(Graph &graph, const hw::HwConfig &config, DiagnosticEngine &diags)
+  Emitter(Graph &graph, const hw::HwConfig &config, DiagnosticEngine &diags,
+          const Placement &placement)
       : g_(graph), cfg_(config), diags_(diags), pb_(config, graph.name()),
-        stickBytes_(config.chip.stickBytes) {}
+        stickBytes_(config.chip.stickBytes), placement_(placement) {
+    pb_.setAllocator(placement.firstFree);
+  }
 
   std::optional<isa::Program> run();
 
@@ -359,6 +368,7 @@ private:
   DiagnosticEngine &diags_;
   codegen::ProgramBuilder pb_;
   int stickBytes_;
+  const Placement &placement_;
   std::map<const Value *, TensorRef> refs_;
   /// Host ops in emission order, their tensors by name until finish()
   /// fixes the tensor indices.
@@ -391,9 +401,20 @@ TensorRef Emitter::declare(const Value *v, isa::TensorKind kind) {
   auto it = refs_.find(v);
   if (it != refs_.end())
     return it->second;
-  reserve(v->name(), isaDType(requireLayout(*v).dtype), refShapeOf(*v));
-  const isa::TensorDecl &d = pb_.addTensor(
-      v->name(), kind, isaDType(requireLayout(*v).dtype), refShapeOf(*v));
+  const isa::DType dtype = isaDType(requireLayout(*v).dtype);
+  auto placed = placement_.addresses.find(v->name());
+  if (placed != placement_.addresses.end()) {
+    if (refShapeOf(*v) != v->type().shape)
+      throw PlacementLayout{v->name()};
+    const isa::TensorDecl &d = pb_.addTensorAt(v->name(), kind, dtype,
+                                               v->type().shape, placed->second);
+    TensorRef r = TensorRef::of(d);
+    refs_[v] = r;
+    return r;
+  }
+  reserve(v->name(), dtype, refShapeOf(*v));
+  const isa::TensorDecl &d =
+      pb_.addTensor(v->name(), kind, dtype, refShapeOf(*v));
   TensorRef r = TensorRef::of(d);
   refs_[v] = r;
   return r;
@@ -1422,9 +1443,20 @@ bool Emitter::emitOutputs() {
       pb_.barrierAll();
     barrier = true;
     const std::string name = d ? v->name() + ".out" : v->name();
-    reserve(name, src.dtype, refShapeOf(*v));
-    const isa::TensorDecl &out = pb_.addTensor(
-        name, isa::TensorKind::Output, src.dtype, refShapeOf(*v));
+    auto placed = placement_.addresses.find(v->name());
+    SPYRE_ASSERT(placed == placement_.addresses.end() || !d,
+                 "placed output '" + v->name() + "' is also an input");
+    if (placed != placement_.addresses.end() &&
+        refShapeOf(*v) != v->type().shape)
+      throw PlacementLayout{v->name()};
+    if (placed == placement_.addresses.end())
+      reserve(name, src.dtype, refShapeOf(*v));
+    const isa::TensorDecl &out =
+        placed != placement_.addresses.end()
+            ? pb_.addTensorAt(name, isa::TensorKind::Output, src.dtype,
+                              v->type().shape, placed->second)
+            : pb_.addTensor(name, isa::TensorKind::Output, src.dtype,
+                            refShapeOf(*v));
     KernelOptions o;
     o.op = "output " + v->name();
     codegen::emitRelayout(pb_, src, TensorRef::of(out), o);
@@ -1444,6 +1476,11 @@ std::optional<isa::Program> Emitter::run() {
                           std::to_string(full.neededSticks * stickBytes_) +
                           " bytes, the card has " +
                           std::to_string(cfg_.memory.sizeBytes));
+    return std::nullopt;
+  } catch (const PlacementLayout &placed) {
+    diags_.error(graphLoc(g_), "value '" + placed.value +
+                                   "' has a fixed device address, so it must "
+                                   "keep the default layout of its shape");
     return std::nullopt;
   } catch (const codegen::SyncCountersExhausted &none) {
     SourceLoc loc = graphLoc(g_);
@@ -1478,8 +1515,9 @@ std::optional<isa::Program> Emitter::run() {
 
 std::optional<isa::Program> emitProgram(Graph &graph,
                                         const hw::HwConfig &config,
-                                        DiagnosticEngine &diags) {
-  Emitter e(graph, config, diags);
+                                        DiagnosticEngine &diags,
+                                        const Placement &placement) {
+  Emitter e(graph, config, diags, placement);
   return e.run();
 }
 

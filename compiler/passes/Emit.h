@@ -40,7 +40,10 @@
 #include "isa/Program.h"
 #include "support/Diagnostic.h"
 
+#include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 
 namespace spyre::compiler {
 
@@ -65,11 +68,24 @@ MatmulWork matmulWork(const Graph &graph, const Op &op, const std::string &fuseB
 /// Cores of each batch's group when `batches` products share `cores`.
 int64_t coresPerBatch(int64_t batches, int64_t cores);
 
+/// Graph inputs and outputs that live at fixed device addresses: tensors
+/// kept in device memory between programs (weights, a key/value cache;
+/// run/Device.h). A placed value is declared at its address in the default
+/// layout of its host shape; an output placed where an input is, of the
+/// same size, replaces it in place (isa::replacesInPlace). Every other
+/// tensor is placed from `firstFree` upward.
+struct Placement {
+  std::map<std::string, uint64_t> addresses; ///< value name -> sticks
+  uint64_t firstFree = 0;                    ///< sticks
+};
+
 /// The program of an annotated graph. Records the tiles the kernels chose
 /// into each op's mapping (so that a saved mapping replays exactly).
-/// nullopt after reporting errors.
+/// nullopt after reporting errors (a placed value whose layout is not the
+/// default one is an error naming it).
 std::optional<isa::Program> emitProgram(Graph &graph,
                                         const hw::HwConfig &config,
-                                        DiagnosticEngine &diags);
+                                        DiagnosticEngine &diags,
+                                        const Placement &placement = {});
 
 } // namespace spyre::compiler

@@ -219,10 +219,14 @@ HostTiming hostOpTiming(const hw::HwConfig &config, uint64_t bytesToHost,
 // ------------------------------------------------------------------ Machine
 
 Machine::Machine(const hw::HwConfig &config, const isa::Program &program,
-                 SimOptions options, MemoryPort *port)
+                 SimOptions options, MemoryPort *port, DeviceMemory *memory)
     : config_(config), program_(program), options_(options), timing_(config),
       port_(port ? port : &timing_),
-      memory_(static_cast<uint64_t>(config.memory.sizeBytes)),
+      ownedMemory_(memory
+                       ? nullptr
+                       : std::make_unique<DeviceMemory>(
+                             static_cast<uint64_t>(config.memory.sizeBytes))),
+      memory_(memory ? *memory : *ownedMemory_),
       hb_(static_cast<int>(program.streams.size())) {
   const int cores = config.chip.cores;
   // Host memory follows what the program uses: LX contents only for cores

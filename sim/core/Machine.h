@@ -237,8 +237,12 @@ private:
 class Machine {
 public:
   /// `port` times DMA bursts; null means this machine's own ChipTiming.
+  /// `memory` is the device memory the program runs against, kept by the
+  /// caller between programs (run/Device.h); null means a memory of this
+  /// machine's own, all zeros.
   Machine(const hw::HwConfig &config, const isa::Program &program,
-          SimOptions options, MemoryPort *port = nullptr);
+          SimOptions options, MemoryPort *port = nullptr,
+          DeviceMemory *memory = nullptr);
   ~Machine();
   Machine(const Machine &) = delete;
   Machine &operator=(const Machine &) = delete;
@@ -248,6 +252,7 @@ public:
   /// Routes DMA burst timing through `port` (the SystemC layer's TLM socket).
   void setMemoryPort(MemoryPort *port) { port_ = port ? port : &timing_; }
   DeviceMemory &deviceMemory() { return memory_; }
+  const DeviceMemory &deviceMemory() const { return memory_; }
   ChipTiming &timing() { return timing_; }
   const ChipTiming &timing() const { return timing_; }
 
@@ -457,7 +462,8 @@ private:
   SimOptions options_;
   ChipTiming timing_;
   MemoryPort *port_;
-  DeviceMemory memory_;
+  std::unique_ptr<DeviceMemory> ownedMemory_; ///< when none was given
+  DeviceMemory &memory_;
   std::vector<std::vector<uint8_t>> lx_;
   std::vector<StreamState> streams_;
   std::vector<std::vector<int>> streamsOfCore_;

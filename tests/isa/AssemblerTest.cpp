@@ -460,5 +460,27 @@ TEST(Assembler, ChecksAgainstTheConfig) {
   EXPECT_NE(p.configFingerprint, hw::builtinConfig().fingerprint());
 }
 
+TEST(Assembler, AcceptsAnOutputThatReplacesAnInputInPlace) {
+  // The same sticks, size and dtype: the output replaces the input (a cache
+  // page written back); it survives the program file and reassembles.
+  const std::string text = ".tensor input page dl16 [4, 10] @ 0x0\n"
+                           ".tensor output page2 dl16 [4, 11] @ 0x0\n"
+                           ".core 0\n.engine dma.load\nhalt\n";
+  Program p = assembleOk(text, "t.s", hw::builtinConfig());
+  EXPECT_TRUE(replacesInPlace(p.tensors[0], p.tensors[1]));
+  EXPECT_EQ(readProgram(writeProgram(p), "t.spyre"), p);
+  // Anything less than the same sticks is still an overlap.
+  EXPECT_EQ(firstError(".tensor input a dl16 [4, 10] @ 0x0\n"
+                       ".tensor output b fp32 [4, 10] @ 0x0\n",
+                       hw::builtinConfig()),
+            "t.s:2:33: error: tensor 'b' at sticks [0x0, 0x4) overlaps "
+            "tensor 'a' at [0x0, 0x4) (line 1)");
+  EXPECT_EQ(firstError(".tensor input a dl16 [4, 10] @ 0x0\n"
+                       ".tensor input b dl16 [4, 10] @ 0x0\n",
+                       hw::builtinConfig()),
+            "t.s:2:32: error: tensor 'b' at sticks [0x0, 0x4) overlaps "
+            "tensor 'a' at [0x0, 0x4) (line 1)");
+}
+
 } // namespace
 } // namespace spyre::isa

@@ -94,5 +94,72 @@ TEST(LlmCli, UsageErrors) {
   EXPECT_EQ(r.exitCode, 2) << all(r);
 }
 
+TEST(LlmCli, GenerateMatchesTheReference) {
+  // Two sequences of 62 prompt tokens and three decode steps: positions
+  // 62, 63 fill the first cache page, 64 starts the second.
+  ToolResult r = runSpyre({"llm", "examples/llm/tiny-llama.json", "--generate",
+                           "3", "--prompt", "62", "--batch", "2", "--check"});
+  ASSERT_EQ(r.exitCode, 0) << all(r);
+  EXPECT_EQ(r.err, "");
+  for (const char *line :
+       {"  prefill   0-61,0-61", "  decode 1  62,62", "  decode 3  64,64",
+        "tokens     seq 0: ", "           seq 1: ",
+        "check      ok: tokens identical to the double-precision reference",
+        "  seq 1: tokens equal, logits ok (1280 values)", "host ops   0\n",
+        "findings   0\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  EXPECT_NE(r.out.find("TTFT       "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("per token  "), std::string::npos) << r.out;
+}
+
+TEST(LlmCli, GeneratePagedMatchesTheReference) {
+  // Paged, the two sequences' pages interleave in the pool: each prefill
+  // takes one page, and position 64 a new one from what is left.
+  ToolResult r =
+      runSpyre({"llm", "examples/llm/tiny-llama.json", "--generate", "3",
+                "--prompt", "62", "--batch", "2", "--paged", "--check"});
+  ASSERT_EQ(r.exitCode, 0) << all(r);
+  for (const char *line :
+       {"(paged: a pool and a block table per sequence)",
+        "pages      seq 0: 0 2\n", "           seq 1: 1 3\n",
+        "check      ok: tokens identical to the double-precision reference",
+        "findings   0\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
+TEST(LlmCli, GenerateUsageErrors) {
+  ToolResult r = runSpyre({"llm", "examples/llm/tiny-granite.json",
+                           "--generate", "0", "--timing-only"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--generate: error: must be in [1, 65536], got 0");
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--generate", "2",
+                "--mode", "decode"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--mode: error: --generate runs a prefill and then decode steps; "
+            "it takes no --mode");
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--prompt", "8"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--prompt: error: is the prompt of --generate N");
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--generate", "2",
+                "--context", "8"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--context: error: starts the sequences with cached tokens of no "
+            "value, which only --timing-only allows");
+  r = runSpyre(
+      {"llm", "examples/llm/tiny-granite.json", "--mode", "decode", "--paged"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--paged: error: is a cache layout of --generate N");
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--mode: error: give --mode prefill or --mode decode for one "
+            "step, or --generate N to generate N tokens after a prefill");
+}
+
 } // namespace
 } // namespace spyre

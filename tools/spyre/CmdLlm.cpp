@@ -4,6 +4,7 @@
 // docs/llm.md).
 #include "Commands.h"
 
+#include "llm/LlmGenerate.h"
 #include "llm/LlmRun.h"
 #include "support/Diagnostic.h"
 
@@ -23,9 +24,72 @@ struct LlmCliOptions {
   int64_t batch = 1;
   int64_t tokens = 0;
   int64_t context = -1;
+  int64_t generate = 0;
+  int64_t prompt = 0;
+  bool paged = false;
+  bool generateGiven = false, promptGiven = false;
 };
 
+UserError usage(const char *flag, const std::string &message) {
+  return UserError(SourceLoc{flag}, message, ExitCode::Usage);
+}
+
+int runGenerate(LlmCliOptions &o) {
+  if (!o.mode.empty())
+    throw usage("--mode", "--generate runs a prefill and then decode steps; "
+                          "it takes no --mode");
+  const std::vector<std::pair<const char *, bool>> stepOnly = {
+      {"--tokens", o.tokens != 0},
+      {"--lm-head", o.run.shape.lmHead},
+      {"--embedding", o.run.shape.embedding},
+      {"--stats", !o.run.stats.empty()},
+      {"--trace", !o.run.trace.empty()}};
+  for (const auto &[flag, given] : stepOnly)
+    if (given)
+      throw usage(flag, "is an option of one step (--mode), not of --generate");
+  llm::GenerateOptions g;
+  g.modelConfig = o.run.modelConfig;
+  g.hwConfig = o.run.hwConfig;
+  g.layers = o.run.layers;
+  g.optLevel = o.run.optLevel;
+  g.timingOnly = o.run.timingOnly;
+  g.check = o.run.check;
+  g.seed = o.run.seed;
+  g.batch = o.batch;
+  if (o.promptGiven)
+    g.promptTokens = o.prompt;
+  g.steps = o.generate;
+  g.paged = o.paged;
+  if (o.context >= 0) {
+    if (o.promptGiven)
+      throw usage("--context", "starts the sequences with cached tokens "
+                               "instead of a prompt; it takes no --prompt");
+    g.context = o.context;
+  }
+  const llm::GenerateReport report = llm::runGeneration(g);
+  std::cout << llm::generationText(report);
+  return report.exitCode();
+}
+
 int runLlm(LlmCliOptions &o) {
+  if (o.generateGiven || o.promptGiven) {
+    if (!o.generateGiven)
+      throw usage("--prompt", "is the prompt of --generate N");
+    try {
+      return runGenerate(o);
+    } catch (const run::CompileError &e) {
+      std::cout.flush();
+      std::cerr << e.diagnostics();
+      return e.internal() ? kInternalErrorExit
+                          : static_cast<int>(ExitCode::BadInput);
+    }
+  }
+  if (o.paged)
+    throw usage("--paged", "is a cache layout of --generate N");
+  if (o.mode.empty())
+    throw usage("--mode", "give --mode prefill or --mode decode for one step, "
+                          "or --generate N to generate N tokens after a "
+                          "prefill");
   llm::StepShape &s = o.run.shape;
   s.mode = o.mode == "prefill" ? llm::Mode::Prefill : llm::Mode::Decode;
   s.batch = o.batch;
@@ -63,13 +127,27 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
   cmd->add_option("--mode", opts->mode,
                   "prefill: new tokens with no cached context; decode: one "
                   "new token per sequence against a key/value cache")
-      ->required()
       ->check(CLI::IsMember({"prefill", "decode"}));
+  CLI::Option *generate =
+      cmd->add_option("--generate", opts->generate,
+                      "Greedy generation on a persistent device: a prefill of "
+                      "the prompt, then N decode steps against the key/value "
+                      "cache in device memory (instead of --mode)");
+  cmd->add_flag("--paged", opts->paged,
+                "With --generate: a paged key/value cache (64-token pages "
+                "from a pool, a block table per sequence) instead of a row "
+                "of pages per sequence");
+  CLI::Option *prompt =
+      cmd->add_option("--prompt", opts->prompt,
+                      "Prompt tokens per sequence of --generate (seeded ids; "
+                      "default 60)");
   cmd->add_option("--batch", opts->batch, "Sequences (default 1)");
   cmd->add_option("--tokens", opts->tokens,
                   "New tokens per sequence (prefill; default 512)");
   cmd->add_option("--context", opts->context,
-                  "Cached tokens per sequence (decode; default 4096)");
+                  "Cached tokens per sequence (decode; default 4096); with "
+                  "--generate --timing-only, tokens of no value the decode "
+                  "steps start from instead of a prefill");
   cmd->add_option("--layers", opts->run.layers,
                   "Decoder layers to simulate (default: all); the model's "
                   "figures are then extrapolated");
@@ -96,7 +174,9 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                   "Write the simulator's statistics JSON to this file");
   cmd->add_option("--trace", opts->run.trace,
                   "Write a Chrome trace-event JSON (Perfetto UI) to this file");
-  cmd->callback([opts, &dispatch] {
+  cmd->callback([opts, generate, prompt, &dispatch] {
+    opts->generateGiven = generate->count() > 0;
+    opts->promptGiven = prompt->count() > 0;
     dispatch.run = [opts] { return runLlm(*opts); };
   });
 }

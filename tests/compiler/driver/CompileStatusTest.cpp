@@ -40,6 +40,33 @@ TEST(CompileStatus, ACompiledModelIsOk) {
   EXPECT_TRUE(r.result);
 }
 
+TEST(CompilePlacement, PutsPlacedValuesAtTheirAddresses) {
+  // %x and %y at fixed addresses (kept between programs), %y in x's sticks
+  // (it replaces x in place); the scratch of the program above firstFree.
+  std::unique_ptr<Graph> g = parse(R"(graph @t {
+  input %x : f32[64, 32]
+  %h = relu @r(%x) : f32[64, 32]
+  %y = neg @n(%h) : f32[64, 32]
+  return %y
+})");
+  ASSERT_TRUE(g);
+  CompileOptions o;
+  o.placement.addresses = {{"x", 1000}, {"y", 1000}};
+  o.placement.firstFree = 5000;
+  DiagnosticEngine diags;
+  CompileOutcome r = compile(*g, hw::builtinConfig(), o, diags);
+  ASSERT_EQ(r.status, CompileStatus::Ok) << diags.str();
+  const isa::Program &p = r.result->program;
+  ASSERT_TRUE(p.findTensor("x") && p.findTensor("y"));
+  EXPECT_EQ(p.findTensor("x")->address, 1000u);
+  EXPECT_EQ(p.findTensor("y")->address, 1000u);
+  for (const isa::TensorDecl &t : p.tensors) {
+    if (t.name == "x" || t.name == "y")
+      continue;
+    EXPECT_GE(t.address, 5000u) << t.name;
+  }
+}
+
 TEST(CompileStatus, AModelThatDoesNotFitIsAUserError) {
   std::unique_ptr<Graph> g = parse(kRelu);
   ASSERT_TRUE(g);

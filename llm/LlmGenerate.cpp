@@ -1,0 +1,318 @@
+#include "llm/LlmGenerate.h"
+
+#include "compiler/ref/Random.h"
+#include "hw/HwConfig.h"
+#include "run/RunModel.h"
+#include "support/Diagnostic.h"
+#include "support/TensorCompare.h"
+#include "support/TextTable.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace spyre::llm {
+
+namespace {
+
+constexpr size_t kKeyWidth = 11;
+/// Largest batch, prompt and step count of a generation: far beyond what a
+/// simulation of one step per token can run, small enough for every
+/// product of them.
+constexpr int64_t kMaxGenerate = int64_t(1) << 16;
+
+std::string field(const std::string &key, const std::string &value) {
+  return key +
+         std::string(kKeyWidth - std::min(key.size(), kKeyWidth - 1), ' ') +
+         value + "\n";
+}
+
+std::string duration(double us) {
+  return us >= 1000 ? fmt::format("{:.3f} ms", us / 1000)
+                    : fmt::format("{:.2f} us", us);
+}
+
+std::string tokenList(const std::vector<int64_t> &tokens) {
+  std::string out;
+  for (int64_t t : tokens)
+    out += (out.empty() ? "" : " ") + std::to_string(t);
+  return out;
+}
+
+void checkRange(const char *flag, int64_t value, int64_t lo, int64_t hi) {
+  if (value < lo || value > hi)
+    throw UserError(SourceLoc{flag},
+                    "must be in [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "], got " + std::to_string(value),
+                    ExitCode::Usage);
+}
+
+} // namespace
+
+bool GenerateReport::checkFailed() const {
+  return std::any_of(checks.begin(), checks.end(), [](const SequenceCheck &c) {
+    return !c.tokensEqual || c.logitsOutside > 0;
+  });
+}
+
+size_t GenerateReport::findings() const {
+  size_t n = 0;
+  for (const DeviceStep &s : steps)
+    n += s.run.findings.size();
+  return n;
+}
+
+int GenerateReport::exitCode() const {
+  return checkFailed() || findings() > 0
+             ? static_cast<int>(ExitCode::VerifyFailed)
+             : static_cast<int>(ExitCode::Ok);
+}
+
+std::vector<std::vector<int64_t>> seededPrompts(int64_t batch, int64_t tokens,
+                                                int64_t vocab, uint64_t seed) {
+  std::vector<std::vector<int64_t>> prompts;
+  for (int64_t b = 0; b < batch; ++b) {
+    compiler::ref::Pcg32 rng(seed, static_cast<uint64_t>(b) + 1);
+    std::vector<int64_t> p;
+    for (int64_t i = 0; i < tokens; ++i)
+      p.push_back(
+          static_cast<int64_t>(rng.next() % static_cast<uint64_t>(vocab)));
+    prompts.push_back(std::move(p));
+  }
+  return prompts;
+}
+
+GenerateReport runGeneration(const GenerateOptions &o) {
+  if (o.timingOnly && o.check)
+    throw UserError(SourceLoc{"--check"},
+                    "--timing-only computes no numbers, so there is nothing to "
+                    "check",
+                    ExitCode::Usage);
+  GenerateReport r;
+  r.options = o;
+  r.config = loadLlmConfig(o.modelConfig);
+  checkRange("--batch", o.batch, 1, kMaxGenerate);
+  checkRange("--prompt", o.promptTokens, 1, kMaxGenerate);
+  checkRange("--generate", o.steps, 1, kMaxGenerate);
+  if (o.context >= 0) {
+    if (!o.timingOnly)
+      throw UserError(SourceLoc{"--context"},
+                      "starts the sequences with cached tokens of no value, "
+                      "which only --timing-only allows",
+                      ExitCode::Usage);
+    checkRange("--context", o.context, 1, kMaxGenerate);
+  }
+  checkRange("--layers", o.layers == 0 ? r.config.numLayers : o.layers, 1,
+             r.config.numLayers);
+  const hw::HwConfig hw = hw::loadConfigOrDefault(o.hwConfig);
+  r.clockGhz = hw.chip.clockGhz;
+
+  LlmDeviceOptions d;
+  d.slots = o.batch;
+  d.capacity = (o.context >= 0 ? o.context : o.promptTokens) + o.steps;
+  d.layers = o.layers;
+  d.paged = o.paged;
+  d.optLevel = o.optLevel;
+  d.numerics = !o.timingOnly;
+  d.seed = o.seed;
+  LlmDevice device(r.config, hw, d);
+  r.layers = device.layers();
+  r.capacity = device.capacity();
+  r.weightBytes = device.weightBytes();
+  r.weightLoadCycles = device.weightLoadCycles();
+
+  std::vector<int64_t> slots;
+  for (int64_t b = 0; b < o.batch; ++b)
+    slots.push_back(b);
+  if (o.context >= 0) {
+    for (int64_t slot : slots)
+      device.assumeCached(slot, o.context);
+  } else {
+    r.prompts =
+        seededPrompts(o.batch, o.promptTokens, r.config.vocabSize, o.seed);
+    r.steps.push_back(device.prefill(slots, r.prompts));
+  }
+  for (int64_t i = 0; i < o.steps; ++i)
+    r.steps.push_back(device.decode(
+        slots, r.steps.empty()
+                   ? std::vector<int64_t>(static_cast<size_t>(o.batch), 0)
+                   : r.steps.back().tokens));
+  for (int64_t slot : slots)
+    r.blockTables.push_back(device.blockTable(slot));
+  r.tokens.resize(static_cast<size_t>(o.batch));
+  for (const DeviceStep &s : r.steps)
+    for (size_t b = 0; b < s.tokens.size(); ++b)
+      r.tokens[b].push_back(s.tokens[b]);
+
+  if (!o.check)
+    return r;
+  const compiler::ref::TensorMap weights = device.storedWeights();
+  for (size_t b = 0; b < r.prompts.size(); ++b) {
+    const ReferenceGeneration ref =
+        referenceGenerate(r.config, r.layers, weights, device.embeddingTable(),
+                          r.prompts[b], o.steps);
+    SequenceCheck c;
+    c.reference = ref.tokens;
+    c.tokensEqual = ref.tokens == r.tokens[b];
+    c.firstDifference = static_cast<size_t>(
+        std::mismatch(ref.tokens.begin(), ref.tokens.end(), r.tokens[b].begin())
+            .first -
+        ref.tokens.begin());
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+      const Tolerance tol = run::outputTolerance(ref.logits[i]);
+      const TensorComparison cmp =
+          compareTensors(r.steps[i].logits[b], ref.logits[i], tol);
+      c.logitsOutside += cmp.outside;
+      if (cmp.maxAbsDiff >= c.maxAbsDiff) {
+        c.maxAbsDiff = cmp.maxAbsDiff;
+        c.worstAllowed = tol.allowed(ref.logits[i][cmp.worst]);
+      }
+    }
+    r.checks.push_back(std::move(c));
+  }
+  return r;
+}
+
+std::string generationText(const GenerateReport &r) {
+  const LlmConfig &c = r.config;
+  const GenerateOptions &o = r.options;
+  std::string out;
+  out +=
+      field("model", fmt::format("{} ({}): {} of {} layers, hidden {}, {} "
+                                 "heads / {} KV heads of {}, vocabulary {}",
+                                 c.architectureName(), o.modelConfig, r.layers,
+                                 c.numLayers, c.hiddenSize, c.numHeads,
+                                 c.numKvHeads, c.headDim, c.vocabSize));
+  out += field("level", "-O" + std::to_string(o.optLevel));
+  out += field("device",
+               fmt::format("weights {:.2f} MB written once ({} over PCIe, "
+                           "before the first step and not in its time); "
+                           "KV cache of {} tokens per sequence in {}-token "
+                           "pages ({}), written in place",
+                           static_cast<double>(r.weightBytes) / 1e6,
+                           duration(r.us(r.weightLoadCycles)), r.capacity,
+                           kCachePageTokens,
+                           o.paged ? "paged: a pool and a block table per "
+                                     "sequence"
+                                   : "contiguous"));
+  out +=
+      field("weights", o.timingOnly ? std::string("none (--timing-only)")
+                                    : "random, seed " + std::to_string(o.seed));
+  if (o.context >= 0)
+    out += field("prompt", fmt::format("none: {} cached tokens of no value "
+                                       "per sequence (--context)",
+                                       o.context));
+  for (size_t b = 0; b < r.prompts.size(); ++b)
+    out += field(b == 0 ? "prompt" : "",
+                 fmt::format("seq {}: {} tokens, seed {}", b,
+                             r.prompts[b].size(), o.seed));
+
+  out += "\nsteps (cycles at " + fmt::format("{}", r.clockGhz) + " GHz)\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"step", "positions", "inputs in", "program", "logits out", "total",
+       "time"}};
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const DeviceStep &s = r.steps[i];
+    std::string positions;
+    for (int64_t p : s.shape.positions)
+      positions += (positions.empty() ? "" : ",") +
+                   (s.shape.mode == Mode::Prefill
+                        ? fmt::format("0-{}", s.shape.tokens - 1)
+                        : std::to_string(p));
+    const size_t decodeIndex = r.options.context >= 0 ? i + 1 : i;
+    rows.push_back({s.shape.mode == Mode::Prefill
+                        ? std::string("prefill")
+                        : "decode " + std::to_string(decodeIndex),
+                    positions, std::to_string(s.inputCycles),
+                    std::to_string(s.programCycles),
+                    std::to_string(s.outputCycles), std::to_string(s.cycles()),
+                    duration(r.us(s.cycles()))});
+  }
+  out += textTable(rows, {true, true, false, false, false, false, false});
+  out += "\n";
+
+  if (!o.timingOnly)
+    for (size_t b = 0; b < r.tokens.size(); ++b)
+      out += field(b == 0 ? "tokens" : "",
+                   fmt::format("seq {}: {}", b, tokenList(r.tokens[b])));
+  if (o.paged)
+    for (size_t b = 0; b < r.blockTables.size(); ++b)
+      out += field(b == 0 ? "pages" : "",
+                   fmt::format("seq {}: {}", b, tokenList(r.blockTables[b])));
+  const DeviceStep &first = r.steps.front();
+  if (first.shape.mode == Mode::Prefill)
+    out += field("TTFT",
+                 fmt::format("{} (prefill of {} tokens x {}: program {}, token "
+                             "rows and rotary tables in {}, logits out {})",
+                             duration(r.us(first.cycles())), first.shape.tokens,
+                             first.shape.batch,
+                             duration(r.us(first.programCycles)),
+                             duration(r.us(first.inputCycles)),
+                             duration(r.us(first.outputCycles))));
+  else
+    out += field("TTFT", fmt::format("none: the sequences start with {} "
+                                     "cached tokens of no value (--context)",
+                                     o.context));
+  uint64_t decodeCycles = 0;
+  size_t decodeSteps = 0;
+  for (const DeviceStep &s : r.steps)
+    if (s.shape.mode == Mode::Decode) {
+      decodeCycles += s.cycles();
+      ++decodeSteps;
+    }
+  out += field(
+      "per token",
+      fmt::format(
+          "{} mean over {} decode steps of batch {} ({} "
+          "tokens/s)",
+          duration(r.us(decodeCycles) / static_cast<double>(decodeSteps)),
+          decodeSteps, first.shape.batch,
+          fmt::format("{:.0f}", static_cast<double>(decodeSteps) *
+                                    static_cast<double>(first.shape.batch) /
+                                    (r.us(decodeCycles) * 1e-6))));
+  out +=
+      field("host", "embedding lookup and greedy arg-max on the host, their "
+                    "transfers charged over PCIe; each step a program compiled "
+                    "for its positions");
+  size_t hostOps = 0;
+  for (const DeviceStep &s : r.steps)
+    hostOps += s.run.hostOps;
+  out += field("host ops", std::to_string(hostOps));
+
+  if (o.timingOnly) {
+    out += field("check", "none (--timing-only computes no numbers)");
+  } else if (r.checks.empty()) {
+    out += field("check", "not asked for (--check)");
+  } else {
+    out += field("check", r.checkFailed()
+                              ? std::string("MISMATCH against the double-"
+                                            "precision reference")
+                              : std::string("ok: tokens identical to the "
+                                            "double-precision reference, "
+                                            "logits within the DL16 "
+                                            "tolerance"));
+    for (size_t b = 0; b < r.checks.size(); ++b) {
+      const SequenceCheck &k = r.checks[b];
+      out += fmt::format(
+          "  seq {}: tokens {}, logits {} ({} values), max |difference| "
+          "{:.6g} where {:.6g} is allowed\n",
+          b,
+          k.tokensEqual
+              ? std::string("equal")
+              : fmt::format("DIFFER from step {} (reference: {})",
+                            k.firstDifference, tokenList(k.reference)),
+          k.logitsOutside == 0
+              ? std::string("ok")
+              : fmt::format("{} OUTSIDE the tolerance", k.logitsOutside),
+          r.steps.size() * static_cast<size_t>(c.vocabSize), k.maxAbsDiff,
+          k.worstAllowed);
+    }
+  }
+  out += field("findings", std::to_string(r.findings()));
+  for (const DeviceStep &s : r.steps)
+    for (const std::string &f : s.run.findings)
+      out += "  " + f + "\n";
+  return out;
+}
+
+} // namespace spyre::llm
