@@ -1,11 +1,13 @@
 """Errors: each a spyre.Error subclass carrying the message and exit code the
 `spyre` command gives for the same mistake."""
 
+import os
+
 import numpy as np
 import pytest
 
 import spyre
-from conftest import example
+from conftest import ROOT, example
 
 MLP = example("torch_mlp", "model.onnx")
 
@@ -146,3 +148,17 @@ def test_writers_refuse_an_input_and_an_unwritable_path(mlp, tmp_path):
         result.write_trace(MLP)
     with pytest.raises(spyre.Error):
         result.write_report(str(tmp_path / "no" / "such" / "dir" / "r.html"))
+
+
+def test_host_fallback_off_is_the_commands_error(tmp_path, run_cli):
+    model = os.path.join(ROOT, "tests", "data", "onnx-host", "matmul_sin", "model.onnx")
+    # With the fallback the Sin runs on the host, and its numbers pass.
+    result = spyre.compile(model).run(seed=1)
+    assert "ok" in result.check()
+    with pytest.raises(spyre.InputError) as e:
+        spyre.compile(model, host_fallback=False)
+    code, _, err = run_cli("compile", model, "-o", str(tmp_path / "p.spyre"),
+                           "--no-fallback")
+    assert code == 1
+    assert str(e.value) == err.rstrip("\n")
+    assert "op type 'Sin' is not supported" in str(e.value)
