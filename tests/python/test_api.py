@@ -170,20 +170,27 @@ def test_simulation_releases_the_gil():
     assert longest < elapsed[0] / runs / 2, (longest, elapsed)
 
 
-def test_runs_in_threads_give_the_same_result():
-    program = spyre.compile(MLP)
-    results = [None] * 3
+def test_compiles_and_runs_in_threads_are_those_of_one_thread():
+    models = [MLP, example("gpt_decoder", "model.onnx"),
+              example("llama_block", "model.onnx"), example("gpt_block", "model.json")]
+    threaded = {}
 
-    def run(i):
-        results[i] = program.run(seed=7)
+    def work(i):
+        result = spyre.compile(models[i % len(models)]).run(seed=7)
+        threaded[i] = (result.stats_json, result.outputs)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(3)]
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2 * len(models))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert len({r.stats_json for r in results}) == 1
-    assert all(np.array_equal(r.outputs["y"], results[0].outputs["y"]) for r in results)
+    assert len(threaded) == 2 * len(models)
+    for i, model in enumerate(models):
+        alone = spyre.compile(model).run(seed=7)
+        for stats, outputs in (threaded[i], threaded[i + len(models)]):
+            assert stats == alone.stats_json
+            assert outputs.keys() == alone.outputs.keys()
+            assert all(np.array_equal(outputs[k], alone.outputs[k]) for k in outputs)
 
 
 def test_sweep_rows_are_the_commands_results(run_cli, tmp_path):

@@ -162,3 +162,17 @@ def test_host_fallback_off_is_the_commands_error(tmp_path, run_cli):
     assert code == 1
     assert str(e.value) == err.rstrip("\n")
     assert "op type 'Sin' is not supported" in str(e.value)
+
+
+def test_bad_sweep_spec_is_the_commands_input_error(tmp_path, run_cli):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("models: [%s]\ngrid:\n  chip.cores: [8, 16]\n  lx.sizes: [1]\n"
+                    % example("mlp_block", "model.json"))
+    with pytest.raises(spyre.InputError) as e:
+        spyre.sweep(str(spec))
+    code, _, err = run_cli("sweep", str(spec), "-o", str(tmp_path / "out"))
+    assert code == 1
+    assert str(e.value).startswith(str(spec) + ":4:3: error: unknown config key 'lx.sizes'")
+    assert str(e.value).splitlines()[0] == err.splitlines()[0]
+    with pytest.raises(spyre.UsageError):
+        spyre.sweep(str(spec), jobs=2)
