@@ -78,6 +78,17 @@ def test_report_is_the_commands_report(mlp_result, run_cli, tmp_path):
     assert html.read_text() == cli_html.read_text()
 
 
+def test_saved_program_is_what_the_command_compiles(mlp, run_cli, tmp_path):
+    mine, theirs = tmp_path / "mine.spyre", tmp_path / "cli.spyre"
+    mlp.save(str(mine))
+    code, _, err = run_cli("compile", MLP, "-o", str(theirs))
+    assert code == 0, err
+    assert mine.read_bytes() == theirs.read_bytes()
+    code, out, err = run_cli("sim", str(mine), "--timing-only")
+    assert code == 0, err
+    assert str(mlp.run(timing_only=True).cycles) in out
+
+
 def test_summary_and_figures(mlp_result):
     text = mlp_result.summary()
     assert text.startswith("model      torch_mlp (%s)\n" % MLP)
