@@ -12,6 +12,9 @@
 
 #include <cctype>
 #include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdint>
 #include <set>
 #include <type_traits>
 #include <vector>
@@ -747,6 +750,52 @@ const SectionInfo *findSection(std::string_view name) {
     if (s.name == name)
       return &s;
   return nullptr;
+}
+
+void setParam(HwConfig &config, std::string_view key, const ParamValue &value,
+              const std::string &where) {
+  const ParamInfo *p = findParam(key);
+  const SourceLoc loc{where, 0, 0, std::string(key)};
+  if (!p)
+    throw UserError(loc,
+                    "unknown config key (keys as `spyre config show` prints "
+                    "them, e.g. lx.size_bytes)",
+                    ExitCode::Usage);
+  const std::string given = formatValue(value);
+  auto wrongType = [&](const char *expected) {
+    return UserError(loc, std::string("takes ") + expected + ", got " + given,
+                     ExitCode::Usage);
+  };
+  switch (p->field.type) {
+  case ParamType::Int:
+  case ParamType::Int64: {
+    const int64_t *i = std::get_if<int64_t>(&value);
+    if (!i)
+      throw wrongType("an integer");
+    if (p->field.type == ParamType::Int && (*i < INT32_MIN || *i > INT32_MAX))
+      throw UserError(loc, given + " does not fit in a 32-bit integer",
+                      ExitCode::Usage);
+    p->field.set(config, value);
+    return;
+  }
+  case ParamType::Double: {
+    if (const int64_t *i = std::get_if<int64_t>(&value)) {
+      p->field.set(config, ParamValue(static_cast<double>(*i)));
+      return;
+    }
+    const double *d = std::get_if<double>(&value);
+    if (!d || !std::isfinite(*d))
+      throw wrongType("a finite number");
+    p->field.set(config, value);
+    return;
+  }
+  case ParamType::String:
+    if (!std::holds_alternative<std::string>(value))
+      throw wrongType("a string");
+    p->field.set(config, value);
+    return;
+  }
+  SPYRE_UNREACHABLE("parameter type");
 }
 
 namespace {

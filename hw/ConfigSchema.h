@@ -105,6 +105,14 @@ const ParamInfo *findParam(std::string_view path);
 /// The section called `name`, or null.
 const SectionInfo *findSection(std::string_view name);
 
+/// Sets parameter `key` of `config` to `value` in the parameter's type: an
+/// integer key takes an integer (a 32-bit one for an int field), a number
+/// key an integer or a finite double, a name a string. An unknown key or a
+/// value of the wrong type is a usage error at `where` naming the key. The
+/// value's range and the rules between keys are validateConfig's.
+void setParam(HwConfig &config, std::string_view key, const ParamValue &value,
+              const std::string &where);
+
 /// Canonical text of a value: integers plainly, doubles as the shortest
 /// decimal that reads back to the same double (always with a '.' or an
 /// exponent), names plainly or double-quoted when they need it.

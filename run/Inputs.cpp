@@ -152,6 +152,22 @@ void checkShape(const std::string &path, const char *what, const Value &v,
                                          shapeText(v.type().shape));
 }
 
+/// An input array of the model's shape and of a dtype the device takes.
+void checkNpyInput(const SourceLoc &loc, const Value &v,
+                   const NpyArray &array) {
+  if (array.shape != v.type().shape)
+    throw UserError(loc, "input '" + v.name() + "' has shape " +
+                             shapeText(array.shape) +
+                             " but the model expects " +
+                             shapeText(v.type().shape));
+  if (!acceptsNpy(v.type().elementType, array.dtype))
+    throw UserError(
+        loc, "input '" + v.name() + "' is " + npyDtypeName(array.dtype) +
+                 " but the model's " +
+                 std::string(compiler::elementTypeName(v.type().elementType)) +
+                 " input needs " + acceptedText(v.type().elementType, false));
+}
+
 ModelInputs readNpyFolder(const compiler::Graph &graph, const std::string &dir,
                           const std::vector<std::string> &entries,
                           bool modelFolder) {
@@ -197,14 +213,7 @@ ModelInputs readNpyFolder(const compiler::Graph &graph, const std::string &dir,
       throw UserError(SourceLoc{path},
                       "missing input '" + v->name() + "' (expected this file)");
     NpyArray array = readNpy(path);
-    checkShape(path, "input", *v, array.shape, "expects");
-    if (!acceptsNpy(v->type().elementType, array.dtype))
-      throw UserError(
-          SourceLoc{path},
-          "input '" + v->name() + "' is " + npyDtypeName(array.dtype) +
-              " but the model's " +
-              std::string(compiler::elementTypeName(v->type().elementType)) +
-              " input needs " + acceptedText(v->type().elementType, false));
+    checkNpyInput(SourceLoc{path}, *v, array);
     in.files[v->name()] = path;
     in.arrays[v->name()] = std::move(array);
   }
@@ -352,6 +361,30 @@ ModelInputs readInputsFolder(const compiler::Graph &graph,
       });
   return onnx ? readOnnxFolder(graph, dir, entries, modelFolder)
               : readNpyFolder(graph, dir, entries, modelFolder);
+}
+
+ModelInputs givenInputs(const compiler::Graph &graph,
+                        std::map<std::string, NpyArray> arrays,
+                        const std::string &where) {
+  ModelInputs in;
+  in.kind = InputsKind::Given;
+  const std::vector<Value *> inputs = graph.inputs();
+  for (const auto &[name, array] : arrays)
+    if (std::none_of(inputs.begin(), inputs.end(),
+                     [&](const Value *v) { return v->name() == name; }))
+      throw UserError(SourceLoc{where, 0, 0, name},
+                      "names no input of the model (inputs: " +
+                          nameList(inputs) + ")");
+  for (const Value *v : inputs) {
+    auto it = arrays.find(v->name());
+    const SourceLoc loc{where, 0, 0, v->name()};
+    if (it == arrays.end())
+      throw UserError(loc, "missing input '" + v->name() + "' (inputs: " +
+                               nameList(inputs) + ")");
+    checkNpyInput(loc, *v, it->second);
+    in.arrays[v->name()] = std::move(it->second);
+  }
+  return in;
 }
 
 ModelInputs randomInputs(const compiler::Graph &graph, uint64_t seed) {

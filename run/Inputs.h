@@ -21,6 +21,7 @@ enum class InputsKind {
   Npy,          ///< NAME.npy and expected_NAME.npy files
   OnnxTestData, ///< input_N.pb and output_N.pb (ONNX TensorProto) files
   Random,       ///< made from a seed
+  Given,        ///< arrays handed over in memory (the Python package)
 };
 
 /// An output's expected values, as a file gave them.
@@ -58,6 +59,14 @@ std::string expectedFileName(const std::string &output);
 /// one.
 ModelInputs readInputsFolder(const compiler::Graph &graph,
                              const std::string &dir, bool modelFolder = false);
+
+/// Inputs handed over as arrays, by input name, with the checks of the
+/// folder reader: every model input present, no other name, each of the
+/// model's shape and of a dtype the device takes for it. A UserError names
+/// the tensor at `where` (as its key path).
+ModelInputs givenInputs(const compiler::Graph &graph,
+                        std::map<std::string, NpyArray> arrays,
+                        const std::string &where);
 
 /// Deterministic random inputs: compiler::ref::randomInput for each input.
 ModelInputs randomInputs(const compiler::Graph &graph, uint64_t seed);

@@ -155,6 +155,133 @@ sim::Roofline runRoofline(const RunReport &r) {
                          r.memoryPeakGbps);
 }
 
+compiler::CompileResult compileOrThrow(const compiler::Graph &graph,
+                                       const hw::HwConfig &config,
+                                       int optLevel) {
+  compiler::CompileOptions co;
+  co.optLevel = optLevel;
+  DiagnosticEngine diags;
+  compiler::CompileOutcome outcome =
+      compiler::compile(graph, config, co, diags);
+  if (!outcome.result)
+    throw CompileError(diags, outcome.status ==
+                                  compiler::CompileStatus::InternalError);
+  return std::move(*outcome.result);
+}
+
+Simulation simulate(const compiler::Graph &graph, const isa::Program &program,
+                    const hw::HwConfig &config, const ModelInputs *inputs,
+                    bool useSystemC, uint64_t quantum, const SourceLoc &where,
+                    const sim::SimOptions &limits) {
+  if (inputs)
+    checkHostMemory(sim::numericsMemory(program), physicalMemoryBytes(), where);
+
+  sim::SimOptions so = limits;
+  so.numerics = inputs != nullptr;
+  // Per-instruction records give the per-op summary and the statistics'
+  // per-op figures and critical path.
+  so.trace = true;
+  Simulation out;
+  out.machine = std::make_unique<sim::Machine>(config, program, so);
+  sim::Machine &machine = *out.machine;
+
+  // What the device stores is what the reference is fed: each input goes
+  // into device memory and is read back from there.
+  if (inputs)
+    out.refInputs = writeInputs(graph, program, *inputs, machine);
+
+  if (useSystemC)
+    sim::runWithSystemC(machine, quantum);
+  else
+    machine.run();
+
+  if (inputs)
+    for (const Value *v : graph.outputs()) {
+      const isa::TensorDecl *t =
+          findTensor(program, v->name(), isa::TensorKind::Output);
+      SPYRE_ASSERT(t,
+                   "the program has no output tensor for '" + v->name() + "'");
+      out.outputs.push_back(sim::readTensor(*t, machine.deviceMemory()));
+    }
+  return out;
+}
+
+void recordRun(const sim::Machine &machine, RunReport &report) {
+  const hw::HwConfig &config = machine.config();
+  const sim::Profile profile = sim::profileOf(machine);
+  report.cycles = machine.totalCycles();
+  report.clockGhz = config.chip.clockGhz;
+  report.macs = machine.macOps();
+  report.readBytes = machine.deviceReadBytes();
+  report.writeBytes = machine.deviceWriteBytes();
+  for (const sim::HostRun &h : machine.hostRuns()) {
+    ++report.hostOps;
+    report.hostPcieCycles += h.pcieCycles();
+    report.hostComputeCycles += h.computeCycles();
+  }
+  report.cores = config.chip.cores;
+  report.peakMacsPerCyclePerCore = profile.peakMacsPerCyclePerCore;
+  report.memoryPeakGbps = profile.memoryPeakGbps;
+  report.ops = sim::opSummaries(profile);
+  for (const sim::Finding &f : machine.findings())
+    report.findings.push_back(f.str());
+  report.findingsDropped = machine.findingsDropped();
+}
+
+std::vector<OutputCheck>
+checkOutputs(const compiler::Graph &graph, const Simulation &sim,
+             const std::map<std::string, ExpectedOutput> &expected) {
+  SPYRE_ASSERT(sim.outputs.size() == graph.outputs().size(),
+               "checkOutputs needs a simulation with numbers");
+  std::vector<compiler::ref::RefTensor> reference;
+  const bool needReference = std::any_of(
+      graph.outputs().begin(), graph.outputs().end(),
+      [&](const Value *v) { return !expected.count(v->name()); });
+  if (needReference)
+    reference = compiler::ref::evaluateGraph(graph, sim.refInputs);
+  std::vector<OutputCheck> checks;
+  for (size_t i = 0; i < graph.outputs().size(); ++i) {
+    const Value *v = graph.outputs()[i];
+    OutputCheck c;
+    c.output = v->name();
+    c.shape = v->type().shape;
+    auto e = expected.find(v->name());
+    const std::vector<double> &want =
+        e != expected.end() ? e->second.values : reference[i].values;
+    if (e != expected.end())
+      c.against = e->second.file;
+    const std::vector<double> got =
+        compiler::ref::tensorFromNpy(sim.outputs[i]).values;
+    c.tolerance = outputTolerance(want);
+    c.result = compareTensors(got, want, c.tolerance);
+    c.got = got[c.result.worst];
+    c.expected = want[c.result.worst];
+    checks.push_back(std::move(c));
+  }
+  return checks;
+}
+
+std::string checkLine(const OutputCheck &c, size_t width) {
+  const std::string name =
+      c.output + std::string(width - std::min(width, c.output.size()), ' ');
+  const std::string against =
+      c.against.empty() ? std::string("the host reference") : c.against;
+  const std::string tolerance = fmt::format(
+      "{:.6g} x (|expected| + {:.6g})", c.tolerance.rtol,
+      c.tolerance.rtol > 0 ? c.tolerance.atol / c.tolerance.rtol : 0.0);
+  if (c.result.ok())
+    return fmt::format("  {}  ok: {} elements against {}, max |difference| "
+                       "{:.6g}, tolerance {}\n",
+                       name, c.result.elements, against, c.result.maxAbsDiff,
+                       tolerance);
+  return fmt::format("  {}  MISMATCH: {} of {} elements outside the tolerance "
+                     "against {}; worst at {}: got {:.8g}, expected {:.8g}, "
+                     "tolerance {:.6g}\n",
+                     name, c.result.outside, c.result.elements, against,
+                     flatIndexText(c.shape, c.result.worst), c.got, c.expected,
+                     c.tolerance.allowed(c.expected));
+}
+
 RunReport runModel(const RunOptions &o) {
   if (o.timingOnly && !o.outputs.empty())
     throw UserError(
@@ -242,74 +369,18 @@ RunReport runModel(const RunOptions &o) {
     checkWritableFolder(o.outputs, outputFiles, "outputs folder");
   }
 
-  compiler::CompileOptions co;
-  co.optLevel = o.optLevel;
-  DiagnosticEngine diags;
-  compiler::CompileOutcome outcome =
-      compiler::compile(graph, config, co, diags);
-  std::optional<compiler::CompileResult> &compiled = outcome.result;
-  if (!compiled)
-    throw CompileError(diags, outcome.status ==
-                                  compiler::CompileStatus::InternalError);
-  const isa::Program &program = compiled->program;
-  if (report.numerics)
-    checkHostMemory(sim::numericsMemory(program), physicalMemoryBytes(),
-                    SourceLoc{o.model});
-
-  sim::SimOptions so = o.sim;
-  so.numerics = report.numerics;
-  // Per-instruction records give the per-op summary and the statistics'
-  // per-op figures and critical path.
-  so.trace = true;
-  sim::Machine machine(config, program, so);
-
-  // What the device stores is what the reference is fed: each input goes
-  // into device memory and is read back from there.
-  compiler::ref::TensorMap refInputs;
-  if (report.numerics)
-    refInputs = writeInputs(graph, program, inputs, machine);
-
-  if (o.useSystemC)
-    sim::runWithSystemC(machine, o.quantum);
-  else
-    machine.run();
-
-  std::vector<NpyArray> results;
-  if (report.numerics)
-    for (const Value *v : graph.outputs()) {
-      const isa::TensorDecl *t =
-          findTensor(program, v->name(), isa::TensorKind::Output);
-      SPYRE_ASSERT(t,
-                   "the program has no output tensor for '" + v->name() + "'");
-      results.push_back(sim::readTensor(*t, machine.deviceMemory()));
-    }
+  const compiler::CompileResult compiled =
+      compileOrThrow(graph, config, o.optLevel);
+  const Simulation sim =
+      simulate(graph, compiled.program, config,
+               report.numerics ? &inputs : nullptr, o.useSystemC, o.quantum,
+               SourceLoc{o.model}, o.sim);
+  const sim::Machine &machine = *sim.machine;
+  const std::vector<NpyArray> &results = sim.outputs;
 
   if (o.check) {
     report.checked = true;
-    std::vector<compiler::ref::RefTensor> reference;
-    const bool needReference = std::any_of(
-        graph.outputs().begin(), graph.outputs().end(),
-        [&](const Value *v) { return !inputs.expected.count(v->name()); });
-    if (needReference)
-      reference = compiler::ref::evaluateGraph(graph, refInputs);
-    for (size_t i = 0; i < graph.outputs().size(); ++i) {
-      const Value *v = graph.outputs()[i];
-      OutputCheck c;
-      c.output = v->name();
-      c.shape = v->type().shape;
-      auto e = inputs.expected.find(v->name());
-      const std::vector<double> &want =
-          e != inputs.expected.end() ? e->second.values : reference[i].values;
-      if (e != inputs.expected.end())
-        c.against = e->second.file;
-      const std::vector<double> got =
-          compiler::ref::tensorFromNpy(results[i]).values;
-      c.tolerance = outputTolerance(want);
-      c.result = compareTensors(got, want, c.tolerance);
-      c.got = got[c.result.worst];
-      c.expected = want[c.result.worst];
-      report.checks.push_back(std::move(c));
-    }
+    report.checks = checkOutputs(graph, sim, inputs.expected);
   }
 
   OutputFiles written;
@@ -330,24 +401,7 @@ RunReport runModel(const RunOptions &o) {
     throw;
   }
 
-  const sim::Profile profile = sim::profileOf(machine);
-  report.cycles = machine.totalCycles();
-  report.clockGhz = config.chip.clockGhz;
-  report.macs = machine.macOps();
-  report.readBytes = machine.deviceReadBytes();
-  report.writeBytes = machine.deviceWriteBytes();
-  for (const sim::HostRun &h : machine.hostRuns()) {
-    ++report.hostOps;
-    report.hostPcieCycles += h.pcieCycles();
-    report.hostComputeCycles += h.computeCycles();
-  }
-  report.cores = config.chip.cores;
-  report.peakMacsPerCyclePerCore = profile.peakMacsPerCyclePerCore;
-  report.memoryPeakGbps = profile.memoryPeakGbps;
-  report.ops = sim::opSummaries(profile);
-  for (const sim::Finding &f : machine.findings())
-    report.findings.push_back(f.str());
-  report.findingsDropped = machine.findingsDropped();
+  recordRun(machine, report);
   return report;
 }
 
@@ -362,6 +416,8 @@ std::string summaryText(const RunReport &r, size_t topOps) {
     inputs = "none (the model has no inputs)";
   else if (r.inputsKind == InputsKind::Random)
     inputs = "random, seed " + std::to_string(r.seed);
+  else if (r.inputsKind == InputsKind::Given)
+    inputs = "given in memory";
   else
     inputs =
         r.inputsDir + (r.inputsKind == InputsKind::Npy ? " (.npy files)"
@@ -441,29 +497,8 @@ std::string summaryText(const RunReport &r, size_t topOps) {
                                     " within the tolerance"
                               : fmt::format("MISMATCH in {} of {}", failed,
                                             plural(r.checks.size(), "output")));
-    for (const OutputCheck &c : r.checks) {
-      const std::string name =
-          c.output + std::string(width - c.output.size(), ' ');
-      const std::string against =
-          c.against.empty() ? std::string("the host reference") : c.against;
-      const std::string tolerance = fmt::format(
-          "{:.6g} x (|expected| + {:.6g})", c.tolerance.rtol,
-          c.tolerance.rtol > 0 ? c.tolerance.atol / c.tolerance.rtol : 0.0);
-      if (c.result.ok()) {
-        out += fmt::format("  {}  ok: {} elements against {}, max |difference| "
-                           "{:.6g}, tolerance {}\n",
-                           name, c.result.elements, against,
-                           c.result.maxAbsDiff, tolerance);
-        continue;
-      }
-      out +=
-          fmt::format("  {}  MISMATCH: {} of {} elements outside the tolerance "
-                      "against {}; worst at {}: got {:.8g}, expected {:.8g}, "
-                      "tolerance {:.6g}\n",
-                      name, c.result.outside, c.result.elements, against,
-                      flatIndexText(c.shape, c.result.worst), c.got, c.expected,
-                      c.tolerance.allowed(c.expected));
-    }
+    for (const OutputCheck &c : r.checks)
+      out += checkLine(c, width);
   }
   out +=
       field("findings", std::to_string(r.findings.size() + r.findingsDropped));

@@ -5,8 +5,10 @@
 // deterministic summary of the run (docs/run.md).
 #pragma once
 
+#include "compiler/driver/Compile.h"
 #include "compiler/import/ModelLoader.h"
 #include "compiler/ref/Evaluator.h"
+#include "hw/HwConfig.h"
 #include "isa/Program.h"
 #include "run/Inputs.h"
 #include "sim/analysis/Summary.h"
@@ -15,6 +17,8 @@
 #include "support/TensorCompare.h"
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -134,6 +138,46 @@ Tolerance outputTolerance(const std::vector<double> &expected);
 /// cores, memory roof = FLOP per device-memory byte x the memory peak (for a
 /// run without MACs, bandwidth against the memory peak).
 sim::Roofline runRoofline(const RunReport &report);
+
+/// Compiles `graph` for `config` at `optLevel`; the compiler's refusal is a
+/// CompileError.
+compiler::CompileResult compileOrThrow(const compiler::Graph &graph,
+                                       const hw::HwConfig &config,
+                                       int optLevel);
+
+/// One finished simulation of a program compiled from a graph.
+struct Simulation {
+  std::unique_ptr<sim::Machine> machine;
+  /// Per graph output, in graph order, as the device left them (float32);
+  /// empty for a timing-only run.
+  std::vector<NpyArray> outputs;
+  /// What the host reference is fed: each input as the device stores it.
+  compiler::ref::TensorMap refInputs;
+};
+
+/// Simulates `program`, compiled from `graph` for `config` (both must
+/// outlive the result's machine), with the per-instruction records and the
+/// checks, limits and progress of `limits` (its `numerics` and `trace` are
+/// set here). `inputs` null is a timing-only run. The numbers' host memory
+/// is checked first (a UserError at `where`).
+Simulation simulate(const compiler::Graph &graph, const isa::Program &program,
+                    const hw::HwConfig &config, const ModelInputs *inputs,
+                    bool useSystemC, uint64_t quantum, const SourceLoc &where,
+                    const sim::SimOptions &limits = {});
+
+/// The figures of a finished simulation: cycles, bytes, host ops, the ops
+/// by time and the findings (the rest of the report is the caller's).
+void recordRun(const sim::Machine &machine, RunReport &report);
+
+/// Compares each graph output computed in `sim` with `expected` (by output
+/// name) or, for the outputs it lacks, with the host reference fed
+/// `sim.refInputs`, within outputTolerance.
+std::vector<OutputCheck>
+checkOutputs(const compiler::Graph &graph, const Simulation &sim,
+             const std::map<std::string, ExpectedOutput> &expected);
+
+/// The summary's line for one check; `width` pads the output's name.
+std::string checkLine(const OutputCheck &check, size_t width);
 
 /// Compiles and simulates `options.model`. Every input file is checked and
 /// every output path tested for writability before compiling; bad input is

@@ -5,10 +5,12 @@
 #
 # Usage: scripts/install-deps.sh [--with-torch] [--with-renderer]
 #   --with-torch  also install the optional TORCH_PACKAGES below (PyTorch,
-#                 about 1 GB with its dependencies). Only
-#                 scripts/export_torch.py needs it, to regenerate the
-#                 PyTorch example models; their exported files are committed,
-#                 so building, testing and CI do not.
+#                 about 1 GB with its dependencies), for
+#                 scripts/export_torch.py (to regenerate the PyTorch example
+#                 models, whose exported files are committed) and for
+#                 spyre.torch of the Python package, whose tests are skipped
+#                 without it. Building and the rest of the tests do not
+#                 need it.
 #   --with-renderer  also install RENDERER_PACKAGES (headless Chromium and
 #                 Pillow), to remake the report screenshot
 #                 docs/images/report.png (docs/report.md); nothing else
@@ -47,6 +49,10 @@ PACKAGES=(
   # package scripts/gen_onnx_models.py writes the test models with.
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata python3-onnx
+  # The Python package (python/, docs/python.md): pybind11 and the headers
+  # of Debian's Python to build it, NumPy for its arrays, pytest for its
+  # tests.
+  pybind11-dev python3-dev python3-numpy python3-pytest
   # Sweeps through Slurm: the client commands (sbatch, squeue) and, for the
   # private single-node cluster of scripts/slurm-local.sh that the Slurm
   # sweep test starts, the daemons and munge (slurm-wlm pulls in slurmctld,
@@ -54,7 +60,8 @@ PACKAGES=(
   slurm-wlm slurm-client munge
 )
 
-# Optional (--with-torch): Debian's PyTorch, for scripts/export_torch.py.
+# Optional (--with-torch): Debian's PyTorch, for scripts/export_torch.py and
+# spyre.torch.
 TORCH_PACKAGES=(python3-torch)
 
 if [ "$with_torch" -eq 1 ]; then

@@ -1,6 +1,7 @@
 // One sweep point in this process (runPoint in Sweep.h): the effective config
 // written and validated, the model compiled (timed) and simulated through the
-// SystemC kernel (timed), timing-only unless the spec asks for numerics, and
+// SystemC kernel, or the plain-C++ event loop for a process that runs
+// several points (timed), timing-only unless the spec asks for numerics, and
 // the figures of the run's statistics recorded as the point's result. Any
 // user error on the way (a config that fails its checks, a model the
 // compiler refuses) is the point's failure, written to its result like a
@@ -9,15 +10,11 @@
 
 #include "compiler/driver/Compile.h"
 #include "compiler/import/ModelLoader.h"
-#include "compiler/ref/Evaluator.h"
 #include "run/Inputs.h"
 #include "run/RunModel.h"
 #include "sim/core/Machine.h"
 #include "sim/core/Report.h"
-#include "sim/core/TensorIo.h"
-#include "sim/systemc/ChipModule.h"
 #include "support/FileIO.h"
-#include "support/TensorCompare.h"
 #include "sweep/Results.h"
 
 #include <fmt/format.h>
@@ -25,7 +22,7 @@
 
 #include <chrono>
 #include <filesystem>
-#include <iostream>
+#include <ostream>
 #include <sstream>
 
 namespace spyre::sweep {
@@ -121,32 +118,18 @@ void readStats(const std::string &statsText, const hw::HwConfig &config,
 
 /// Compares every output with the host reference, as `spyre run --check`.
 std::string checkOutputs(const compiler::Graph &graph,
-                         const isa::Program &program,
-                         const compiler::ref::TensorMap &refInputs,
-                         sim::Machine &machine) {
-  const std::vector<compiler::ref::RefTensor> reference =
-      compiler::ref::evaluateGraph(graph, refInputs);
+                         const run::Simulation &sim) {
   size_t failed = 0;
-  for (size_t i = 0; i < graph.outputs().size(); ++i) {
-    const compiler::Value *v = graph.outputs()[i];
-    const isa::TensorDecl *t =
-        run::findTensor(program, v->name(), isa::TensorKind::Output);
-    SPYRE_ASSERT(t, "the program has no output tensor for '" + v->name() + "'");
-    const std::vector<double> got =
-        compiler::ref::tensorFromNpy(
-            sim::readTensor(*t, machine.deviceMemory()))
-            .values;
-    const std::vector<double> &want = reference[i].values;
-    if (!compareTensors(got, want, run::outputTolerance(want)).ok())
-      ++failed;
-  }
+  for (const run::OutputCheck &c : run::checkOutputs(graph, sim, {}))
+    failed += c.result.ok() ? 0 : 1;
   if (failed == 0)
     return "ok";
   return fmt::format("mismatch in {} of {} outputs", failed,
                      graph.outputs().size());
 }
 
-void simulate(const SweepPlan &plan, const SweepPoint &p, PointResult &r) {
+void simulate(const SweepPlan &plan, const SweepPoint &p, bool useSystemC,
+              PointResult &r) {
   DiagnosticEngine configDiags;
   if (!hw::validateConfig(p.config, "points/" + p.id + "/config.yaml",
                           configDiags)) {
@@ -170,28 +153,24 @@ void simulate(const SweepPlan &plan, const SweepPoint &p, PointResult &r) {
   r.lxPlanPeakBytes = planPeakLx(compiled->statistics);
 
   const Clock::time_point simStart = Clock::now();
-  sim::SimOptions so;
-  so.numerics = plan.numerics;
-  so.checks = true;
-  // Per-instruction records give the statistics' per-op figures.
-  so.trace = true;
-  sim::Machine machine(p.config, compiled->program, so);
-  compiler::ref::TensorMap refInputs;
+  run::ModelInputs inputs;
   if (plan.numerics)
-    refInputs = run::writeInputs(graph, compiled->program,
-                                 run::randomInputs(graph, plan.seed), machine);
-  sim::runWithSystemC(machine, kQuantum);
-  const std::string stats = sim::statsJson(machine);
+    inputs = run::randomInputs(graph, plan.seed);
+  const run::Simulation sim =
+      run::simulate(graph, compiled->program, p.config,
+                    plan.numerics ? &inputs : nullptr, useSystemC, kQuantum,
+                    SourceLoc{p.modelPath});
+  const std::string stats = sim::statsJson(*sim.machine);
   r.simulateSeconds = secondsSince(simStart);
 
   readStats(stats, p.config, r);
-  for (const sim::Finding &f : machine.findings()) {
+  for (const sim::Finding &f : sim.machine->findings()) {
     if (r.firstFindings.size() == kListedFindings)
       break;
     r.firstFindings.push_back(f.str());
   }
   if (plan.numerics)
-    r.check = checkOutputs(graph, compiled->program, refInputs, machine);
+    r.check = checkOutputs(graph, sim);
   if (plan.keepStats)
     writeFileAtomic((fs::path(pointDir(plan, p)) / "stats.json").string(),
                     stats);
@@ -200,7 +179,8 @@ void simulate(const SweepPlan &plan, const SweepPoint &p, PointResult &r) {
 
 } // namespace
 
-int runPoint(const SweepPlan &plan, size_t index) {
+int runPoint(const SweepPlan &plan, size_t index, std::ostream &out,
+             bool useSystemC) {
   SPYRE_ASSERT(index < plan.points.size(), "point index out of range");
   const SweepPoint &p = plan.points[index];
   const Clock::time_point start = Clock::now();
@@ -215,7 +195,7 @@ int runPoint(const SweepPlan &plan, size_t index) {
 
   PointResult r = resultFor(plan, p);
   try {
-    simulate(plan, p, r);
+    simulate(plan, p, useSystemC, r);
   } catch (const UserError &e) {
     r.ok = false;
     const std::string text = e.diagnostic().str();
@@ -223,7 +203,7 @@ int runPoint(const SweepPlan &plan, size_t index) {
   }
   r.wallSeconds = secondsSince(start);
   writeFileAtomic(resultPath(plan, p), resultJson(r));
-  std::cout << fmt::format("point {} ({}): {}\n", p.index, p.id,
+  out << fmt::format("point {} ({}): {}\n", p.index, p.id,
                            r.ok ? fmt::format("ok, {} cycles", r.cycles)
                                 : "failed: " + r.error);
   return static_cast<int>(ExitCode::Ok);

@@ -209,10 +209,12 @@ std::string csvField(std::string_view text) {
   return out + "\"";
 }
 
-std::string resultsCsv(const SweepPlan &plan,
-                       const std::map<size_t, PointResult> &results) {
+ResultsTable resultsTable(const SweepPlan &plan,
+                          const std::map<size_t, PointResult> &results) {
+  ResultsTable table;
+  std::vector<std::string> &header = table.header;
+  header = {"index", "id", "model"};
   const std::vector<std::string> columns = plan.columns();
-  std::vector<std::string> header = {"index", "id", "model"};
   header.insert(header.end(), columns.begin(), columns.end());
   for (const char *name :
        {"status", "config_fingerprint", "cycles", "simulated_us",
@@ -226,52 +228,81 @@ std::string resultsCsv(const SweepPlan &plan,
                            "wall_s"})
     header.emplace_back(name);
 
-  auto line = [](const std::vector<std::string> &fields) {
-    std::string out;
-    for (size_t i = 0; i < fields.size(); ++i)
-      out += (i ? "," : "") + csvField(fields[i]);
-    return out + "\n";
+  auto text = [](std::string t) {
+    return ResultField{t, hw::ParamValue(std::move(t))};
   };
-  std::string out = line(header);
+  auto integer = [](uint64_t v) {
+    return ResultField{std::to_string(v),
+                       hw::ParamValue(static_cast<int64_t>(v))};
+  };
+  auto real = [](double v) { return ResultField{number(v), hw::ParamValue(v)}; };
+  auto seconds = [](double v) {
+    return ResultField{fmt::format("{:.3f}", v), hw::ParamValue(v)};
+  };
   for (const SweepPoint &p : plan.points) {
-    std::vector<std::string> row = {std::to_string(p.index), p.id, p.model};
-    for (const std::string &key : columns)
-      row.push_back(hw::formatValue(columnValue(p, key)));
+    std::vector<ResultField> row = {integer(p.index), text(p.id),
+                                    text(p.model)};
+    for (const std::string &key : columns) {
+      const hw::ParamValue v = columnValue(p, key);
+      row.push_back({hw::formatValue(v), v});
+    }
     auto it = results.find(p.index);
     if (it == results.end()) {
-      row.push_back("missing");
-      row.push_back(p.configFingerprint);
+      row.push_back(text("missing"));
+      row.push_back(text(p.configFingerprint));
       row.resize(header.size());
-      out += line(row);
+      table.rows.push_back(std::move(row));
       continue;
     }
     const PointResult &r = it->second;
-    row.push_back(r.ok ? "ok" : "error");
-    row.push_back(r.configFingerprint);
+    row.push_back(text(r.ok ? "ok" : "error"));
+    row.push_back(text(r.configFingerprint));
     if (r.ok) {
-      for (const std::string &v :
-           {std::to_string(r.cycles), number(r.simulatedUs),
-            number(r.achievedTflops), std::to_string(r.macs),
-            std::to_string(r.readBytes), std::to_string(r.writeBytes),
-            number(r.readGbps), number(r.writeGbps), number(r.memoryGbps),
-            number(r.memoryUtilization)})
-        row.push_back(v);
+      for (const ResultField &f :
+           {integer(r.cycles), real(r.simulatedUs), real(r.achievedTflops),
+            integer(r.macs), integer(r.readBytes), integer(r.writeBytes),
+            real(r.readGbps), real(r.writeGbps), real(r.memoryGbps),
+            real(r.memoryUtilization)})
+        row.push_back(f);
       for (double u : r.utilization)
-        row.push_back(number(u));
-      row.push_back(std::to_string(r.lxPeakBytes));
-      row.push_back(std::to_string(r.lxPlanPeakBytes));
-      row.push_back(r.check);
-      row.push_back(std::to_string(r.findings));
+        row.push_back(real(u));
+      row.push_back(integer(r.lxPeakBytes));
+      row.push_back(integer(r.lxPlanPeakBytes));
+      row.push_back(text(r.check));
+      row.push_back(integer(r.findings));
     } else {
       row.resize(row.size() + 10 + kUtilKinds.size() + 4);
     }
-    row.push_back(r.error);
-    row.push_back(fmt::format("{:.3f}", r.compileSeconds));
-    row.push_back(fmt::format("{:.3f}", r.simulateSeconds));
-    row.push_back(fmt::format("{:.3f}", r.wallSeconds));
-    out += line(row);
+    row.push_back(r.error.empty() ? ResultField{} : text(r.error));
+    row.push_back(seconds(r.compileSeconds));
+    row.push_back(seconds(r.simulateSeconds));
+    row.push_back(seconds(r.wallSeconds));
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+std::string resultsCsv(const SweepPlan &plan,
+                       const std::map<size_t, PointResult> &results) {
+  const ResultsTable table = resultsTable(plan, results);
+  std::string out;
+  for (size_t i = 0; i < table.header.size(); ++i)
+    out += (i ? "," : "") + csvField(table.header[i]);
+  out += "\n";
+  for (const std::vector<ResultField> &row : table.rows) {
+    for (size_t i = 0; i < row.size(); ++i)
+      out += (i ? "," : "") + csvField(row[i].text);
+    out += "\n";
   }
   return out;
+}
+
+std::map<size_t, PointResult> readResults(const SweepPlan &plan) {
+  std::map<size_t, PointResult> results;
+  for (const SweepPoint &p : plan.points)
+    if (std::optional<PointResult> r = readResult(plan, p))
+      results.emplace(p.index, std::move(*r));
+  return results;
 }
 
 } // namespace spyre::sweep

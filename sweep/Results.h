@@ -84,6 +84,27 @@ std::optional<PointResult> parseResult(std::string_view text);
 std::optional<PointResult> readResult(const SweepPlan &plan,
                                       const SweepPoint &point);
 
+/// One field of the results table: its text in results.csv and its value,
+/// none for an empty field (a point without a result, or a failed one).
+struct ResultField {
+  std::string text;
+  std::optional<hw::ParamValue> value;
+};
+
+/// The results table: the header and one row per point in index order.
+struct ResultsTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<ResultField>> rows;
+};
+
+/// The results of the plan's points that have one (readResult), by index.
+std::map<size_t, PointResult> readResults(const SweepPlan &plan);
+
+/// What results.csv holds, typed: points without a result have status
+/// `missing`. Columns in a fixed order, the wall-clock ones last.
+ResultsTable resultsTable(const SweepPlan &plan,
+                          const std::map<size_t, PointResult> &results);
+
 /// results.csv: a header and one row per point in index order; points
 /// without a result have status `missing`. Columns in a fixed order, the
 /// wall-clock ones last.

@@ -143,18 +143,15 @@ void prepareOutDir(const SweepPlan &plan) {
 
 int aggregate(const SweepPlan &plan, std::ostream &out) {
   prepareOutDir(plan);
-  std::map<size_t, PointResult> results;
+  const std::map<size_t, PointResult> results = readResults(plan);
   std::vector<std::string> failed, missing;
   for (const SweepPoint &p : plan.points) {
-    std::optional<PointResult> r = readResult(plan, p);
-    if (!r) {
+    auto r = results.find(p.index);
+    if (r == results.end())
       missing.push_back(fmt::format("  point {} ({})", p.index, p.id));
-      continue;
-    }
-    if (!r->ok)
+    else if (!r->second.ok)
       failed.push_back(
-          fmt::format("  point {} ({}): {}", p.index, p.id, r->error));
-    results.emplace(p.index, std::move(*r));
+          fmt::format("  point {} ({}): {}", p.index, p.id, r->second.error));
   }
   const std::string csv = (fs::path(plan.outDir) / "results.csv").string();
   writeFileAtomic(csv, resultsCsv(plan, results));

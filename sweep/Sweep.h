@@ -141,10 +141,13 @@ ResultState resultState(const SweepPlan &plan, const SweepPoint &point);
 /// writes DIR/plan.json, which `spyre sweep report` reads.
 void prepareOutDir(const SweepPlan &plan);
 
-/// `--point I`: runs point `index` in this process and writes its result
-/// (a failed point writes its error). Returns 0; a UserError only for a bad
-/// DIR.
-int runPoint(const SweepPlan &plan, size_t index);
+/// `--point I`: runs point `index` in this process, writes its result (a
+/// failed point writes its error) and says how it ended on `out`. Returns
+/// 0; a UserError only for a bad DIR. Without `useSystemC` the point runs
+/// on the plain-C++ event loop (the same results), so that one process can
+/// run several points.
+int runPoint(const SweepPlan &plan, size_t index, std::ostream &out,
+             bool useSystemC = true);
 
 /// `--aggregate`: (re)writes DIR/plan.json and DIR/results.csv from the
 /// results present and prints the summary to `out`. Returns 0 when every

@@ -232,3 +232,49 @@ TEST(ConfigSchema, KeysAreUniqueSnakeCaseAndSectionsKnown) {
     EXPECT_EQ(findSection(s.name), &s);
   EXPECT_EQ(findParam("chip.nope"), nullptr);
 }
+
+namespace {
+
+/// setParam's usage error for `key` set to `value`, or "no error".
+std::string setParamError(const std::string &key, const ParamValue &value) {
+  HwConfig c = builtinConfig();
+  try {
+    setParam(c, key, value, "Config.set");
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.exitCode(), ExitCode::Usage);
+    return e.diagnostic().str();
+  }
+  return "no error";
+}
+
+} // namespace
+
+TEST(SetParam, ConvertsToTheParameterType) {
+  HwConfig c = builtinConfig();
+  setParam(c, "lx.size_bytes", ParamValue(int64_t{1} << 20), "Config.set");
+  EXPECT_EQ(c.lx.sizeBytes, int64_t{1} << 20);
+  // A number key takes an integer as the double it is.
+  setParam(c, "chip.clock_ghz", ParamValue(int64_t{2}), "Config.set");
+  EXPECT_EQ(c.chip.clockGhz, 2.0);
+  setParam(c, "name", ParamValue(std::string("small")), "Config.set");
+  EXPECT_EQ(c.name, "small");
+}
+
+TEST(SetParam, RefusesUnknownKeysAndWrongTypes) {
+  EXPECT_EQ(setParamError("lx.size", ParamValue(int64_t{1})),
+            "Config.set: error: at 'lx.size': unknown config key (keys as "
+            "`spyre config show` prints them, e.g. lx.size_bytes)");
+  EXPECT_EQ(setParamError("chip.cores", ParamValue(2.5)),
+            "Config.set: error: at 'chip.cores': takes an integer, got 2.5");
+  EXPECT_EQ(setParamError("chip.cores", ParamValue(int64_t{1} << 40)),
+            "Config.set: error: at 'chip.cores': 1099511627776 does not fit "
+            "in a 32-bit integer");
+  EXPECT_EQ(setParamError("chip.clock_ghz", ParamValue(std::string("fast"))),
+            "Config.set: error: at 'chip.clock_ghz': takes a finite number, "
+            "got fast");
+  EXPECT_EQ(setParamError("chip.clock_ghz", ParamValue(INFINITY)),
+            "Config.set: error: at 'chip.clock_ghz': takes a finite number, "
+            "got inf");
+  EXPECT_EQ(setParamError("name", ParamValue(int64_t{3})),
+            "Config.set: error: at 'name': takes a string, got 3");
+}

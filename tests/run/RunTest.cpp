@@ -218,6 +218,40 @@ TEST(RunInputs, RandomInputsAreThoseOfGraphEval) {
   EXPECT_EQ(serializeNpy(in.arrays.at("x")), readFile(dir + "/x.npy", kTextFileLimit));
 }
 
+TEST(RunInputs, GivenInputsAreCheckedAsTheFolderIs) {
+  compiler::Graph g = compiler::loadModelOrThrow(
+      test::srcPath("examples/models/mlp_block/model.json"), {});
+  const NpyArray good = randomInputs(g, 1).arrays.at("x");
+  auto message = [&](std::map<std::string, NpyArray> arrays) {
+    try {
+      givenInputs(g, std::move(arrays), "Program.run");
+    } catch (const UserError &e) {
+      EXPECT_EQ(e.exitCode(), ExitCode::BadInput);
+      return e.diagnostic().str();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({}),
+            "Program.run: error: at 'x': missing input 'x' (inputs: x)");
+  EXPECT_EQ(message({{"x", good}, {"z", good}}),
+            "Program.run: error: at 'z': names no input of the model "
+            "(inputs: x)");
+  NpyArray shape = good;
+  shape.shape = {64, 7};
+  EXPECT_EQ(message({{"x", shape}}),
+            "Program.run: error: at 'x': input 'x' has shape [64, 7] but the "
+            "model expects [7, 64]");
+  NpyArray dtype = good;
+  dtype.dtype = NpyDtype::I32;
+  EXPECT_EQ(message({{"x", dtype}}),
+            "Program.run: error: at 'x': input 'x' is int32 but the model's "
+            "f32 input needs float32 or float16");
+
+  const ModelInputs in = givenInputs(g, {{"x", good}}, "Program.run");
+  EXPECT_EQ(in.kind, InputsKind::Given);
+  EXPECT_EQ(serializeNpy(in.arrays.at("x")), serializeNpy(good));
+}
+
 TEST(RunModelInProcess, SameCyclesAndCheckAsTheCommand) {
   const std::string model = "examples/models/mlp_block/model.json";
   RunOptions o;

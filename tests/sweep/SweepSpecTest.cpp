@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -417,6 +418,59 @@ TEST(SweepResults, CsvFieldsAreQuotedOnlyWhenNeeded) {
   EXPECT_EQ(csvField("a,b"), "\"a,b\"");
   EXPECT_EQ(csvField("say \"hi\""), "\"say \"\"hi\"\"\"");
   EXPECT_EQ(csvField("two\nlines"), "\"two\nlines\"");
+}
+
+TEST(SweepResults, TableIsTheCsvTyped) {
+  const SweepPlan plan = planSweep(
+      writeSpec("models: [" + model("mlp_block") +
+                "]\ngrid:\n  chip.clock_ghz: [1.5, 2.0]\n  name: [a, b]\n"),
+      "");
+  ASSERT_EQ(plan.points.size(), 4u);
+  PointResult ok = resultFor(plan, plan.points[0]);
+  ok.ok = true;
+  ok.cycles = 41651;
+  ok.simulatedUs = 27.767333333333333;
+  ok.check = "ok";
+  ok.compileSeconds = 0.25;
+  PointResult failed = resultFor(plan, plan.points[1]);
+  failed.error = "t.yaml: error: no, it fails";
+  const std::map<size_t, PointResult> results = {{0, ok}, {1, failed}};
+  const ResultsTable table = resultsTable(plan, results);
+
+  // The CSV is the table's text, field by field.
+  std::string csv;
+  for (size_t i = 0; i < table.header.size(); ++i)
+    csv += (i ? "," : "") + csvField(table.header[i]);
+  csv += "\n";
+  for (const std::vector<ResultField> &row : table.rows) {
+    ASSERT_EQ(row.size(), table.header.size());
+    for (size_t i = 0; i < row.size(); ++i)
+      csv += (i ? "," : "") + csvField(row[i].text);
+    csv += "\n";
+  }
+  EXPECT_EQ(csv, resultsCsv(plan, results));
+
+  auto field = [&](size_t row, const std::string &column) {
+    const auto it =
+        std::find(table.header.begin(), table.header.end(), column);
+    EXPECT_NE(it, table.header.end()) << column;
+    return table.rows[row][static_cast<size_t>(it - table.header.begin())];
+  };
+  EXPECT_EQ(field(0, "index").value, hw::ParamValue(int64_t{0}));
+  EXPECT_EQ(field(0, "chip.clock_ghz").value, hw::ParamValue(1.5));
+  EXPECT_EQ(field(0, "chip.clock_ghz").text, "1.5");
+  EXPECT_EQ(field(3, "name").value, hw::ParamValue(std::string("b")));
+  EXPECT_EQ(field(0, "cycles").value, hw::ParamValue(int64_t{41651}));
+  EXPECT_EQ(field(0, "simulated_us").value, hw::ParamValue(27.767333333333333));
+  EXPECT_EQ(field(0, "compile_s").text, "0.250");
+  EXPECT_EQ(field(0, "compile_s").value, hw::ParamValue(0.25));
+  EXPECT_FALSE(field(0, "error").value);
+  EXPECT_EQ(field(1, "status").value, hw::ParamValue(std::string("error")));
+  EXPECT_FALSE(field(1, "cycles").value);
+  EXPECT_EQ(field(1, "error").value,
+            hw::ParamValue(std::string("t.yaml: error: no, it fails")));
+  EXPECT_EQ(field(2, "status").text, "missing");
+  EXPECT_FALSE(field(2, "wall_s").value);
 }
 
 } // namespace

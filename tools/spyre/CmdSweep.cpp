@@ -75,7 +75,7 @@ int runSweep(const SweepCliOptions &o) {
                                  std::to_string(plan.points.size()) +
                                  " points (0 to " +
                                  std::to_string(plan.points.size() - 1) + ")");
-    return sweep::runPoint(plan, static_cast<size_t>(o.point));
+    return sweep::runPoint(plan, static_cast<size_t>(o.point), std::cout);
   }
   if (o.aggregate)
     return sweep::aggregate(plan, std::cout);

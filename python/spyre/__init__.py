@@ -1,0 +1,108 @@
+"""spyre: the compiler and cycle-approximate simulator of the IBM Spyre
+accelerator, from Python (docs/python.md).
+
+    import numpy as np, spyre
+    program = spyre.compile("examples/models/torch_mlp/model.onnx", level=2)
+    result = program.run({"x": np.load("examples/models/torch_mlp/x.npy")})
+    result.outputs["y"], result.cycles, result.stats["total_cycles"]
+
+The work is done by the project's libraries through the extension module
+`spyre._spyre`; this file adds the keyword checks and the conversions that
+are plain Python (JSON, pandas). Errors are `spyre.Error` subclasses with the
+message and exit code of the `spyre` command: InputError (1, bad input),
+UsageError (2, a bad argument), CheckError (3, wrong numbers or a schedule
+finding), InternalError (70, a bug in spyre).
+"""
+
+import json as _json
+import os as _os
+import tempfile as _tempfile
+
+from ._spyre import (  # noqa: F401  (the package's API)
+    CheckError,
+    Config,
+    Error,
+    InputError,
+    InternalError,
+    Program,
+    Result,
+    UsageError,
+)
+from . import _spyre
+
+__all__ = [
+    "CheckError", "Config", "Error", "InputError", "InternalError", "Program",
+    "Result", "UsageError", "compile", "sweep",
+]
+
+
+def _usage(where, message):
+    error = UsageError("%s: error: %s" % (where, message))
+    error.exit_code = 2
+    return error
+
+
+def _check_options(where, options, known):
+    """A keyword the function does not take is a UsageError naming it, as
+    the command line names an unknown option."""
+    for name in options:
+        raise _usage(where, "unknown option '%s' (options: %s)"
+                     % (name, ", ".join(known)))
+
+
+def compile(model, level=2, config=None, shapes=None, *, host_fallback=True,
+            **options):
+    """Compiles a model (a path to an ONNX model or a graph JSON) for a
+    config (a spyre.Config; the built-in one by default) at optimisation
+    level 0, 1 or 2, as `spyre compile` does. `shapes` gives static shapes
+    to ONNX inputs whose dimensions are dynamic: {name: (d0, d1, ...)}.
+    With host_fallback=False a node the device cannot run is an error
+    instead of running on the host. Returns a spyre.Program."""
+    _check_options("spyre.compile", options,
+                   ["level", "config", "shapes", "host_fallback"])
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise _usage("spyre.compile", "level is 0, 1 or 2, got %r" % (level,))
+    if config is not None and not isinstance(config, Config):
+        raise _usage("spyre.compile", "config is a spyre.Config (load a file "
+                     "with spyre.Config.load(path))")
+    if shapes is None:
+        shapes = {}
+    if not isinstance(shapes, dict):
+        raise _usage("spyre.compile", "shapes is a dict {input name: shape}")
+    # The text of --shape, so the command line's checks apply.
+    shape_args = []
+    for name, dims in shapes.items():
+        if isinstance(dims, int):
+            dims = (dims,)
+        shape_args.append("%s=%s" % (name, ",".join(str(d) for d in dims)))
+    return _spyre._compile(_os.fspath(model), level, config, shape_args,
+                           host_fallback)
+
+
+def _stats(result):
+    """The statistics as a dict (`spyre run --stats`; docs/sim-output.md)."""
+    return _json.loads(result.stats_json)
+
+
+Result.stats = property(_stats, doc=_stats.__doc__)
+
+
+def sweep(spec, out_dir=None, *, retry_failed=False, **options):
+    """Runs a design-space sweep spec (docs/sweep.md) in this process: every
+    point compiled and simulated, one after another, resumable when out_dir
+    is given (a second call runs only the points without a result), with
+    out_dir/results.csv written as `spyre sweep` writes it. Returns one dict
+    per point (the columns of results.csv, None for an empty field), or a
+    pandas.DataFrame of them when pandas is installed."""
+    _check_options("spyre.sweep", options, ["out_dir", "retry_failed"])
+    spec = _os.fspath(spec)
+    if out_dir is None:
+        with _tempfile.TemporaryDirectory(prefix="spyre-sweep-") as tmp:
+            header, rows, _ = _spyre._sweep(spec, tmp, retry_failed)
+    else:
+        header, rows, _ = _spyre._sweep(spec, _os.fspath(out_dir), retry_failed)
+    try:
+        import pandas
+    except ImportError:
+        return rows
+    return pandas.DataFrame(rows, columns=header)
