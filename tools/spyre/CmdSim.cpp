@@ -1,5 +1,6 @@
 // `spyre sim`: run a program file on the simulated card.
 #include "Commands.h"
+#include "ConfigOptions.h"
 #include "IntOption.h"
 
 #include "hw/HwConfig.h"
@@ -11,6 +12,7 @@
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -20,7 +22,7 @@ namespace {
 
 struct SimCliOptions {
   std::string program;
-  std::string config;
+  hw::ConfigSource config;
   std::string inputs;
   std::string outputs;
   std::string stats;
@@ -35,14 +37,14 @@ struct SimCliOptions {
 };
 
 int runSim(const SimCliOptions &o) {
-  hw::HwConfig config = hw::loadConfigOrDefault(o.config);
+  hw::HwConfig config = hw::loadConfig(o.config);
   isa::Program program = isa::readProgram(readFile(o.program, kProgramFileLimit), o.program);
   if (program.configFingerprint != config.fingerprint())
     throw UserError(SourceLoc{o.program},
                     "compiled for config " +
                         hw::fingerprintString(program.configFingerprint) +
                         " but the simulated config " +
-                        (o.config.empty() ? std::string("(built-in)") : o.config) +
+                        describeConfig(o.config) +
                         " is " + hw::fingerprintString(config.fingerprint()) +
                         "; recompile, or pass the config it was compiled for");
   // A file with the right fingerprint may still have been made by hand.
@@ -64,12 +66,34 @@ int runSim(const SimCliOptions &o) {
   if (!o.traceCores.empty())
     sim::parseTraceCores(o.traceCores, config.chip.cores, traceFilter);
 
+  // `--outputs -` writes the one output tensor's .npy to standard output.
+  const isa::TensorDecl *stdoutTensor = nullptr;
+  if (isStdout(o.outputs)) {
+    std::string names;
+    size_t count = 0;
+    for (const isa::TensorDecl &t : program.tensors)
+      if (t.kind == isa::TensorKind::Output) {
+        stdoutTensor = &t;
+        names += (count++ ? ", " : "") + isa::printableName(t.name);
+      }
+    if (count != 1)
+      throw UserError(SourceLoc{"--outputs"},
+                      "'-' writes the one output tensor to standard output, "
+                      "but the program has " +
+                          std::to_string(count) + " (" + names +
+                          "); give a folder",
+                      ExitCode::Usage);
+  }
+
   // A long run must not be lost to an output path that cannot be written,
   // nor replace one of its inputs.
   std::vector<std::string> outputs = {o.stats, o.trace};
-  std::vector<std::string> inputs = {o.program, o.config};
+  std::vector<std::string> inputs = {o.program, o.config.path};
+  if (stdoutTensor)
+    outputs.push_back(kStdoutPath);
   for (const isa::TensorDecl &t : program.tensors) {
-    if (t.kind == isa::TensorKind::Output && !o.outputs.empty())
+    if (t.kind == isa::TensorKind::Output && !o.outputs.empty() &&
+        !stdoutTensor)
       outputs.push_back(sim::tensorFilePath(o.outputs, t));
     if (t.kind == isa::TensorKind::Input && !o.inputs.empty())
       inputs.push_back(sim::tensorFilePath(o.inputs, t));
@@ -78,7 +102,7 @@ int runSim(const SimCliOptions &o) {
   for (const std::string *path : {&o.stats, &o.trace})
     if (!path->empty())
       checkWritable(*path);
-  if (!o.outputs.empty()) {
+  if (!o.outputs.empty() && !stdoutTensor) {
     std::vector<std::string> files;
     for (const isa::TensorDecl &t : program.tensors)
       if (t.kind == isa::TensorKind::Output)
@@ -104,13 +128,20 @@ int runSim(const SimCliOptions &o) {
 
   sim::runWithSystemC(machine, o.quantum);
 
-  if (!o.outputs.empty())
+  if (stdoutTensor)
+    writeFileAtomic(kStdoutPath, serializeNpy(sim::readTensor(
+                                     *stdoutTensor, machine.deviceMemory())));
+  else if (!o.outputs.empty())
     sim::saveOutputs(program, o.outputs, machine.deviceMemory());
   if (!o.stats.empty())
     writeFileAtomic(o.stats, sim::statsJson(machine));
   if (!o.trace.empty())
     writeFileAtomic(o.trace, sim::traceJson(machine, traceFilter));
-  std::cout << sim::summaryText(machine);
+  // With an output on standard output the summary goes to the side.
+  const bool stdoutTaken = std::any_of(
+      outputs.begin(), outputs.end(),
+      [](const std::string &path) { return isStdout(path); });
+  (stdoutTaken ? std::cerr : std::cout) << sim::summaryText(machine);
   return machine.findings().empty() ? static_cast<int>(ExitCode::Ok)
                                     : static_cast<int>(ExitCode::VerifyFailed);
 }
@@ -123,15 +154,17 @@ void addSimCommand(CLI::App &app, Dispatch &dispatch) {
       "sim", "Run a program file on the simulated card, check its schedule, "
              "and report cycles");
   sim->add_option("program", opts->program, "Program file (.spyre)")->required();
-  sim->add_option("--config", opts->config,
-                  "Hardware config YAML (default: the built-in Spyre config)");
+  addConfigOptions(sim, opts->config);
   sim->add_option("--inputs", opts->inputs,
                   "Folder with one NAME.npy (float32 or float16) per program input");
   sim->add_option("--outputs", opts->outputs,
-                  "Folder to write one NAME.npy (float32) per program output");
-  sim->add_option("--stats", opts->stats, "Write statistics JSON to this file");
+                  "Folder to write one NAME.npy (float32) per program output "
+                  "(-: the one output's .npy to standard output)");
+  sim->add_option("--stats", opts->stats,
+                  "Write statistics JSON to this file (-: standard output)");
   sim->add_option("--trace", opts->trace,
-                  "Write a Chrome trace-event JSON (Perfetto UI) to this file");
+                  "Write a Chrome trace-event JSON (Perfetto UI) to this file "
+                  "(-: standard output)");
   sim->add_option("--trace-window", opts->traceWindow,
                   "Trace only cycles START:END (slices overlapping them, "
                   "counters clipped)");
