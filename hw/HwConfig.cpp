@@ -346,9 +346,6 @@ Suggestion suggestionFor(std::string_view section, std::string_view name) {
 // ---------------------------------------------------------------------------
 // Reading the YAML tree
 
-/// The top-level key that names the config a file is written over.
-constexpr std::string_view kBaseKey = "base";
-
 /// Reads one layer of the config: a file, or one `--set` setting. The values
 /// it gives replace those in `out`; the others keep theirs.
 class YamlReader {
