@@ -49,6 +49,8 @@ foreach(lib IN LISTS spyre_installed_libraries)
   # include/spyre, so that `#include "hw/HwConfig.h"` means the same.
   target_include_directories(${lib} INTERFACE
     $<INSTALL_INTERFACE:${SPYRE_INSTALL_INCLUDEDIR}>)
+  # The headers are C++20.
+  target_compile_features(${lib} INTERFACE cxx_std_20)
   # The warning flags are how the project builds itself, nothing a user
   # links: a static library would otherwise export them as a link item.
   get_target_property(interface ${lib} INTERFACE_LINK_LIBRARIES)
