@@ -86,6 +86,7 @@ struct Where {
   std::string file;
   Pos pos;
   int layer = 0;
+  int order = 0; ///< of the file among those of its layer (settings)
 };
 
 /// The diagnostics of one layer; sorted into document order when flushed so
@@ -102,6 +103,8 @@ public:
     ++fileIndex_;
   }
   const std::string &file() const { return file_; }
+  /// Where `pos` of the current file is, in layer `layer`.
+  Where at(Pos pos, int layer) const { return {file_, pos, layer, fileIndex_}; }
 
   void error(std::string_view path, Pos pos, const std::string &text) {
     add(path, file_, pos, fileIndex_, text);
@@ -110,8 +113,7 @@ public:
   /// An error at a value written elsewhere (a base file, a setting).
   void errorAt(std::string_view path, const Where &where,
                const std::string &text) {
-    add(path, where.file, where.pos, where.file == file_ ? fileIndex_ : -1,
-        text);
+    add(path, where.file, where.pos, where.order, text);
   }
 
   bool hasErrors() const { return !diags_.empty(); }
@@ -166,7 +168,7 @@ struct CheckContext {
   /// line, when nobody wrote it.
   Where whereOf(std::string_view path) const {
     auto it = where.find(path);
-    return it == where.end() ? Where{rep.file(), {}, -1} : it->second;
+    return it == where.end() ? rep.at({}, -1) : it->second;
   }
   bool usable(std::string_view path) const { return !unusable.count(path); }
 };
@@ -453,7 +455,7 @@ private:
     Pos at = value.IsNull() ? keyPos : posOf(value);
     if (at.line == 0)
       at = keyPos;
-    ctx_.where[std::string(p.path)] = Where{ctx_.rep.file(), at, layer_};
+    ctx_.where[std::string(p.path)] = ctx_.rep.at(at, layer_);
     std::string problem;
     std::optional<ParamValue> v = convertValue(p.field.type, value, problem);
     if (!v) {
@@ -529,7 +531,13 @@ void checkValues(const HwConfig &c, CheckContext &ctx) {
     if (!ctx.usable(p.path))
       continue;
     if (std::optional<std::string> problem = checkParam(p, c, ctx)) {
-      ctx.rep.errorAt(p.path, ctx.whereOf(p.path), *problem);
+      // A size that stopped being whole sticks when the stick changed over
+      // it: the stick is what to look at.
+      Where at = ctx.whereOf(p.path);
+      if ((p.rules & rule::kWholeSticks) &&
+          ctx.whereOf("chip.stick_bytes").layer > at.layer)
+        at = ctx.whereOf("chip.stick_bytes");
+      ctx.rep.errorAt(p.path, at, *problem);
       ctx.unusable.emplace(p.path);
     }
   }
