@@ -134,11 +134,12 @@ TEST(ConfigLayers, ASettingIsReadLikeTheSameKeyInAFile) {
 TEST(ConfigLayers, ASizeThatStopsBeingWholeSticksPointsAtTheStick) {
   const std::string dir = test::makeTempDir();
   const std::string file =
-      writeFile(dir + "/c.yaml", "base: default\nlx:\n  size_bytes: 1152\n");
-  EXPECT_EQ(loadError({file, {"chip.stick_bytes=256"}}),
-            std::pair(std::string("--set chip.stick_bytes=256: error: at "
-                                  "'lx.size_bytes': 1152 is not a whole "
-                                  "number of 256-byte sticks"),
+      writeFile(dir + "/c.yaml", "base: default\nchip:\n  stick_bytes: 64\n"
+                                 "lx:\n  size_bytes: 1088\n");
+  EXPECT_EQ(loadError({file, {"chip.stick_bytes=128"}}),
+            std::pair(std::string("--set chip.stick_bytes=128: error: at "
+                                  "'lx.size_bytes': 1088 is not a whole "
+                                  "number of 128-byte sticks"),
                       ExitCode::Usage));
 }
 
