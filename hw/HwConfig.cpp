@@ -764,9 +764,15 @@ bool loadBase(const YAML::Node &value, Pos keyPos, const std::string &fileName,
                   "; a config cannot be its own base");
     return false;
   }
+  std::string text;
+  try {
+    text = readFile(path, kConfigFileLimit);
+  } catch (const UserError &e) {
+    rep.error(kBaseKey, at, "'" + path + "' " + e.diagnostic().message);
+    return false;
+  }
   chain.shown.push_back(path);
   chain.canonical.push_back(canonical);
-  const std::string text = readFile(path, kConfigFileLimit);
   const bool ok =
       loadLayer(text, path, &builtinConfig(), chain, out, diags);
   chain.shown.pop_back();

@@ -150,3 +150,15 @@ TEST(ConfigLayers, ASettingLeavesTheFileErrorsTheirOwn) {
   EXPECT_EQ(message, bad + ":3:10: error: chip.cores: expected an integer, got 'x'");
   EXPECT_EQ(code, ExitCode::BadInput);
 }
+
+TEST(ConfigLayers, ABaseTooLargeToReadIsReportedAtTheBaseLine) {
+  const std::string dir = test::makeTempDir();
+  writeFile(dir + "/huge.yaml", std::string((1 << 20) + 1, '#'));
+  HwConfig config;
+  DiagnosticEngine diags;
+  EXPECT_FALSE(parseConfig("name: x\nbase: huge.yaml\n", dir + "/top.yaml",
+                           config, diags));
+  EXPECT_EQ(diags.str(), dir + "/top.yaml:2:7: error: base: '" + dir +
+                             "/huge.yaml' is 1048577 bytes, more than the 1 "
+                             "MiB a config may have\n");
+}
