@@ -144,6 +144,18 @@ TEST(Conventions, DashWritesTheOneOutputTensorToStandardOutput) {
   EXPECT_EQ(dash.out.rfind("\x93NUMPY", 0), 0u);
 }
 
+TEST(Conventions, DashWritesTheOneOutputOfAReferenceEvaluation) {
+  const std::string dir = makeTempDir();
+  const std::string model = srcPath("examples/models/gpt_block/model.json");
+  ASSERT_EQ(runSpyre({"graph", "eval", model, "--seed", "3", "--outputs", dir})
+                .exitCode,
+            0);
+  ToolResult dash =
+      runSpyre({"graph", "eval", model, "--inputs", dir, "--outputs", "-"});
+  ASSERT_EQ(dash.exitCode, 0) << dash.err;
+  EXPECT_EQ(dash.out, readBytes(dir + "/out.npy"));
+}
+
 TEST(Conventions, DashIsStandardOutputForDisasmAndAsm) {
   const std::string dir = makeTempDir();
   const std::string prog = assembledCopy(dir);

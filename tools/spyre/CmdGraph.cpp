@@ -112,6 +112,33 @@ compiler::ref::RefTensor readInput(const Value &input, const std::string &path) 
   return compiler::ref::tensorFromNpy(array);
 }
 
+/// `--outputs -`: the one output's .npy to standard output, from the inputs
+/// folder (random inputs are written beside the outputs, and there is no
+/// folder here).
+int evalToStdout(const GraphOptions &o, const Graph &g) {
+  if (o.haveSeed)
+    throw UserError(SourceLoc{"--outputs"},
+                    "'-' has no folder for the random inputs of --seed; give "
+                    "a folder, or the inputs with --inputs DIR",
+                    ExitCode::Usage);
+  if (g.outputs().size() != 1)
+    throw UserError(SourceLoc{"--outputs"},
+                    "'-' writes the one output to standard output, but the "
+                    "model has " +
+                        std::to_string(g.outputs().size()) +
+                        "; give a folder",
+                    ExitCode::Usage);
+  compiler::ref::TensorMap inputs;
+  std::map<std::string, std::string> files = filesFor(g.inputs(), o.inputsDir);
+  for (const Value *v : g.inputs())
+    inputs[v->name()] = readInput(*v, files[v->name()]);
+  std::vector<compiler::ref::RefTensor> results =
+      compiler::ref::evaluateGraph(g, inputs);
+  writeFileAtomic(kStdoutPath,
+                  serializeNpy(compiler::ref::toNpyF32(results.front())));
+  return static_cast<int>(ExitCode::Ok);
+}
+
 int runEval(const GraphOptions &o) {
   if (o.inputsDir.empty() && !o.haveSeed)
     throw UserError(SourceLoc{"spyre graph eval"},
@@ -120,6 +147,8 @@ int runEval(const GraphOptions &o) {
                     ExitCode::Usage);
   Graph g = loadModel(o);
   compiler::ref::checkEvaluationMemory(g);
+  if (isStdout(o.outputsDir))
+    return evalToStdout(o, g);
   std::vector<std::string> outputFiles, inputFiles = {o.model};
   for (const auto &[name, file] : filesFor(g.outputs(), o.outputsDir))
     outputFiles.push_back(file);
@@ -206,7 +235,8 @@ void addGraphCommand(CLI::App &app, Dispatch &dispatch) {
       "--inputs", evalOpts->inputsDir,
       "Folder holding one <input name>.npy per graph input");
   eval->add_option("--outputs", evalOpts->outputsDir,
-                   "Folder for the <output name>.npy files (created if missing)")
+                   "Folder for the <output name>.npy files (created if "
+                   "missing; -: the one output's .npy to standard output)")
       ->required();
   CLI::Option *seed = eval->add_option(
       "--seed", evalOpts->seed,
