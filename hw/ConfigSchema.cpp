@@ -908,11 +908,17 @@ std::string configReferenceMarkdown() {
       if (!out.empty())
         out += "\n";
       if (section.empty())
-        out += "### Top level\n\n";
+        out += "### Top level\n\n`" + std::string(kBaseKey) +
+               "` (optional): `default` or a config file, relative to the "
+               "folder of the file naming it, that this file is written "
+               "over; every key left out takes its value there (\"Layers\" "
+               "above). Without it, a key marked \"error\" below must be "
+               "written.\n\n";
       else
         out += "### `" + std::string(section) + "`\n\n" +
                std::string(findSection(section)->description) + "\n\n";
-      out += "| key | type | unit | built-in | checks | if omitted | meaning "
+      out += "| key | type | unit | built-in | checks | if omitted, without a "
+             "base | meaning "
              "| source (confidence) |\n"
              "|---|---|---|---|---|---|---|---|\n";
     }

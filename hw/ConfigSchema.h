@@ -95,6 +95,10 @@ inline std::string_view leafOf(std::string_view path) {
   return dot == std::string_view::npos ? path : path.substr(dot + 1);
 }
 
+/// The top-level key of a config file that names the config it is written
+/// over: `default` or a file (hw/HwConfig.h, parseConfig).
+inline constexpr std::string_view kBaseKey = "base";
+
 /// Parameters in canonical order: sections in order, keys in order within.
 std::span<const ParamInfo> configSchema();
 std::span<const SectionInfo> configSections();

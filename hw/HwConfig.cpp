@@ -19,10 +19,12 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -70,48 +72,88 @@ std::string printable(std::string_view text) {
 
 /// A value quoted in a message, cut short when it is long (a quoted string
 /// can swallow half the file).
-std::string quoted(std::string_view text) {
+std::string quotedText(std::string_view text) {
   constexpr size_t kMax = 40;
   if (text.size() <= kMax)
     return "'" + std::string(text) + "'";
   return "'" + std::string(text.substr(0, kMax)) + "...'";
 }
 
-/// The diagnostics of one file; sorted into document order when flushed so
-/// that the first line a user sees is the first problem in the file.
+/// Where a value was written: a file, or one `--set` setting, and the spot in
+/// it. `layer` counts the layers of the config from the bottom: the built-in
+/// config or a file's base first, the settings last.
+struct Where {
+  std::string file;
+  Pos pos;
+  int layer = 0;
+  int order = 0; ///< of the file among those of its layer (settings)
+};
+
+/// The diagnostics of one layer; sorted into document order when flushed so
+/// that the first line a user sees is the first problem in the file (for
+/// settings, in the first setting).
 class Reporter {
 public:
   explicit Reporter(std::string file) : file_(std::move(file)) {}
 
+  /// Later errors without a file of their own are in `file`, after the
+  /// errors so far.
+  void setFile(std::string file) {
+    file_ = std::move(file);
+    ++fileIndex_;
+  }
+  const std::string &file() const { return file_; }
+  /// Where `pos` of the current file is, in layer `layer`.
+  Where at(Pos pos, int layer) const { return {file_, pos, layer, fileIndex_}; }
+
   void error(std::string_view path, Pos pos, const std::string &text) {
-    // With a line the key path leads the message; without one
-    // Diagnostic::str() prints it as "at 'path'".
-    std::string message =
-        pos.line > 0 && !path.empty() ? std::string(path) + ": " + text : text;
-    diags_.push_back({Severity::Error,
-                      SourceLoc{file_, pos.line, pos.col, printable(path)},
-                      printable(message),
-                      {}});
+    add(path, file_, pos, fileIndex_, text);
+  }
+
+  /// An error at a value written elsewhere (a base file, a setting).
+  void errorAt(std::string_view path, const Where &where,
+               const std::string &text) {
+    add(path, where.file, where.pos, where.order, text);
   }
 
   bool hasErrors() const { return !diags_.empty(); }
 
   void flushTo(DiagnosticEngine &diags) {
-    auto order = [](const Diagnostic &d) {
-      return std::pair(d.loc.line == 0 ? INT_MAX : d.loc.line, d.loc.col);
+    std::vector<size_t> order(diags_.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    auto key = [&](size_t i) {
+      const Diagnostic &d = diags_[i];
+      return std::tuple(indexes_[i], d.loc.line == 0 ? INT_MAX : d.loc.line,
+                        d.loc.col);
     };
-    std::stable_sort(diags_.begin(), diags_.end(),
-                     [&](const Diagnostic &a, const Diagnostic &b) {
-                       return order(a) < order(b);
-                     });
-    for (Diagnostic &d : diags_)
-      diags.report(std::move(d));
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return key(a) < key(b); });
+    for (size_t i : order)
+      diags.report(std::move(diags_[i]));
     diags_.clear();
+    indexes_.clear();
   }
 
 private:
+  void add(std::string_view path, const std::string &file, Pos pos, int index,
+           const std::string &text) {
+    // With a line the key path leads the message; without one
+    // Diagnostic::str() prints it as "at 'path'".
+    std::string message =
+        pos.line > 0 && !path.empty() ? std::string(path) + ": " + text : text;
+    diags_.push_back({Severity::Error,
+                      SourceLoc{printable(file), pos.line, pos.col,
+                                printable(path)},
+                      printable(message),
+                      {}});
+    indexes_.push_back(index);
+  }
+
   std::string file_;
+  int fileIndex_ = 0;
   std::vector<Diagnostic> diags_;
+  std::vector<int> indexes_;
 };
 
 /// What the value checks need to know besides the values: where each value
@@ -119,12 +161,14 @@ private:
 /// one mistake gives one error, not a cascade).
 struct CheckContext {
   Reporter &rep;
-  std::map<std::string, Pos, std::less<>> where;
+  std::map<std::string, Where, std::less<>> where;
   std::set<std::string, std::less<>> unusable;
 
-  Pos posOf(std::string_view path) const {
+  /// Where the value of `path` was written; the current file, without a
+  /// line, when nobody wrote it.
+  Where whereOf(std::string_view path) const {
     auto it = where.find(path);
-    return it == where.end() ? Pos{} : it->second;
+    return it == where.end() ? rep.at({}, -1) : it->second;
   }
   bool usable(std::string_view path) const { return !unusable.count(path); }
 };
@@ -139,7 +183,7 @@ std::string describeNode(const YAML::Node &node) {
     return "a map";
   if (node.IsSequence())
     return "a list";
-  return quoted(node.Scalar());
+  return quotedText(node.Scalar());
 }
 
 /// Converts a YAML value to the parameter's type, or explains why not.
@@ -159,7 +203,7 @@ std::optional<ParamValue> convertValue(ParamType type, const YAML::Node &node,
   // A quoted "32" is a string in YAML; accepting it would hide a typo.
   if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") {
     problem =
-        "expected " + expected + ", got the quoted string " + quoted(text);
+        "expected " + expected + ", got the quoted string " + quotedText(text);
     return std::nullopt;
   }
   if (integer) {
@@ -172,7 +216,7 @@ std::optional<ParamValue> convertValue(ParamType type, const YAML::Node &node,
     if (r != IntParse::Ok) {
       const bool isFloat = parseDouble(text).has_value();
       problem =
-          "expected " + expected + ", got " + (isFloat ? text : quoted(text));
+          "expected " + expected + ", got " + (isFloat ? text : quotedText(text));
       return std::nullopt;
     }
     if (type == ParamType::Int && (v < INT32_MIN || v > INT32_MAX)) {
@@ -194,7 +238,7 @@ std::optional<ParamValue> convertValue(ParamType type, const YAML::Node &node,
   case DoubleParse::Malformed:
     break;
   }
-  problem = "expected " + expected + ", got " + quoted(text);
+  problem = "expected " + expected + ", got " + quotedText(text);
   return std::nullopt;
 }
 
@@ -304,12 +348,18 @@ Suggestion suggestionFor(std::string_view section, std::string_view name) {
 // ---------------------------------------------------------------------------
 // Reading the YAML tree
 
+/// Reads one layer of the config: a file, or one `--set` setting. The values
+/// it gives replace those in `out`; the others keep theirs.
 class YamlReader {
 public:
-  YamlReader(CheckContext &ctx, HwConfig &out) : ctx_(ctx), out_(out) {}
+  YamlReader(CheckContext &ctx, HwConfig &out, int layer)
+      : ctx_(ctx), out_(out), layer_(layer) {}
 
-  /// Reads the top level or one section. Sections are one level deep.
-  void readMap(const YAML::Node &map, std::string_view section) {
+  /// Reads the top level or one section. Sections are one level deep. At
+  /// the top level `base` is skipped when `baseAllowed` (the loader reads it
+  /// first) and an error otherwise.
+  void readMap(const YAML::Node &map, std::string_view section,
+               bool baseAllowed = true) {
     std::map<std::string, int> firstLine;
     for (const auto &entry : map) {
       const YAML::Node &key = entry.first;
@@ -328,6 +378,13 @@ public:
                            std::to_string(it->second) + ")");
         continue;
       }
+      if (section.empty() && name == kBaseKey) {
+        if (!baseAllowed)
+          ctx_.rep.error(path, keyPos,
+                         "a base is named in a config file, not set on "
+                         "its own");
+        continue;
+      }
       if (const ParamInfo *p = findParam(path)) {
         readParam(*p, value, keyPos);
         continue;
@@ -344,9 +401,10 @@ public:
     }
   }
 
-  /// Reports the keys nobody wrote; optional ones take the value in
-  /// `fallback` (the built-in config) when there is one.
-  void fillMissing(const HwConfig *fallback, Pos rootPos) {
+  /// The keys nobody wrote: over a base they keep its value (already in the
+  /// output); without one, optional keys take the value in `fallback` (the
+  /// built-in config) and required ones are reported missing.
+  void fillMissing(const HwConfig *fallback, bool overBase, Pos rootPos) {
     std::set<std::string_view> reportedSections;
     for (const ParamInfo &p : configSchema()) {
       if (seen_.count(p.path))
@@ -356,6 +414,8 @@ public:
         ctx_.unusable.emplace(p.path);
         continue;
       }
+      if (overBase)
+        continue;
       if (!p.required && fallback) {
         p.field.set(out_, p.field.get(*fallback));
         continue;
@@ -395,7 +455,7 @@ private:
     Pos at = value.IsNull() ? keyPos : posOf(value);
     if (at.line == 0)
       at = keyPos;
-    ctx_.where[std::string(p.path)] = at;
+    ctx_.where[std::string(p.path)] = ctx_.rep.at(at, layer_);
     std::string problem;
     std::optional<ParamValue> v = convertValue(p.field.type, value, problem);
     if (!v) {
@@ -408,6 +468,7 @@ private:
 
   CheckContext &ctx_;
   HwConfig &out_;
+  int layer_;
   std::set<std::string_view> seen_;
   std::map<std::string_view, Pos> sectionPos_;
   std::set<std::string_view> badSections_;
@@ -470,7 +531,13 @@ void checkValues(const HwConfig &c, CheckContext &ctx) {
     if (!ctx.usable(p.path))
       continue;
     if (std::optional<std::string> problem = checkParam(p, c, ctx)) {
-      ctx.rep.error(p.path, ctx.posOf(p.path), *problem);
+      // A size that stopped being whole sticks when the stick changed over
+      // it: the stick is what to look at.
+      Where at = ctx.whereOf(p.path);
+      if ((p.rules & rule::kWholeSticks) &&
+          ctx.whereOf("chip.stick_bytes").layer > at.layer)
+        at = ctx.whereOf("chip.stick_bytes");
+      ctx.rep.errorAt(p.path, at, *problem);
       ctx.unusable.emplace(p.path);
     }
   }
@@ -481,8 +548,16 @@ void checkValues(const HwConfig &c, CheckContext &ctx) {
         });
     if (!ready)
       continue;
-    if (std::optional<std::string> problem = r.check(c))
-      ctx.rep.error(r.reportAt, ctx.posOf(r.reportAt), *problem);
+    std::optional<std::string> problem = r.check(c);
+    if (!problem)
+      continue;
+    // Point at the value written last: over a base or under a setting, the
+    // one just changed is the one to look at.
+    Where at = ctx.whereOf(r.reportAt);
+    for (std::string_view use : r.uses)
+      if (!use.empty() && ctx.whereOf(use).layer > at.layer)
+        at = ctx.whereOf(use);
+    ctx.rep.errorAt(r.reportAt, at, *problem);
   }
 }
 
@@ -550,18 +625,15 @@ private:
   std::optional<YAML::Mark> root_;
 };
 
-bool parseWithFallback(std::string_view text, const std::string &fileName,
-                       const HwConfig *fallback, HwConfig &out,
-                       DiagnosticEngine &diags) {
-  Reporter rep(fileName);
+/// The root map of a config document, or nothing after reporting why not.
+std::optional<YAML::Node> parseDocument(std::string_view text, Reporter &rep) {
   YAML::Node root;
   std::optional<YAML::Mark> secondRoot;
   try {
     // Before the tree is built: yaml-cpp recurses once per level.
     if (std::optional<TextPos> deep = findYamlTooDeep(text)) {
       rep.error("", Pos{deep->line, deep->col}, yamlTooDeepMessage());
-      rep.flushTo(diags);
-      return false;
+      return std::nullopt;
     }
     root = YAML::Load(std::string(text));
     std::istringstream in{std::string(text)};
@@ -577,8 +649,7 @@ bool parseWithFallback(std::string_view text, const std::string &fileName,
                 "tab character in indentation; YAML indents with spaces");
     else
       rep.error("", at, "YAML syntax error: " + e.msg);
-    rep.flushTo(diags);
-    return false;
+    return std::nullopt;
   }
   if (root.IsNull()) {
     std::string keys;
@@ -586,15 +657,13 @@ bool parseWithFallback(std::string_view text, const std::string &fileName,
       keys += (keys.empty() ? "" : ", ") + std::string(key);
     rep.error("", {},
               "the config is empty; expected a map with the keys " + keys);
-    rep.flushTo(diags);
-    return false;
+    return std::nullopt;
   }
   if (!root.IsMap()) {
     rep.error("", posOf(root),
               "expected a map of sections at the top level, got " +
                   describeNode(root));
-    rep.flushTo(diags);
-    return false;
+    return std::nullopt;
   }
   if (secondRoot)
     rep.error("",
@@ -603,18 +672,210 @@ bool parseWithFallback(std::string_view text, const std::string &fileName,
                   : Pos{secondRoot->line + 1, secondRoot->column + 1},
               "a config file holds one YAML document; another one starts "
               "here");
+  return root;
+}
 
+/// A config with the place each of its values was written (none for the
+/// values of the built-in config), so that a check failing later, over it,
+/// can point at the value that matters.
+struct LocatedConfig {
   HwConfig config;
-  CheckContext ctx{rep, {}, {}};
-  YamlReader reader(ctx, config);
-  reader.readMap(root, "");
-  Pos rootPos = posOf(root);
-  reader.fillMissing(fallback, rootPos.line ? rootPos : Pos{1, 1});
-  checkValues(config, ctx);
+  std::map<std::string, Where, std::less<>> where;
+  int layer = 0; ///< of the last layer read
+};
+
+/// Configs a file's chain of bases may hold below it. A base is untrusted
+/// input like the file naming it; eight is far more than layering needs.
+constexpr size_t kMaxBaseDepth = 8;
+
+/// The name that stands for the built-in config as a base.
+constexpr std::string_view kDefaultBase = "default";
+
+/// The files of a chain of bases being read, the first one first: each as
+/// given (for messages) and as a canonical path (to see a loop however the
+/// file is spelled).
+struct BaseChain {
+  std::vector<std::string> shown;
+  std::vector<std::string> canonical;
+};
+
+std::string canonicalPath(const std::string &path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  if (ec)
+    return std::filesystem::absolute(path, ec).lexically_normal().string();
+  return p.string();
+}
+
+bool loadLayer(std::string_view text, const std::string &fileName,
+               const HwConfig *fallback, BaseChain &chain, LocatedConfig &out,
+               DiagnosticEngine &diags);
+
+/// Reads the base that `value` (the `base:` of `fileName`) names into `out`;
+/// reports why not to `rep` (or, for a broken base, its own errors to
+/// `diags`) and returns false.
+bool loadBase(const YAML::Node &value, Pos keyPos, const std::string &fileName,
+              BaseChain &chain, Reporter &rep, LocatedConfig &out,
+              DiagnosticEngine &diags) {
+  Pos at = value.IsNull() ? keyPos : posOf(value);
+  if (!value.IsScalar() || value.Scalar().empty()) {
+    rep.error(kBaseKey, at,
+              "expected a config file (relative to this file's folder) or "
+              "'default', got " +
+                  describeNode(value));
+    return false;
+  }
+  const std::string &name = value.Scalar();
+  if (name == kDefaultBase) {
+    out = LocatedConfig{builtinConfig(), {}, 0};
+    return true;
+  }
+  namespace fs = std::filesystem;
+  const std::string path =
+      (fs::path(fileName).parent_path() / name).lexically_normal().string();
+  if (chain.shown.size() > kMaxBaseDepth) {
+    rep.error(kBaseKey, at,
+              "bases nest more than " + std::to_string(kMaxBaseDepth) +
+                  " deep below " + chain.shown.front());
+    return false;
+  }
+  std::error_code ec;
+  fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) {
+    rep.error(kBaseKey, at,
+              "'" + path + "' does not exist (a base is a config file, "
+              "relative to this file's folder, or 'default')");
+    return false;
+  }
+  if (!fs::is_regular_file(status)) {
+    rep.error(kBaseKey, at, "'" + path + "' is not a regular file");
+    return false;
+  }
+  const std::string canonical = canonicalPath(path);
+  auto loop = std::find(chain.canonical.begin(), chain.canonical.end(),
+                        canonical);
+  if (loop != chain.canonical.end()) {
+    std::string cycle;
+    for (size_t i = static_cast<size_t>(loop - chain.canonical.begin());
+         i < chain.shown.size(); ++i)
+      cycle += chain.shown[i] + " -> ";
+    rep.error(kBaseKey, at,
+              "the bases loop: " + cycle + path +
+                  "; a config cannot be its own base");
+    return false;
+  }
+  std::string text;
+  try {
+    text = readFile(path, kConfigFileLimit);
+  } catch (const UserError &e) {
+    rep.error(kBaseKey, at, "'" + path + "' " + e.diagnostic().message);
+    return false;
+  }
+  chain.shown.push_back(path);
+  chain.canonical.push_back(canonical);
+  const bool ok =
+      loadLayer(text, path, &builtinConfig(), chain, out, diags);
+  chain.shown.pop_back();
+  chain.canonical.pop_back();
+  return ok;
+}
+
+/// Reads one config file over its base (`base:`) or, without one, over
+/// nothing: then every required key must be written and optional ones take
+/// their value from `fallback` (the built-in config; none while reading the
+/// built-in config itself). Checks the result and reports every problem.
+bool loadLayer(std::string_view text, const std::string &fileName,
+               const HwConfig *fallback, BaseChain &chain, LocatedConfig &out,
+               DiagnosticEngine &diags) {
+  Reporter rep(fileName);
+  std::optional<YAML::Node> root = parseDocument(text, rep);
+  if (!root) {
+    rep.flushTo(diags);
+    return false;
+  }
+  LocatedConfig result;
+  bool overBase = false;
+  for (const auto &entry : *root) {
+    if (!entry.first.IsScalar() || entry.first.Scalar() != kBaseKey)
+      continue;
+    // The built-in config is the bottom of every chain.
+    if (!fallback) {
+      rep.error(kBaseKey, posOf(entry.first),
+                "the built-in config has no base");
+      rep.flushTo(diags);
+      return false;
+    }
+    if (!loadBase(entry.second, posOf(entry.first), fileName, chain, rep,
+                  result, diags)) {
+      rep.flushTo(diags);
+      return false;
+    }
+    overBase = true;
+    break;
+  }
+  CheckContext ctx{rep, std::move(result.where), {}};
+  const int layer = result.layer + 1;
+  YamlReader reader(ctx, result.config, layer);
+  reader.readMap(*root, "");
+  Pos rootPos = posOf(*root);
+  reader.fillMissing(fallback, overBase, rootPos.line ? rootPos : Pos{1, 1});
+  checkValues(result.config, ctx);
   bool ok = !rep.hasErrors();
   rep.flushTo(diags);
   if (ok)
-    out = std::move(config);
+    out = LocatedConfig{std::move(result.config), std::move(ctx.where), layer};
+  return ok;
+}
+
+/// The file name a setting's diagnostics carry: the option as it was given.
+std::string settingName(std::string_view setting) {
+  return "--set " + std::string(setting);
+}
+
+/// Applies `KEY=VALUE` settings over `config` with the reader of config
+/// files, as a layer of their own, and checks the result.
+bool applySettings(LocatedConfig &config,
+                   const std::vector<std::string> &settings,
+                   DiagnosticEngine &diags) {
+  if (settings.empty())
+    return true;
+  Reporter rep("--set");
+  LocatedConfig result = config;
+  CheckContext ctx{rep, std::move(result.where), {}};
+  const int layer = result.layer + 1;
+  for (const std::string &setting : settings) {
+    rep.setFile(settingName(setting));
+    const size_t eq = setting.find('=');
+    const std::string key = setting.substr(0, eq);
+    if (eq == std::string::npos || key.empty()) {
+      rep.error("", {},
+                "expected KEY=VALUE with a key as `spyre config show` "
+                "prints it, e.g. memory.sustained_read_gb_per_s=300");
+      continue;
+    }
+    const std::string value = setting.substr(eq + 1);
+    // The value is one scalar, as it would be written in a config file;
+    // the key's section and name become the map around it, so that the
+    // reader checks, converts and suggests exactly as for a file.
+    YAML::Node root(YAML::NodeType::Map);
+    const size_t dot = key.find('.');
+    if (dot == std::string::npos) {
+      root[key] = value;
+    } else {
+      YAML::Node section(YAML::NodeType::Map);
+      section[key.substr(dot + 1)] = value;
+      root[key.substr(0, dot)] = section;
+    }
+    YamlReader reader(ctx, result.config, layer);
+    reader.readMap(root, "", /*baseAllowed=*/false);
+  }
+  rep.setFile("--set");
+  checkValues(result.config, ctx);
+  bool ok = !rep.hasErrors();
+  rep.flushTo(diags);
+  if (ok)
+    config = LocatedConfig{std::move(result.config), std::move(ctx.where),
+                           layer};
   return ok;
 }
 
@@ -656,9 +917,23 @@ std::string commentFor(const ParamInfo &p, std::string_view indent) {
 
 uint64_t HwConfig::fingerprint() const { return fnv1a64(toYaml(*this, false)); }
 
+namespace {
+
+/// The chain of bases of a file read from `fileName`: the file itself.
+BaseChain chainOf(const std::string &fileName) {
+  return BaseChain{{fileName}, {canonicalPath(fileName)}};
+}
+
+} // namespace
+
 bool parseConfig(std::string_view yamlText, const std::string &fileName,
                  HwConfig &out, DiagnosticEngine &diags) {
-  return parseWithFallback(yamlText, fileName, &builtinConfig(), out, diags);
+  BaseChain chain = chainOf(fileName);
+  LocatedConfig located;
+  if (!loadLayer(yamlText, fileName, &builtinConfig(), chain, located, diags))
+    return false;
+  out = std::move(located.config);
+  return true;
 }
 
 bool validateConfig(const HwConfig &config, const std::string &fileName,
@@ -672,34 +947,44 @@ bool validateConfig(const HwConfig &config, const std::string &fileName,
 }
 
 HwConfig loadConfigFile(const std::string &path) {
-  std::string text = readFile(path, kConfigFileLimit);
-  HwConfig config;
-  DiagnosticEngine diags;
-  parseConfig(text, path, config, diags);
-  diags.throwIfErrors();
-  return config;
+  return loadConfig(ConfigSource{path, {}});
 }
 
 const HwConfig &builtinConfig() {
   static const HwConfig config = [] {
-    HwConfig c;
     DiagnosticEngine diags;
+    BaseChain chain = chainOf(kBuiltinFileName);
+    LocatedConfig located;
     // No fallback: the built-in file is where optional keys fall back to, so
     // it must spell out every key.
-    bool ok = parseWithFallback(builtinConfigText(), kBuiltinFileName, nullptr,
-                                c, diags);
+    bool ok = loadLayer(builtinConfigText(), kBuiltinFileName, nullptr, chain,
+                        located, diags);
     SPYRE_ASSERT(ok,
                  "configs/spyre.yaml compiled into the binary is invalid:\n" +
                      diags.str());
-    return c;
+    return located.config;
   }();
   return config;
 }
 
 HwConfig loadConfigOrDefault(const std::string &path) {
-  if (path.empty())
-    return builtinConfig();
-  return loadConfigFile(path);
+  return loadConfig(ConfigSource{path, {}});
+}
+
+HwConfig loadConfig(const ConfigSource &source) {
+  LocatedConfig located{builtinConfig(), {}, 0};
+  DiagnosticEngine diags;
+  if (!source.path.empty()) {
+    const std::string text = readFile(source.path, kConfigFileLimit);
+    BaseChain chain = chainOf(source.path);
+    loadLayer(text, source.path, &builtinConfig(), chain, located, diags);
+    diags.throwIfErrors();
+  }
+  applySettings(located, source.settings, diags);
+  // The configs below were valid on their own: what is wrong now is a
+  // setting, a misuse of the command line.
+  diags.throwIfErrors(ExitCode::Usage);
+  return std::move(located.config);
 }
 
 std::string toYaml(const HwConfig &config, bool withComments) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace spyre::hw {
 
@@ -119,7 +120,9 @@ struct HwConfig {
   uint64_t fingerprint() const;
 };
 
-/// Parses and validates YAML text. Every problem is reported to `diags` with
+/// Parses and validates YAML text. A text that names a `base:` (a config
+/// file relative to `fileName`'s folder, or `default`) gives only what
+/// differs from it; without one every required key must be written. Every problem is reported to `diags` with
 /// the file name, YAML line and column and the key path; returns a config only
 /// when there were no errors.
 bool parseConfig(std::string_view yamlText, const std::string &fileName,
@@ -142,6 +145,20 @@ std::string_view builtinConfigText();
 
 /// `path` when non-empty, else the built-in default.
 HwConfig loadConfigOrDefault(const std::string &path);
+
+/// Where the effective config of a command comes from: a config file (empty:
+/// the built-in config) and `KEY=VALUE` settings over it, applied in order
+/// (`--set memory.sustained_read_gb_per_s=300`).
+struct ConfigSource {
+  std::string path;
+  std::vector<std::string> settings;
+};
+
+/// Loads the file of `source` with its chain of bases, then applies the
+/// settings with the same reader and checks the result. A problem in a file
+/// is a UserError (bad input) at its line; one made by a setting is a usage
+/// error naming the setting (`--set KEY=VALUE: error: at 'key': ...`).
+HwConfig loadConfig(const ConfigSource &source);
 
 /// Canonical YAML: every key in schema order, one value each. With
 /// `withComments` each key carries its unit and description as a comment and

@@ -45,7 +45,8 @@ std::string percent(double fraction) {
 }
 
 /// Files written by one run, removed again when a later write fails, so a
-/// failed run leaves nothing partial behind.
+/// failed run leaves nothing partial behind. What goes to standard output
+/// (`-`) is written last, once every file is in place.
 class OutputFiles {
 public:
   void createFolder(const std::string &dir) {
@@ -58,12 +59,21 @@ public:
                       "cannot create outputs folder: " + ec.message());
     createdDir_ = dir;
   }
-  void write(const std::string &path, const std::string &bytes) {
+  void write(const std::string &path, std::string bytes) {
+    if (isStdout(path)) {
+      stdout_ = std::move(bytes);
+      return;
+    }
     std::error_code ec;
     const bool existed = fs::exists(path, ec);
     writeFileAtomic(path, bytes);
     if (!existed)
       created_.push_back(path);
+  }
+  /// Writes what goes to standard output, after the files.
+  void finish() {
+    if (stdout_)
+      writeFileAtomic(kStdoutPath, *stdout_);
   }
   void rollback() {
     std::error_code ec;
@@ -76,6 +86,7 @@ public:
 private:
   std::vector<std::string> created_;
   std::string createdDir_;
+  std::optional<std::string> stdout_;
 };
 
 /// Whether `dir` is the folder that holds the model file.
@@ -300,12 +311,14 @@ RunReport runModel(const RunOptions &o) {
                     ExitCode::Usage);
   // A long run must not be lost to an output path that cannot be written,
   // nor replace one of its inputs.
-  checkNotAnInput({o.stats, o.trace}, {o.model, o.config});
+  const bool outputsToStdout = isStdout(o.outputs);
+  checkNotAnInput({o.stats, o.trace, outputsToStdout ? o.outputs : ""},
+                  {o.model, o.config});
   for (const std::string *path : {&o.stats, &o.trace})
     if (!path->empty())
       checkWritable(*path);
 
-  const hw::HwConfig config = hw::loadConfigOrDefault(o.config);
+  const hw::HwConfig config = hw::loadConfig({o.config, o.configSettings});
   const sim::TraceFilter traceFilter = sim::traceFilterOf(
       !o.trace.empty(), o.traceWindow, o.traceCores, config.chip.cores);
   std::unique_ptr<compiler::Graph> loaded;
@@ -348,7 +361,18 @@ RunReport runModel(const RunOptions &o) {
   std::vector<std::string> outputFiles;
   for (const Value *v : graph.outputs())
     outputFiles.push_back(compiler::tensorFileName(v->name()));
-  if (!o.outputs.empty()) {
+  if (outputsToStdout && graph.outputs().size() != 1) {
+    std::string names;
+    for (const Value *v : graph.outputs())
+      names += (names.empty() ? "" : ", ") + v->name();
+    throw UserError(SourceLoc{"--outputs"},
+                    "'-' writes the one output to standard output, but the "
+                    "model has " +
+                        std::to_string(graph.outputs().size()) + " (" + names +
+                        "); give a folder",
+                    ExitCode::Usage);
+  }
+  if (!o.outputs.empty() && !outputsToStdout) {
     std::map<std::string, std::string> owner;
     for (const Value *v : graph.outputs()) {
       auto [it, fresh] =
@@ -385,7 +409,9 @@ RunReport runModel(const RunOptions &o) {
 
   OutputFiles written;
   try {
-    if (!o.outputs.empty()) {
+    if (outputsToStdout)
+      written.write(o.outputs, serializeNpy(results[0]));
+    if (!o.outputs.empty() && !outputsToStdout) {
       written.createFolder(o.outputs);
       for (size_t i = 0; i < results.size(); ++i)
         written.write((fs::path(o.outputs) / outputFiles[i]).string(),
@@ -396,6 +422,7 @@ RunReport runModel(const RunOptions &o) {
     if (!o.trace.empty())
       written.write(o.trace,
                     encodeForPath(o.trace, sim::traceJson(machine, traceFilter)));
+    written.finish();
   } catch (...) {
     written.rollback();
     throw;

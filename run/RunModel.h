@@ -37,14 +37,18 @@ struct RunOptions {
   /// The inputs to run with (not owned), instead of `inputs` or `seed`.
   const ModelInputs *given = nullptr;
   std::string config; ///< hardware config YAML; empty: the built-in config
+  /// `KEY=VALUE` settings over `config` (`--set`; hw::ConfigSource).
+  std::vector<std::string> configSettings;
   int optLevel = 2;
   compiler::ModelLoadOptions load;
   std::string inputs;           ///< inputs folder; empty: random from seed
   std::optional<uint64_t> seed; ///< random inputs (not with `inputs`)
-  std::string outputs;          ///< folder for one NAME.npy per output
+  /// Folder for one NAME.npy per output; `-`: the one output's .npy to
+  /// standard output.
+  std::string outputs;
   bool check = false;
-  std::string stats; ///< statistics JSON file, as `spyre sim --stats`
-  std::string trace; ///< trace JSON file, as `spyre sim --trace`
+  std::string stats; ///< statistics JSON file (`-`: standard output)
+  std::string trace; ///< trace JSON file (`-`: standard output)
   /// `--trace-window START:END` and `--trace-cores LIST`, as `spyre sim`'s.
   std::string traceWindow;
   std::string traceCores;

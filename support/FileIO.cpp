@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,13 +85,18 @@ std::string readFile(const std::string &path, const FileLimit &limit) {
 
 void checkNotAnInput(const std::vector<std::string> &outputs,
                      const std::vector<std::string> &inputs) {
+  if (std::count_if(outputs.begin(), outputs.end(), isStdout) > 1)
+    throw UserError(SourceLoc{kStdoutPath},
+                    "two outputs of the command would go to standard output; "
+                    "name a file for all but one",
+                    ExitCode::Usage);
   // Two outputs of one command in one file: the second would replace the
   // first. Compared by device and inode when the file exists, else by
-  // canonical path; a device or `-` (standard output) may be named twice.
+  // canonical path; a device may be named twice (`-` is counted above).
   for (size_t i = 0; i < outputs.size(); ++i)
     for (size_t j = i + 1; j < outputs.size(); ++j) {
       const std::string &a = outputs[i], &b = outputs[j];
-      if (a.empty() || b.empty() || a == "-" || b == "-")
+      if (a.empty() || b.empty() || isStdout(a) || isStdout(b))
         continue;
       struct stat sa {}, sb {};
       const bool haveA = ::stat(a.c_str(), &sa) == 0;
@@ -116,6 +122,8 @@ void checkNotAnInput(const std::vector<std::string> &outputs,
                         ExitCode::Usage);
     }
   for (const std::string &output : outputs) {
+    if (isStdout(output))
+      continue;
     struct stat out {};
     if (output.empty() || ::stat(output.c_str(), &out) != 0)
       continue;
@@ -162,6 +170,13 @@ int writeAll(const std::string &file, std::string_view bytes) {
 } // namespace
 
 void writeFileAtomic(const std::string &path, std::string_view bytes) {
+  if (isStdout(path)) {
+    std::cout.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::cout.flush();
+    if (!std::cout.good())
+      throw UserError(SourceLoc{path}, "cannot write standard output");
+    return;
+  }
   // A device or a pipe (`-o /dev/null`) is written in place: a rename
   // would replace it by a regular file.
   struct stat st {};
@@ -191,6 +206,8 @@ void writeFileAtomic(const std::string &path, std::string_view bytes) {
 }
 
 void checkWritable(const std::string &path) {
+  if (isStdout(path))
+    return;
   struct stat st {};
   bool existed = ::stat(path.c_str(), &st) == 0;
   if (existed && S_ISDIR(st.st_mode))

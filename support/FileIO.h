@@ -39,6 +39,13 @@ inline constexpr FileLimit kModelFileLimit{2 * kGiB - 1, "a model file", true};
 inline constexpr FileLimit kProgramFileLimit{64 * kGiB, "a program file", true};
 inline constexpr FileLimit kNpyFileLimit{64 * kGiB, "a .npy file", true};
 
+/// The output path that stands for standard output (`--stats -`).
+inline constexpr const char *kStdoutPath = "-";
+
+/// True when an output path is `-`, standard output. A file named `-` is
+/// still reachable as `./-`.
+inline bool isStdout(const std::string &path) { return path == kStdoutPath; }
+
 /// Reads a whole file as bytes, at most `limit.maxBytes`. A missing,
 /// unreadable or too large file, a folder, or (for a `regularOnly` limit)
 /// anything but a regular file is a UserError naming the path.
@@ -48,19 +55,23 @@ std::string readFile(const std::string &path, const FileLimit &limit);
 /// command's inputs: the same file by device and inode, so that another
 /// spelling of the path or a hard link is caught too. Outputs that do not
 /// exist yet pass. Two outputs in one file are refused too (by device and
-/// inode, or by canonical path when neither exists yet; `-` and devices may
+/// inode, or by canonical path when neither exists yet; devices may
 /// repeat). A UserError (usage) naming the output and the other path.
+/// Standard output (`-`) is no file, but only one output can go there: a
+/// second `-` among `outputs` is a usage error too.
 void checkNotAnInput(const std::vector<std::string> &outputs,
                      const std::vector<std::string> &inputs);
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a
 /// rename, so a failed write never leaves a partial output behind. A
 /// symlink is followed (the link stays); a device or pipe such as /dev/null
-/// is written in place. An unwritable path is a UserError naming it.
+/// is written in place. An unwritable path is a UserError naming it. `-`
+/// writes standard output.
 void writeFileAtomic(const std::string &path, std::string_view bytes);
 
 /// Fails early, before any long work, when `path` could not be written
-/// later: a UserError naming it. Leaves no file behind.
+/// later: a UserError naming it. Leaves no file behind. Standard output
+/// (`-`) passes; whether it takes the bytes is checked when they are written.
 void checkWritable(const std::string &path);
 
 /// Fails early, like checkWritable, when the files `names` could not be

@@ -134,8 +134,10 @@ bool quotedScalar(const YAML::Node &node) {
 
 class SpecReader {
 public:
-  SpecReader(std::string file, std::string text, uint64_t maxPoints)
-      : file_(std::move(file)), text_(std::move(text)), maxPoints_(maxPoints) {
+  SpecReader(std::string file, std::string text, uint64_t maxPoints,
+             std::vector<std::string> settings)
+      : file_(std::move(file)), text_(std::move(text)), maxPoints_(maxPoints),
+        settings_(std::move(settings)) {
     fs::path dir = fs::path(file_).parent_path();
     specDir_ = fs::absolute(dir.empty() ? fs::path(".") : dir).lexically_normal();
   }
@@ -279,12 +281,9 @@ private:
   }
 
   void readBaseConfig(const YAML::Node &node) {
-    if (!node) {
-      base_ = hw::builtinConfig();
-      return;
-    }
-    baseConfig_ = existingFile(node, "base_config");
-    base_ = hw::loadConfigFile(baseConfig_);
+    if (node)
+      baseConfig_ = existingFile(node, "base_config");
+    base_ = hw::loadConfig({baseConfig_, settings_});
   }
 
   bool readBool(const YAML::Node &node, const std::string &what) {
@@ -671,6 +670,7 @@ private:
     SweepPlan plan;
     plan.specPath = file_;
     plan.baseConfig = baseConfig_;
+    plan.baseSettings = settings_;
     plan.numerics = numerics_;
     plan.seed = seed_;
     plan.keepStats = keepStats_;
@@ -739,6 +739,7 @@ private:
   std::string file_;
   std::string text_;
   uint64_t maxPoints_;
+  std::vector<std::string> settings_; ///< --set over the base config
   fs::path specDir_;
   std::vector<SpecModel> models_;
   std::string baseConfig_;
@@ -757,8 +758,11 @@ private:
 } // namespace
 
 SweepPlan planSweep(const std::string &specPath, const std::string &outDir,
-                    uint64_t maxPoints) {
-  SweepPlan plan = SpecReader(specPath, readFile(specPath, kSweepSpecLimit), maxPoints).read();
+                    uint64_t maxPoints,
+                    const std::vector<std::string> &baseSettings) {
+  SweepPlan plan = SpecReader(specPath, readFile(specPath, kSweepSpecLimit),
+                              maxPoints, baseSettings)
+                       .read();
   plan.outDir = outDir;
   const std::string exe = currentExecutable();
   for (SweepPoint &p : plan.points)

@@ -18,6 +18,14 @@ namespace {
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
+/// ` with --set K=V --set ...` for the settings over the base config.
+std::string settingsText(const std::vector<std::string> &settings) {
+  std::string out;
+  for (const std::string &s : settings)
+    out += (out.empty() ? " with --set " : " --set ") + s;
+  return out;
+}
+
 /// `path` made absolute; empty stays empty (a dry run has no folder).
 std::string absolute(const std::string &path) {
   if (path.empty())
@@ -44,6 +52,8 @@ std::string planJson(const SweepPlan &plan) {
   ojson j;
   j["spec"] = absolute(plan.specPath);
   j["base_config"] = plan.baseConfig;
+  if (!plan.baseSettings.empty())
+    j["base_settings"] = plan.baseSettings;
   j["numerics"] = plan.numerics;
   j["seed"] = plan.seed;
   ojson axes = ojson::array();
@@ -108,6 +118,8 @@ std::vector<std::string> pointArgv(const SweepPlan &plan, size_t index,
                                    "-o", absolute(plan.outDir)};
   if (plan.maxPoints != kDefaultMaxPoints)
     argv.insert(argv.end(), {"--max-points", std::to_string(plan.maxPoints)});
+  for (const std::string &setting : plan.baseSettings)
+    argv.insert(argv.end(), {"--set", setting});
   argv.insert(argv.end(), {"--point", std::to_string(index)});
   return argv;
 }
@@ -192,6 +204,7 @@ std::string dryRunText(const SweepPlan &plan) {
          (plan.baseConfig.empty()
               ? std::string("the built-in config")
               : fs::path(plan.baseConfig).filename().string()) +
+         settingsText(plan.baseSettings) +
          (plan.numerics ? fmt::format(", numerics with seed {}", plan.seed)
                         : std::string(", timing only")) +
          "\n\n";

@@ -78,6 +78,8 @@ struct SweepPlan {
   std::string specPath; ///< as given on the command line
   std::string outDir;   ///< as given (empty for a dry run)
   std::string baseConfig; ///< absolute path, or empty for the built-in one
+  /// `KEY=VALUE` settings over the base config (`--set`), in order.
+  std::vector<std::string> baseSettings;
   bool numerics = false;  ///< simulate with numbers and check the outputs
   uint64_t seed = 0;      ///< random inputs for numerics
   bool keepStats = false; ///< keep each point's statistics JSON
@@ -110,12 +112,15 @@ std::string currentExecutable();
 /// in it (exit 1), and so is one that expands to more than `maxPoints`
 /// points before the constraints: they are counted (without overflow)
 /// before any is made. `outDir` is only recorded (may be empty).
+/// `baseSettings` are applied over the spec's base config (hw::loadConfig);
+/// a bad one is a usage error naming it.
 SweepPlan planSweep(const std::string &specPath, const std::string &outDir,
-                    uint64_t maxPoints = kDefaultMaxPoints);
+                    uint64_t maxPoints = kDefaultMaxPoints,
+                    const std::vector<std::string> &baseSettings = {});
 
 /// argv of `spyre sweep SPEC -o DIR --point I`, with SPEC and DIR absolute,
 /// for `spyreExe`; with `--max-points N` before `--point` when the plan's
-/// limit is not the default.
+/// limit is not the default, and the plan's `--set` settings.
 std::vector<std::string> pointArgv(const SweepPlan &plan, size_t index,
                                    const std::string &spyreExe);
 

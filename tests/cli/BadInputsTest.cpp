@@ -202,7 +202,7 @@ std::string expand(std::string text, const std::string &cwd) {
 
 /// A located message: `file:line:col: error: `, `file: error: at 'path': `,
 /// or `file: error: ` where the file is one the command line names (or a
-/// file inside a folder it names). `spyre: error:` is located only for a
+/// file inside a folder it names, or an option with its value). `spyre: error:` is located only for a
 /// usage error, where the command line is the location.
 ::testing::AssertionResult isLocated(const std::string &line,
                                      const std::vector<std::string> &args,
@@ -220,10 +220,14 @@ std::string expand(std::string text, const std::string &cwd) {
                ? ::testing::AssertionSuccess()
                : ::testing::AssertionFailure() << "names no location: " << line;
   // The location is a file of the command line, or a flag named without
-  // its dashes (`print-ir-after: error: ...` for --print-ir-after=...).
+  // its dashes (`print-ir-after: error: ...` for --print-ir-after=...), or
+  // a flag with its value as given (`--set KEY=VALUE: error: ...`).
   for (const std::string &a : args)
     if (file == a || file.rfind(a + "/", 0) == 0 || a == "--" + file ||
         a.rfind("--" + file + "=", 0) == 0)
+      return ::testing::AssertionSuccess();
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i].rfind("--", 0) == 0 && file == args[i] + " " + args[i + 1])
       return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << "'" << file << "' is not a file of the command line: " << line;

@@ -359,6 +359,47 @@ TEST(SweepPlan, ARaisedLimitReachesThePointCommands) {
                       "7", "--point", "1"}));
 }
 
+TEST(SweepPlan, SettingsApplyUnderThePointsAndReachThePointCommands) {
+  const std::string spec = writeSpec("models: [" + model("mlp_block") +
+                                     "]\ngrid: {chip.cores: [4, 8]}\n");
+  const std::vector<std::string> settings = {"memory.peak_gb_per_s=409.6",
+                                             "chip.cores=16"};
+  const SweepPlan plan = planSweep(spec, "out", kDefaultMaxPoints, settings);
+  EXPECT_EQ(plan.baseSettings, settings);
+  // The settings change the base; the points' own values apply over it.
+  for (const SweepPoint &p : plan.points)
+    EXPECT_EQ(p.config.memory.peakGBps, 409.6);
+  EXPECT_EQ(plan.points[0].config.chip.cores, 4);
+  EXPECT_EQ(plan.points[1].config.chip.cores, 8);
+  const SweepPlan plain = planSweep(spec, "out");
+  EXPECT_NE(plan.points[0].configFingerprint, plain.points[0].configFingerprint);
+  const std::vector<std::string> argv = pointArgv(plan, 1, "/bin/spyre");
+  EXPECT_EQ(argv, (std::vector<std::string>{
+                      "/bin/spyre", "sweep", spec, "-o",
+                      (fs::current_path() / "out").string(), "--set",
+                      "memory.peak_gb_per_s=409.6", "--set", "chip.cores=16",
+                      "--point", "1"}));
+  EXPECT_NE(dryRunText(plan).find(
+                "config     the built-in config with --set "
+                "memory.peak_gb_per_s=409.6 --set chip.cores=16, timing only"),
+            std::string::npos)
+      << dryRunText(plan);
+}
+
+TEST(SweepPlan, ABadSettingIsAUsageErrorNamingIt) {
+  const std::string spec = writeSpec("models: [" + model("mlp_block") +
+                                     "]\ngrid: {chip.cores: [4, 8]}\n");
+  try {
+    planSweep(spec, "out", kDefaultMaxPoints, {"lx.size_bytes=100"});
+    ADD_FAILURE() << "no error";
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.exitCode(), ExitCode::Usage);
+    EXPECT_EQ(e.diagnostic().str(),
+              "--set lx.size_bytes=100: error: at 'lx.size_bytes': 100 is not "
+              "a whole number of 128-byte sticks");
+  }
+}
+
 TEST(SweepLocal, APointProcessThatDiesWithoutAResultIsAFailedPoint) {
   // Points run by a stand-in that aborts: each ends by SIGABRT, without a
   // result; the runner records each as failed and goes on with the others.

@@ -1,6 +1,7 @@
 // `spyre asm` (assembly text to a program file) and `spyre disasm` (program
 // file to canonical assembly text).
 #include "Commands.h"
+#include "ConfigOptions.h"
 
 #include "hw/HwConfig.h"
 #include "isa/Assembler.h"
@@ -19,7 +20,7 @@ namespace {
 struct AsmOptions {
   std::string input;
   std::string output;
-  std::string config;
+  hw::ConfigSource config;
 };
 
 /// 1234567 -> "1,234,567".
@@ -47,8 +48,8 @@ std::string defaultOutput(const std::string &input) {
 int runAsm(const AsmOptions &opts) {
   std::string output = opts.output.empty() ? defaultOutput(opts.input)
                                            : opts.output;
-  checkNotAnInput({output}, {opts.input, opts.config});
-  hw::HwConfig config = hw::loadConfigOrDefault(opts.config);
+  checkNotAnInput({output}, {opts.input, opts.config.path});
+  hw::HwConfig config = hw::loadConfig(opts.config);
   std::string text = readFile(opts.input, kAssemblyLimit);
   DiagnosticEngine diags;
   isa::Program program = isa::assemble(text, opts.input, config, diags);
@@ -58,7 +59,9 @@ int runAsm(const AsmOptions &opts) {
   }
   std::string bytes = isa::writeProgram(program);
   writeFileAtomic(output, bytes);
-  std::cout << output << ": " << program.streams.size() << " streams, "
+  // With the program on standard output, the line about it goes to the side.
+  (isStdout(output) ? std::cerr : std::cout)
+            << output << ": " << program.streams.size() << " streams, "
             << withCommas(program.instructionCount()) << " instructions, "
             << withCommas(bytes.size()) << " bytes (config "
             << hw::fingerprintString(program.configFingerprint) << ")\n";
@@ -87,10 +90,8 @@ void addAsmCommands(CLI::App &app, Dispatch &dispatch) {
   as->add_option("input", asmOpts->input, "Assembly file (.s)")->required();
   as->add_option("-o,--output", asmOpts->output,
                  "Program file to write (default: the input name with "
-                 ".spyre)");
-  as->add_option("--config", asmOpts->config,
-                 "Hardware config YAML file (default: the built-in "
-                 "configs/spyre.yaml)");
+                 ".spyre; -: standard output)");
+  addConfigOptions(as, asmOpts->config);
   as->callback([&dispatch, asmOpts] {
     dispatch.run = [asmOpts] { return runAsm(*asmOpts); };
   });
@@ -100,7 +101,7 @@ void addAsmCommands(CLI::App &app, Dispatch &dispatch) {
       "disasm", "Print a program file as canonical assembly text");
   dis->add_option("input", disOpts->input, "Program file (.spyre)")->required();
   dis->add_option("-o,--output", disOpts->output,
-                  "Assembly file to write (default: standard output)");
+                  "Assembly file to write (default or -: standard output)");
   dis->callback([&dispatch, disOpts] {
     dispatch.run = [disOpts] { return runDisasm(*disOpts); };
   });

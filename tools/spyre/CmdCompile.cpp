@@ -2,6 +2,7 @@
 // printable after any pass, the mapping decisions saved or replayed, the
 // assembly and the statistics on request.
 #include "Commands.h"
+#include "ConfigOptions.h"
 #include "IntOption.h"
 
 #include "compiler/driver/Compile.h"
@@ -26,7 +27,7 @@ struct CompileCliOptions {
   std::string model;
   std::vector<std::string> shapes; ///< --shape NAME=D0,D1,...
   std::string output;
-  std::string config;
+  hw::ConfigSource config;
   int optLevel = 2;
   std::string emitAsm;
   std::vector<std::string> printIrAfter;
@@ -119,11 +120,11 @@ int runCompile(const CompileCliOptions &o) {
   load.hostFallback = !o.noFallback;
   // Refuse unwritable outputs before any work, and leave nothing behind.
   checkNotAnInput({o.output, o.emitAsm, o.mappingOut},
-                  {o.model, o.config, o.mappingIn});
+                  {o.model, o.config.path, o.mappingIn});
   for (const std::string &path : {o.output, o.emitAsm, o.mappingOut})
     if (!path.empty())
       checkWritable(path);
-  hw::HwConfig config = hw::loadConfigOrDefault(o.config);
+  hw::HwConfig config = hw::loadConfig(o.config);
   const compiler::Graph graph = compiler::loadModelOrThrow(o.model, load);
 
   compiler::CompileOptions co;
@@ -131,7 +132,13 @@ int runCompile(const CompileCliOptions &o) {
   co.mappingIn = o.mappingIn;
   co.pipeline = o.passes;
   co.printIrAfter = o.printIrAfter;
-  co.irStream = &std::cout;
+  // With an output on standard output, the text the command prints goes to
+  // the side.
+  std::ostream &text =
+      isStdout(o.output) || isStdout(o.emitAsm) || isStdout(o.mappingOut)
+          ? std::cerr
+          : std::cout;
+  co.irStream = &text;
   co.debugFailPass = o.debugFailPass;
   DiagnosticEngine diags;
   compiler::CompileOutcome outcome =
@@ -161,7 +168,7 @@ int runCompile(const CompileCliOptions &o) {
   if (!o.mappingOut.empty())
     writeFileAtomic(o.mappingOut, r->mappingJson);
   if (o.stats)
-    std::cout << r->statistics;
+    text << r->statistics;
   return static_cast<int>(ExitCode::Ok);
 }
 
@@ -176,9 +183,9 @@ void addCompileCommand(CLI::App &app, Dispatch &dispatch) {
                   "(.ir)")
       ->required();
   cmd->add_option("-o,--output", opts->output,
-                  "Program file to write (required unless --coverage)");
-  cmd->add_option("--config", opts->config,
-                  "Hardware config YAML (default: the built-in Spyre config)");
+                  "Program file to write (required unless --coverage; -: "
+                  "standard output)");
+  addConfigOptions(cmd, opts->config);
   CLI::Option *level = cmd->add_option("-O", opts->optLevel,
                   "Optimisation level: -O0 the naive plan (every op on every "
                   "core, one at a time), -O1 cost-model work division, -O2 "

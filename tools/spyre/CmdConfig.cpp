@@ -1,6 +1,7 @@
 // `spyre config show|check|fingerprint`: print the effective hardware config,
 // check a config file (every error, one per line), or print a fingerprint.
 #include "Commands.h"
+#include "ConfigOptions.h"
 
 #include "hw/HwConfig.h"
 #include "support/Diagnostic.h"
@@ -14,30 +15,31 @@ namespace spyre::cli {
 namespace {
 
 struct ConfigOptions {
-  std::string path;
+  hw::ConfigSource source;
 };
 
 int runShow(const ConfigOptions &opts) {
-  hw::HwConfig config = hw::loadConfigOrDefault(opts.path);
+  hw::HwConfig config = hw::loadConfig(opts.source);
   std::cout << hw::toYaml(config, true);
   return static_cast<int>(ExitCode::Ok);
 }
 
 int runCheck(const ConfigOptions &opts) {
-  std::string text = readFile(opts.path, kConfigFileLimit);
+  const std::string &path = opts.source.path;
+  std::string text = readFile(path, kConfigFileLimit);
   hw::HwConfig config;
   DiagnosticEngine diags;
-  if (!hw::parseConfig(text, opts.path, config, diags)) {
+  if (!hw::parseConfig(text, path, config, diags)) {
     std::cerr << diags.str();
     return static_cast<int>(ExitCode::BadInput);
   }
-  std::cout << opts.path << ": ok (fingerprint "
+  std::cout << path << ": ok (fingerprint "
             << hw::fingerprintString(config.fingerprint()) << ")\n";
   return static_cast<int>(ExitCode::Ok);
 }
 
 int runFingerprint(const ConfigOptions &opts) {
-  hw::HwConfig config = hw::loadConfigOrDefault(opts.path);
+  hw::HwConfig config = hw::loadConfig(opts.source);
   std::cout << hw::fingerprintString(config.fingerprint()) << "\n";
   return static_cast<int>(ExitCode::Ok);
 }
@@ -51,9 +53,7 @@ CLI::App *addRunner(CLI::App *parent, Dispatch &dispatch, const char *name,
   cmd->callback([&dispatch, opts, run] {
     dispatch.run = [opts, run] { return run(*opts); };
   });
-  cmd->add_option("--config", opts->path,
-                  "Hardware config YAML file (default: the built-in "
-                  "configs/spyre.yaml)");
+  addConfigOptions(cmd, opts->source);
   return cmd;
 }
 
@@ -73,7 +73,7 @@ void addConfigCommand(CLI::App &app, Dispatch &dispatch) {
   auto checkOpts = std::make_shared<ConfigOptions>();
   CLI::App *check = config->add_subcommand(
       "check", "Check a config file and report every problem in it");
-  check->add_option("file", checkOpts->path, "Hardware config YAML file")
+  check->add_option("file", checkOpts->source.path, "Hardware config YAML file")
       ->required();
   check->callback([&dispatch, checkOpts] {
     dispatch.run = [checkOpts] { return runCheck(*checkOpts); };

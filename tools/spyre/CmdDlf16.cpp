@@ -6,7 +6,8 @@
 //
 // Values are taken as CLI11 "extras" rather than a declared positional so
 // that arguments such as `-inf` and `-nan`, which look like short options,
-// keep their place among the others.
+// keep their place among the others. After `--` every argument is a value,
+// as with every other command.
 #include "Commands.h"
 
 #include "numerics/Dlf16.h"
@@ -14,6 +15,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -30,6 +32,7 @@ namespace {
 struct Dlf16Options {
   bool saturate = false;
   bool decode = false;
+  std::vector<std::string> unused;
 };
 
 constexpr const char *kUsage =
@@ -43,8 +46,6 @@ constexpr const char *kUsage =
 /// decimal is rounded once, straight to fp32). A value below the fp32 range
 /// reads as zero; that is reported as an underflow.
 float parseValue(const std::string &text, bool &underflow) {
-  if (text.rfind("--", 0) == 0)
-    usageError(fmt::format("unknown option '{}'", text));
   // strtof would skip leading blanks; a value must be the whole argument.
   if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
     usageError(fmt::format("'{}' is not a number", text));
@@ -108,7 +109,18 @@ std::string flagSuffix(const dlf16::Flags &flags) {
   return names.empty() ? names : " (" + names + ")";
 }
 
-int runDlf16(const Dlf16Options &opts, const std::vector<std::string> &args) {
+int runDlf16(const Dlf16Options &opts, std::vector<std::string> args) {
+  // CLI11 keeps the `--` among the extras: what follows it is a value even
+  // when it looks like an option.
+  size_t firstPlain = args.size();
+  if (auto dashes = std::find(args.begin(), args.end(), "--");
+      dashes != args.end()) {
+    firstPlain = static_cast<size_t>(dashes - args.begin());
+    args.erase(dashes);
+  }
+  for (size_t i = 0; i < firstPlain; ++i)
+    if (args[i].rfind("--", 0) == 0)
+      usageError(fmt::format("unknown option '{}'", args[i]));
   if (args.empty())
     usageError(std::string("no values given; ") + kUsage);
   // Parse every argument before printing, so a bad one prints nothing else.
@@ -152,6 +164,15 @@ void addDlf16Command(CLI::App &app, Dispatch &dispatch) {
                     "The arguments are DL16 codes (0xHHHH) to decode");
   saturate->excludes(decode);
   sub->allow_extras();
+  // Declared so that CLI11 keeps a `--` here (it hands it to the parent
+  // command when no positional is left), it never takes a value: its check
+  // fails on every argument, which then goes to the extras in order.
+  sub->add_option("values", opts->unused,
+                  "Values (or with --decode, codes); after `--` every "
+                  "argument is one")
+      ->check(CLI::Validator([](std::string &) { return std::string("extra"); },
+                             "", "extra"));
+  sub->validate_positionals();
   sub->footer(
       std::string(kUsage) +
       "\nVALUE: a decimal or hex float, nan, inf, -inf, ...; it is rounded "

@@ -2,6 +2,7 @@
 // ONNX or textual IR), print its IR, run compiler passes on it, or run it on
 // the host reference evaluator.
 #include "Commands.h"
+#include "ConfigOptions.h"
 #include "IntOption.h"
 
 #include "compiler/import/GraphJson.h"
@@ -34,7 +35,7 @@ using compiler::Value;
 struct GraphOptions {
   std::string model;
   std::string passes;    ///< opt: --passes PIPELINE
-  std::string config;    ///< opt: --config FILE
+  hw::ConfigSource config; ///< opt: --config FILE, --set KEY=VALUE
   std::vector<std::string> shapes; ///< --shape NAME=D0,D1,...
   std::string output;    ///< print: -o FILE
   std::string inputsDir; ///< eval: --inputs
@@ -118,6 +119,33 @@ compiler::ref::RefTensor readInput(const Value &input, const std::string &path) 
   return compiler::ref::tensorFromNpy(array);
 }
 
+/// `--outputs -`: the one output's .npy to standard output, from the inputs
+/// folder (random inputs are written beside the outputs, and there is no
+/// folder here).
+int evalToStdout(const GraphOptions &o, const Graph &g) {
+  if (o.haveSeed)
+    throw UserError(SourceLoc{"--outputs"},
+                    "'-' has no folder for the random inputs of --seed; give "
+                    "a folder, or the inputs with --inputs DIR",
+                    ExitCode::Usage);
+  if (g.outputs().size() != 1)
+    throw UserError(SourceLoc{"--outputs"},
+                    "'-' writes the one output to standard output, but the "
+                    "model has " +
+                        std::to_string(g.outputs().size()) +
+                        "; give a folder",
+                    ExitCode::Usage);
+  compiler::ref::TensorMap inputs;
+  std::map<std::string, std::string> files = filesFor(g.inputs(), o.inputsDir);
+  for (const Value *v : g.inputs())
+    inputs[v->name()] = readInput(*v, files[v->name()]);
+  std::vector<compiler::ref::RefTensor> results =
+      compiler::ref::evaluateGraph(g, inputs);
+  writeFileAtomic(kStdoutPath,
+                  serializeNpy(compiler::ref::toNpyF32(results.front())));
+  return static_cast<int>(ExitCode::Ok);
+}
+
 int runEval(const GraphOptions &o) {
   if (o.inputsDir.empty() && !o.haveSeed)
     throw UserError(SourceLoc{"spyre graph eval"},
@@ -126,6 +154,8 @@ int runEval(const GraphOptions &o) {
                     ExitCode::Usage);
   Graph g = loadModel(o);
   compiler::ref::checkEvaluationMemory(g);
+  if (isStdout(o.outputsDir))
+    return evalToStdout(o, g);
   std::vector<std::string> outputFiles, inputFiles = {o.model};
   for (const auto &[name, file] : filesFor(g.outputs(), o.outputsDir))
     outputFiles.push_back(file);
@@ -173,7 +203,7 @@ int runEval(const GraphOptions &o) {
 /// after it printed (the way mlir-opt runs passes; the FileCheck tests of
 /// tests/lit use it).
 int runOpt(const GraphOptions &o) {
-  checkNotAnInput({o.output}, {o.model, o.config});
+  checkNotAnInput({o.output}, {o.model, o.config.path});
   DiagnosticEngine diags;
   std::optional<compiler::Pipeline> pipeline =
       compiler::parsePipeline(o.passes, diags, "--passes");
@@ -181,7 +211,7 @@ int runOpt(const GraphOptions &o) {
     std::cerr << diags.str();
     return static_cast<int>(ExitCode::Usage);
   }
-  const hw::HwConfig config = hw::loadConfigOrDefault(o.config);
+  const hw::HwConfig config = hw::loadConfig(o.config);
   Graph g = loadModel(o);
   compiler::PassManager pm(config);
   pm.addPipeline(*pipeline);
@@ -245,8 +275,7 @@ void addGraphCommand(CLI::App &app, Dispatch &dispatch) {
                   "The pipeline: pass names separated by commas, each with "
                   "options as NAME{key=value key=value} (docs/passes.md)")
       ->required();
-  opt->add_option("--config", optOpts->config,
-                  "Hardware config YAML (default: the built-in Spyre config)");
+  addConfigOptions(opt, optOpts->config);
   opt->add_option("-o,--output", optOpts->output,
                   "Write the IR to this file instead of standard output");
 
@@ -260,7 +289,8 @@ void addGraphCommand(CLI::App &app, Dispatch &dispatch) {
       "--inputs", evalOpts->inputsDir,
       "Folder holding one <input name>.npy per graph input");
   eval->add_option("--outputs", evalOpts->outputsDir,
-                   "Folder for the <output name>.npy files (created if missing)")
+                   "Folder for the <output name>.npy files (created if "
+                   "missing; -: the one output's .npy to standard output)")
       ->required();
   CLI::Option *seed = eval->add_option(
       "--seed", evalOpts->seed,

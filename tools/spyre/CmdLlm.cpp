@@ -7,6 +7,7 @@
 #include "llm/LlmGenerate.h"
 #include "llm/LlmRun.h"
 #include "support/Diagnostic.h"
+#include "support/FileIO.h"
 
 #include <iostream>
 #include <memory>
@@ -102,7 +103,9 @@ int runLlm(LlmCliOptions &o) {
   }
   try {
     const llm::LlmReport report = llm::runLlm(o.run);
-    std::cout << llm::llmSummaryText(report);
+    // With an output on standard output the summary goes to the side.
+    const bool stdoutTaken = isStdout(o.run.stats) || isStdout(o.run.trace);
+    (stdoutTaken ? std::cerr : std::cout) << llm::llmSummaryText(report);
     return report.run.exitCode();
   } catch (const run::CompileError &e) {
     std::cout.flush();

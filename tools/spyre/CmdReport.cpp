@@ -42,7 +42,9 @@ void addReportCommand(CLI::App &app, Dispatch &dispatch) {
   cmd->add_option("run", opts->run,
                   "A trace (spyre sim --trace) or statistics JSON (--stats)")
       ->required();
-  cmd->add_option("-o,--output", opts->output, "The HTML file to write")->required();
+  cmd->add_option("-o,--output", opts->output,
+                  "The HTML file to write (-: standard output)")
+      ->required();
   cmd->add_option("--top", opts->top, "How many ops the ops table lists (default 20)")
       ->check(wholeNumberIn(1, 1000000));
   cmd->callback(

@@ -2,11 +2,13 @@
 // a folder or a seed, an optional check of the outputs, and a summary of the
 // run (run/RunModel.h; docs/run.md).
 #include "Commands.h"
+#include "ConfigOptions.h"
 #include "IntOption.h"
 #include "SimFlags.h"
 
 #include "run/RunModel.h"
 #include "support/Diagnostic.h"
+#include "support/FileIO.h"
 
 #include <iostream>
 #include <memory>
@@ -17,6 +19,7 @@ namespace {
 
 struct RunCliOptions {
   run::RunOptions run;
+  hw::ConfigSource config;
   std::vector<std::string> shapes; ///< --shape NAME=D0,D1,...
   uint64_t seed = 0;
   bool noFallback = false;
@@ -24,6 +27,8 @@ struct RunCliOptions {
 };
 
 int runRun(RunCliOptions &o, bool haveSeed) {
+  o.run.config = o.config.path;
+  o.run.configSettings = o.config.settings;
   o.run.load = compiler::shapeOverrideOptions(o.shapes);
   o.run.load.hostFallback = !o.noFallback;
   if (haveSeed)
@@ -34,7 +39,10 @@ int runRun(RunCliOptions &o, bool haveSeed) {
   applySimFlags(o.sim, "spyre run", o.run.sim);
   try {
     const run::RunReport report = run::runModel(o.run);
-    std::cout << run::summaryText(report);
+    // With an output on standard output the summary goes to the side.
+    const bool stdoutTaken = isStdout(o.run.outputs) ||
+                             isStdout(o.run.stats) || isStdout(o.run.trace);
+    (stdoutTaken ? std::cerr : std::cout) << run::summaryText(report);
     return report.exitCode();
   } catch (const run::CompileError &e) {
     std::cout.flush();
@@ -53,8 +61,7 @@ void addRunCommand(CLI::App &app, Dispatch &dispatch) {
   cmd->add_option("model", opts->run.model,
                   "Model file: graph JSON (.json) or ONNX (.onnx)")
       ->required();
-  cmd->add_option("--config", opts->run.config,
-                  "Hardware config YAML (default: the built-in Spyre config)");
+  addConfigOptions(cmd, opts->config);
   cmd->add_option("-O", opts->run.optLevel,
                   "Optimisation level: -O0 the naive plan, -O1 cost-model work "
                   "division, -O2 (default) overlapped phases")
@@ -70,16 +77,18 @@ void addRunCommand(CLI::App &app, Dispatch &dispatch) {
   seed->check(wholeNumberIn(0, UINT64_MAX));
   seed->excludes(inputs);
   cmd->add_option("--outputs", opts->run.outputs,
-                  "Folder to write one NAME.npy (float32) per model output");
+                  "Folder to write one NAME.npy (float32) per model output "
+                  "(-: the one output's .npy to standard output)");
   cmd->add_flag("--check", opts->run.check,
                 "Compare the outputs with output_N.pb / expected_NAME.npy of "
                 "the inputs folder, else with the host reference (exit 3 on a "
                 "mismatch)");
   cmd->add_option("--stats", opts->run.stats,
-                  "Write the simulator's statistics JSON to this file");
+                  "Write the simulator's statistics JSON to this file (-: "
+                  "standard output)");
   cmd->add_option("--trace", opts->run.trace,
-                  "Write a Chrome trace-event JSON (Perfetto UI) to this file, "
-                  "gzipped when it ends in .gz");
+                  "Write a Chrome trace-event JSON (Perfetto UI) to this file "
+                  "(gzipped when it ends in .gz; -: standard output)");
   cmd->add_flag("--timing-only", opts->run.timingOnly,
                 "Skip the numbers: time and check the schedule only");
   addSimFlags(*cmd, opts->sim);

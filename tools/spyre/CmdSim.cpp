@@ -1,5 +1,6 @@
 // `spyre sim`: run a program file on the simulated card.
 #include "Commands.h"
+#include "ConfigOptions.h"
 #include "SimFlags.h"
 
 #include "hw/HwConfig.h"
@@ -12,6 +13,7 @@
 #include "support/FileIO.h"
 #include "support/Gzip.h"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -21,7 +23,7 @@ namespace {
 
 struct SimCliOptions {
   std::string program;
-  std::string config;
+  hw::ConfigSource config;
   std::string inputs;
   std::string outputs;
   std::string stats;
@@ -31,14 +33,14 @@ struct SimCliOptions {
 };
 
 int runSim(const SimCliOptions &o) {
-  hw::HwConfig config = hw::loadConfigOrDefault(o.config);
+  hw::HwConfig config = hw::loadConfig(o.config);
   isa::Program program = isa::readProgram(readFile(o.program, kProgramFileLimit), o.program);
   if (program.configFingerprint != config.fingerprint())
     throw UserError(SourceLoc{o.program},
                     "compiled for config " +
                         hw::fingerprintString(program.configFingerprint) +
                         " but the simulated config " +
-                        (o.config.empty() ? std::string("(built-in)") : o.config) +
+                        describeConfig(o.config) +
                         " is " + hw::fingerprintString(config.fingerprint()) +
                         "; recompile, or pass the config it was compiled for");
   // A file with the right fingerprint may still have been made by hand.
@@ -53,12 +55,34 @@ int runSim(const SimCliOptions &o) {
   const sim::TraceFilter traceFilter = sim::traceFilterOf(
       !o.trace.empty(), o.sim.traceWindow, o.sim.traceCores, config.chip.cores);
 
+  // `--outputs -` writes the one output tensor's .npy to standard output.
+  const isa::TensorDecl *stdoutTensor = nullptr;
+  if (isStdout(o.outputs)) {
+    std::string names;
+    size_t count = 0;
+    for (const isa::TensorDecl &t : program.tensors)
+      if (t.kind == isa::TensorKind::Output) {
+        stdoutTensor = &t;
+        names += (count++ ? ", " : "") + isa::printableName(t.name);
+      }
+    if (count != 1)
+      throw UserError(SourceLoc{"--outputs"},
+                      "'-' writes the one output tensor to standard output, "
+                      "but the program has " +
+                          std::to_string(count) + " (" + names +
+                          "); give a folder",
+                      ExitCode::Usage);
+  }
+
   // A long run must not be lost to an output path that cannot be written,
   // nor replace one of its inputs.
   std::vector<std::string> outputs = {o.stats, o.trace};
-  std::vector<std::string> inputs = {o.program, o.config};
+  std::vector<std::string> inputs = {o.program, o.config.path};
+  if (stdoutTensor)
+    outputs.push_back(kStdoutPath);
   for (const isa::TensorDecl &t : program.tensors) {
-    if (t.kind == isa::TensorKind::Output && !o.outputs.empty())
+    if (t.kind == isa::TensorKind::Output && !o.outputs.empty() &&
+        !stdoutTensor)
       outputs.push_back(sim::tensorFilePath(o.outputs, t));
     if (t.kind == isa::TensorKind::Input && !o.inputs.empty())
       inputs.push_back(sim::tensorFilePath(o.inputs, t));
@@ -67,7 +91,7 @@ int runSim(const SimCliOptions &o) {
   for (const std::string *path : {&o.stats, &o.trace})
     if (!path->empty())
       checkWritable(*path);
-  if (!o.outputs.empty()) {
+  if (!o.outputs.empty() && !stdoutTensor) {
     std::vector<std::string> files;
     for (const isa::TensorDecl &t : program.tensors)
       if (t.kind == isa::TensorKind::Output)
@@ -91,13 +115,20 @@ int runSim(const SimCliOptions &o) {
 
   sim::runWithSystemC(machine, o.sim.quantum);
 
-  if (!o.outputs.empty())
+  if (stdoutTensor)
+    writeFileAtomic(kStdoutPath, serializeNpy(sim::readTensor(
+                                     *stdoutTensor, machine.deviceMemory())));
+  else if (!o.outputs.empty())
     sim::saveOutputs(program, o.outputs, machine.deviceMemory());
   if (!o.stats.empty())
     writeFileAtomic(o.stats, sim::statsJson(machine));
   if (!o.trace.empty())
     writeFileAtomic(o.trace, encodeForPath(o.trace, sim::traceJson(machine, traceFilter)));
-  std::cout << sim::summaryText(machine);
+  // With an output on standard output the summary goes to the side.
+  const bool stdoutTaken = std::any_of(
+      outputs.begin(), outputs.end(),
+      [](const std::string &path) { return isStdout(path); });
+  (stdoutTaken ? std::cerr : std::cout) << sim::summaryText(machine);
   return machine.findings().empty() ? static_cast<int>(ExitCode::Ok)
                                     : static_cast<int>(ExitCode::VerifyFailed);
 }
@@ -110,16 +141,17 @@ void addSimCommand(CLI::App &app, Dispatch &dispatch) {
       "sim", "Run a program file on the simulated card, check its schedule, "
              "and report cycles");
   sim->add_option("program", opts->program, "Program file (.spyre)")->required();
-  sim->add_option("--config", opts->config,
-                  "Hardware config YAML (default: the built-in Spyre config)");
+  addConfigOptions(sim, opts->config);
   sim->add_option("--inputs", opts->inputs,
                   "Folder with one NAME.npy (float32 or float16) per program input");
   sim->add_option("--outputs", opts->outputs,
-                  "Folder to write one NAME.npy (float32) per program output");
-  sim->add_option("--stats", opts->stats, "Write statistics JSON to this file");
+                  "Folder to write one NAME.npy (float32) per program output "
+                  "(-: the one output's .npy to standard output)");
+  sim->add_option("--stats", opts->stats,
+                  "Write statistics JSON to this file (-: standard output)");
   sim->add_option("--trace", opts->trace,
-                  "Write a Chrome trace-event JSON (Perfetto UI) to this file, "
-                  "gzipped when it ends in .gz");
+                  "Write a Chrome trace-event JSON (Perfetto UI) to this file "
+                  "(gzipped when it ends in .gz; -: standard output)");
   sim->add_flag("--timing-only", opts->timingOnly,
                 "Skip the numbers: time and check the schedule only");
   addSimFlags(*sim, opts->sim);

@@ -4,9 +4,11 @@
 // results (--aggregate), the expansion only (--dry-run); and `spyre sweep
 // report DIR` for the Pareto front and the charts.
 #include "Commands.h"
+#include "ConfigOptions.h"
 #include "IntOption.h"
 
 #include "support/Diagnostic.h"
+#include "support/FileIO.h"
 #include "support/ParseNumber.h"
 #include "sweep/Report.h"
 #include "sweep/Slurm.h"
@@ -22,6 +24,7 @@ namespace {
 
 struct SweepCliOptions {
   std::string spec;
+  std::vector<std::string> settings; ///< --set over the spec's base config
   std::string dir;
   int jobs = 1;
   std::string backend = "local";
@@ -63,7 +66,7 @@ int runSweep(const SweepCliOptions &o) {
   if (o.backend == "slurm" && (o.point >= 0 || o.aggregate || o.dryRun))
     throw usage("--backend", "--point, --aggregate and --dry-run run here; "
                              "--backend slurm does not apply to them");
-  const sweep::SweepPlan plan = sweep::planSweep(o.spec, o.dir, maxPointsOf(o.maxPoints));
+  const sweep::SweepPlan plan = sweep::planSweep(o.spec, o.dir, maxPointsOf(o.maxPoints), o.settings);
   if (o.dryRun) {
     std::cout << sweep::dryRunText(plan);
     return static_cast<int>(ExitCode::Ok);
@@ -92,7 +95,8 @@ int runSweep(const SweepCliOptions &o) {
 
 int runReport(const std::string &dir, const sweep::ReportOptions &o) {
   const sweep::SweepReport report = sweep::sweepReport(dir, o);
-  std::cout << report.text;
+  // With the page on standard output, the summary goes to the side.
+  (isStdout(report.htmlPath) ? std::cerr : std::cout) << report.text;
   return static_cast<int>(ExitCode::Ok);
 }
 
@@ -104,6 +108,7 @@ void addSweepCommand(CLI::App &app, Dispatch &dispatch) {
       "sweep", "Run a design-space sweep: every point of a spec compiled and "
                "simulated in its own process, results in DIR/results.csv");
   cmd->add_option("spec", o->spec, "Sweep spec YAML (docs/sweep.md)");
+  addSetOption(cmd, o->settings, "the spec's base config");
   cmd->add_option("-o,--output", o->dir,
                   "Folder for the results (DIR/points/<id>.json, "
                   "DIR/results.csv); a second run resumes");
@@ -143,7 +148,8 @@ void addSweepCommand(CLI::App &app, Dispatch &dispatch) {
   rep->add_option("dir", report->first, "The sweep's folder (-o of the sweep)")
       ->required();
   rep->add_option("-o,--output", report->second.html,
-                  "HTML file to write (default DIR/report.html)");
+                  "HTML file to write (default DIR/report.html; -: standard "
+                  "output)");
   rep->add_option("--x", report->second.x,
                   "Chart only this swept parameter (default: every one)");
   rep->add_option("--series", report->second.series,

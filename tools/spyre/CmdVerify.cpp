@@ -3,6 +3,7 @@
 // fingerprint, and that every stream and tensor fits the config) and prints
 // what the file holds: its streams per core and its tensor map.
 #include "Commands.h"
+#include "ConfigOptions.h"
 
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
@@ -28,7 +29,7 @@ constexpr size_t kKeyWidth = 15;
 
 struct VerifyOptions {
   std::string program;
-  std::string config;
+  hw::ConfigSource config;
 };
 
 /// Header fields the listing shows, by byte offset (docs/program-file.md).
@@ -85,7 +86,7 @@ std::string plural(size_t n, const char *word) {
 }
 
 int runVerify(const VerifyOptions &o) {
-  hw::HwConfig config = hw::loadConfigOrDefault(o.config);
+  hw::HwConfig config = hw::loadConfig(o.config);
   std::string bytes = readFile(o.program, kProgramFileLimit);
   // Magic, ISA version, checksum and every section.
   isa::Program program = isa::readProgram(bytes, o.program);
@@ -95,7 +96,7 @@ int runVerify(const VerifyOptions &o) {
         "compiled for config " +
             hw::fingerprintString(program.configFingerprint) +
             " but the config " +
-            (o.config.empty() ? std::string("(built-in)") : o.config) + " is " +
+            describeConfig(o.config) + " is " +
             hw::fingerprintString(config.fingerprint()) +
             "; recompile, or pass the config it was compiled for");
   // A file with the right fingerprint may still have been made by hand.
@@ -117,7 +118,9 @@ int runVerify(const VerifyOptions &o) {
   field("checksum", "0x" + toHex(headerField(bytes, kCrcAt, 4), 8) + " (ok)");
   field("config", hw::fingerprintString(program.configFingerprint) +
                       ", matches " +
-                      (o.config.empty() ? "the built-in config" : o.config));
+                      (o.config.path.empty() && o.config.settings.empty()
+                           ? std::string("the built-in config")
+                           : describeConfig(o.config)));
 
   std::map<int, std::vector<const isa::Stream *>> byCore;
   for (const isa::Stream &s : program.streams)
@@ -183,9 +186,7 @@ void addVerifyCommand(CLI::App &app, Dispatch &dispatch) {
       "version, config fingerprint) and list its streams and tensors");
   verify->add_option("program", opts->program, "Program file (.spyre)")
       ->required();
-  verify->add_option(
-      "--config", opts->config,
-      "Hardware config YAML (default: the built-in Spyre config)");
+  addConfigOptions(verify, opts->config);
   verify->callback([opts, &dispatch] {
     dispatch.run = [opts] { return runVerify(*opts); };
   });

@@ -3,6 +3,7 @@
 // to exit codes (0 ok, 1 bad input, 2 usage, 3 verification failure; any
 // other code, or an abort, is a bug).
 #include "Commands.h"
+#include "Version.h"
 
 #include "support/Diagnostic.h"
 
@@ -19,10 +20,18 @@ namespace {
 
 int runCli(int argc, char **argv) {
   using namespace spyre;
+  using cli::versionText;
   CLI::App app{"spyre: compiler and cycle-approximate simulator for the IBM "
                "Spyre AI accelerator",
                "spyre"};
-  app.set_version_flag("--version", std::string("spyre ") + SPYRE_VERSION);
+  // CLI11 ends the version text with a newline of its own.
+  app.set_version_flag("--version", [] {
+                         std::string text = versionText();
+                         text.pop_back();
+                         return text;
+                       },
+                       "Print the version, git revision, ISA version, "
+                       "built-in config fingerprint and library versions");
   app.require_subcommand(1);
   app.fallthrough(false);
 
@@ -40,6 +49,7 @@ int runCli(int argc, char **argv) {
   cli::addRunCommand(app, dispatch);
   cli::addLlmCommand(app, dispatch);
   cli::addSweepCommand(app, dispatch);
+  cli::addCompletionCommand(app, dispatch);
 
   // CLI11 reports an unknown command as "a subcommand is required"; name it.
   std::vector<std::string> commands;
