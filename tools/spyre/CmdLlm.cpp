@@ -4,6 +4,7 @@
 // docs/llm.md).
 #include "Commands.h"
 
+#include "llm/LlmLadder.h"
 #include "llm/LlmRun.h"
 #include "support/Diagnostic.h"
 
@@ -23,6 +24,7 @@ struct LlmCliOptions {
   int64_t batch = 1;
   int64_t tokens = 0;
   int64_t context = -1;
+  bool ladder = false;
 };
 
 int runLlm(LlmCliOptions &o) {
@@ -37,6 +39,11 @@ int runLlm(LlmCliOptions &o) {
     s.context = o.context < 0 ? 4096 : o.context;
   }
   try {
+    if (o.ladder) {
+      std::cout << llm::ladderTable(
+          llm::runLadder(o.run.modelConfig, o.run.hwConfig, s));
+      return 0;
+    }
     const llm::LlmReport report = llm::runLlm(o.run);
     std::cout << llm::llmSummaryText(report);
     return report.run.exitCode();
@@ -92,6 +99,10 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                 "reference fed the same weights (exit 3 on a mismatch)");
   cmd->add_option("--seed", opts->run.seed,
                   "Seed of the random weights and inputs (default 1)");
+  cmd->add_flag("--ladder", opts->ladder,
+                "Print IBM's ladder for the step's shape instead: every rung "
+                "of one layer, the layer and the whole model, timing only, "
+                "as docs/llm.md tabulates it");
   cmd->add_option("--stats", opts->run.stats,
                   "Write the simulator's statistics JSON to this file");
   cmd->add_option("--trace", opts->run.trace,
