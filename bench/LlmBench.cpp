@@ -79,8 +79,8 @@ void benchRung(benchmark::State &state, Mode mode, Rung rung) {
 void benchModel(benchmark::State &state, Mode mode) {
   const int64_t layers = loadLlmConfig(gModelConfig).numLayers;
   for (auto _ : state)
-    report(state, modelRow(rowOf(mode, Rung::Layer),
-                           rowOf(mode, Rung::LmHead), layers));
+    report(state, modelRow(rowOf(mode, Rung::Layer), rowOf(mode, Rung::LmHead),
+                           layers));
 }
 
 } // namespace
@@ -97,11 +97,11 @@ int main(int argc, char **argv) {
   }
   for (Mode mode : {Mode::Decode, Mode::Prefill}) {
     for (Rung rung : kRungs)
-      benchmark::RegisterBenchmark(
-          (std::string("BM_Ladder/") + modeName(mode) + "/" +
-           std::to_string(static_cast<int>(rung)))
-              .c_str(),
-          benchRung, mode, rung)
+      benchmark::RegisterBenchmark((std::string("BM_Ladder/") + modeName(mode) +
+                                    "/" +
+                                    std::to_string(static_cast<int>(rung)))
+                                       .c_str(),
+                                   benchRung, mode, rung)
           ->Iterations(1)
           ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark(

@@ -76,11 +76,12 @@ LadderRow runRung(const std::string &modelConfig, const std::string &hwConfig,
       static_cast<double>(row.bytes) / (hw.memory.sustainedReadGBps * 1e3);
   const double macsPerCycle = r.peakMacsPerCyclePerCore * r.cores;
   const double clockMhz = r.clockGhz * 1e3;
-  row.computeBoundUs = static_cast<double>(row.macs) / (macsPerCycle * clockMhz);
-  row.ptUtilisation =
-      r.cycles > 0 ? static_cast<double>(row.macs) /
-                         (macsPerCycle * static_cast<double>(r.cycles))
-                   : 0.0;
+  row.computeBoundUs =
+      static_cast<double>(row.macs) / (macsPerCycle * clockMhz);
+  row.ptUtilisation = r.cycles > 0
+                          ? static_cast<double>(row.macs) /
+                                (macsPerCycle * static_cast<double>(r.cycles))
+                          : 0.0;
   row.hostUs =
       static_cast<double>(r.hostPcieCycles + r.hostComputeCycles) / clockMhz;
   row.hostOps = r.hostOps;
@@ -105,11 +106,11 @@ LadderRow modelRow(const LadderRow &layer, const LadderRow &lmHead,
   m.computeBoundUs = layer.computeBoundUs * n + lmHead.computeBoundUs;
   const double cycles = static_cast<double>(m.cycles);
   m.ptUtilisation =
-      cycles > 0 ? (layer.ptUtilisation * static_cast<double>(layer.cycles) *
-                        n +
-                    lmHead.ptUtilisation * static_cast<double>(lmHead.cycles)) /
-                       cycles
-                 : 0.0;
+      cycles > 0
+          ? (layer.ptUtilisation * static_cast<double>(layer.cycles) * n +
+             lmHead.ptUtilisation * static_cast<double>(lmHead.cycles)) /
+                cycles
+          : 0.0;
   m.hostUs = layer.hostUs * n + lmHead.hostUs;
   m.hostOps = layer.hostOps * static_cast<size_t>(layers) + lmHead.hostOps;
   m.launchUs = layer.launchUs;
@@ -128,8 +129,7 @@ std::vector<LadderRow> runLadder(const std::string &modelConfig,
         std::find(std::begin(kRungs), std::end(kRungs), r) -
         std::begin(kRungs))];
   };
-  rows.push_back(
-      modelRow(at(Rung::Layer), at(Rung::LmHead), config.numLayers));
+  rows.push_back(modelRow(at(Rung::Layer), at(Rung::LmHead), config.numLayers));
   return rows;
 }
 

@@ -12,7 +12,6 @@
 #include "llm/LlmGraph.h"
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +19,8 @@ namespace spyre::llm {
 
 /// One row of the ladder.
 struct LadderRow {
-  std::string name;      ///< rungName, or the whole model's
-  uint64_t cycles = 0;   ///< simulated
+  std::string name;    ///< rungName, or the whole model's
+  uint64_t cycles = 0; ///< simulated
   double simulatedUs = 0;
   /// What the bound is made of: every graph input read once and every
   /// output written once (DL16, 2 bytes an element), at the memory's

@@ -70,9 +70,8 @@ TEST(LlmLadder, BoundsCountTheRungsBytesAndMacs) {
   const LadderRow add = runRung(tiny(), "", s, Rung::ResidualAdd);
   EXPECT_EQ(add.bytes, 3 * rows * D * 2);
   EXPECT_EQ(add.macs, 0);
-  EXPECT_DOUBLE_EQ(add.memoryBoundUs,
-                   static_cast<double>(add.bytes) /
-                       (hw.memory.sustainedReadGBps * 1e3));
+  EXPECT_DOUBLE_EQ(add.memoryBoundUs, static_cast<double>(add.bytes) /
+                                          (hw.memory.sustainedReadGBps * 1e3));
   const LadderRow qkv = runRung(tiny(), "", s, Rung::QkvProj);
   const int64_t out = (c.numHeads + 2 * c.numKvHeads) * hd;
   EXPECT_EQ(qkv.macs, rows * D * out);
@@ -82,7 +81,8 @@ TEST(LlmLadder, BoundsCountTheRungsBytesAndMacs) {
     EXPECT_GE(r.simulatedUs, r.boundUs()) << r.name;
     EXPECT_LE(r.ptUtilisation, 1.0) << r.name;
     EXPECT_EQ(r.hostOps, 0u) << r.name;
-    EXPECT_DOUBLE_EQ(r.launchUs, hw.host.launchCycles / (hw.chip.clockGhz * 1e3));
+    EXPECT_DOUBLE_EQ(r.launchUs,
+                     hw.host.launchCycles / (hw.chip.clockGhz * 1e3));
   }
 }
 
