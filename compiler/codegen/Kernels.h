@@ -137,15 +137,21 @@ RowPlan emitSoftmax(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
 /// yet finite in DL16 and FP32, so that softmax makes it exactly zero.
 constexpr float kMaskValue = -16777216.0f; // -2^24
 
-/// The diagonal table of a causal mask over [.., Q, K] scores whose last
-/// dim has `lanes` lanes per stick (64 DL16, 32 FP32): stick j holds, in
-/// lane l, kMaskValue when l > j - lanes * (blocks - 1) + (K - Q) and 0
-/// otherwise, for j < Q + lanes * (blocks - 1) (blocks = ceil(K / lanes)).
-/// Stick j - lanes * b + lanes * (blocks - 1) is then the mask of query j
-/// in stick block b of its row: the mask of every row and block is read
-/// from one table, a row further one stick on, a block further `lanes`
-/// sticks back, so one instruction masks a whole tile of rows however its
-/// queries fall, and the mask takes Q + K sticks instead of Q x K elements.
+/// The first stick block of [.., Q, K] scores (`lanes` lanes per stick: 64
+/// DL16, 32 FP32) that a causal mask touches: the blocks before it are
+/// seen whole by every query (their last key is at most K - Q). At most
+/// the last block, so a decode-shaped mask (Q = 1) is one block.
+int64_t causalMaskFirstBlock(int64_t queries, int64_t keys, int lanes);
+
+/// The diagonal table of a causal mask over [.., Q, K] scores from block
+/// f = causalMaskFirstBlock on (blocks = ceil(K / lanes), back = lanes x
+/// (blocks - 1 - f)): stick j holds, in lane l, kMaskValue when l > j -
+/// back - lanes x f + (K - Q) and 0 otherwise, for j < Q + back. Stick i -
+/// lanes x (b - f) + back is then the mask of query i in stick block b >= f
+/// of its row: the mask of every row and block is read from one table, a
+/// row further one stick on, a block further `lanes` sticks back, so one
+/// instruction masks a whole tile of rows however its queries fall, and
+/// the mask takes at most Q + K sticks instead of Q x K elements.
 struct MaskTable {
   std::vector<int64_t> shape; ///< [sticks, lanes]
   std::vector<float> values;

@@ -920,17 +920,21 @@ RowPlan emitSoftmax(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
   return runRowKernel(pb, k, opt, "softmax");
 }
 
-MaskTable causalMaskTable(int64_t queries, int64_t keys, int lanes) {
+int64_t causalMaskFirstBlock(int64_t queries, int64_t keys, int lanes) {
   SPYRE_ASSERT(queries >= 1 && keys >= queries && lanes >= 1,
-               "causal mask table: needs 1 <= Q <= K");
-  const int64_t blocks = ceilDiv(keys, lanes);
-  const int64_t back = lanes * (blocks - 1);
+               "causal mask: needs 1 <= Q <= K");
+  return std::min((keys - queries + 1) / lanes, ceilDiv(keys, lanes) - 1);
+}
+
+MaskTable causalMaskTable(int64_t queries, int64_t keys, int lanes) {
+  const int64_t first = causalMaskFirstBlock(queries, keys, lanes);
+  const int64_t back = lanes * (ceilDiv(keys, lanes) - 1 - first);
   MaskTable t;
   t.shape = {queries + back, lanes};
   t.values.assign(static_cast<size_t>(t.shape[0] * lanes), 0.0f);
   for (int64_t j = 0; j < t.shape[0]; ++j)
     for (int64_t l = 0; l < lanes; ++l)
-      if (l > j - back + (keys - queries))
+      if (l > j - back - lanes * first + (keys - queries))
         t.values[static_cast<size_t>(j * lanes + l)] = kMaskValue;
   return t;
 }
@@ -951,30 +955,35 @@ RowPlan emitCausalSoftmax(ProgramBuilder &pb, const TensorRef &x,
   k.output = StickMatrix::of(y);
   const StickMatrix xm = k.inputs[0];
   const int64_t lanes = xm.lanes();
-  const int64_t back = lanes * (xm.blocks() - 1);
+  const int64_t first = causalMaskFirstBlock(queries, xm.cols, lanes);
+  const int64_t back = lanes * (xm.blocks() - 1 - first);
   const std::vector<int64_t> tableShape = {queries + back, lanes};
   SPYRE_ASSERT(mask.shape == tableShape,
                "causal_softmax: '" + mask.name +
                    "' is not the mask table of the scores");
   k.consts.push_back({StickMatrix::of(mask), 0});
   k.period = queries;
-  // Query i's stick for block b is table stick i - lanes * b + back.
+  // Query i's stick for block b is table stick i - lanes * (b - first) +
+  // back; the blocks before `first` need no mask.
   k.cursorConst = 0;
   k.cursorOffset = back;
   k.scratch = [xm](int64_t h) { return f32Scratch(0, xm, h, false, 0).end; };
-  k.compute = [xm, lanes, scale](const UnitCtx &u, const SubTile &st) {
+  k.compute = [xm, lanes, first, scale](const UnitCtx &u, const SubTile &st) {
     // The mask is added to the tile in place, in its own format: a visible
     // score gets + 0 (exact), a hidden one about -2^24.
     StreamBuilder &s = *u.sfu;
     const bool f32 = xm.dtype == kF32;
     const int64_t rem = remOf(xm), nb = xm.blocks();
     const int64_t nFull = nb - (rem != 0 ? 1 : 0);
-    if (nFull > 0)
-      s.append(sfuBinary("add", st.in[0], st.in[0], st.cursor,
-                         {st.h, nFull, st.bs, st.bs, -lanes, 0}, false, f32));
+    if (nFull > first)
+      s.append(sfuBinary("add", st.in[0] + first * st.bs,
+                         st.in[0] + first * st.bs, st.cursor,
+                         {st.h, nFull - first, st.bs, st.bs, -lanes, 0}, false,
+                         f32));
     if (rem != 0) {
       const Addr last = st.in[0] + (nb - 1) * st.bs;
-      s.append(sfuBinary("add", last, last, st.cursor + -lanes * (nb - 1),
+      s.append(sfuBinary("add", last, last,
+                         st.cursor + -lanes * (nb - 1 - first),
                          {1, st.h, 1, 1, 1, rem}, false, f32));
     }
     softmaxRows(u, xm, st, scale);

@@ -1235,8 +1235,8 @@ bool Emitter::emitCausalMask(const Op &op) {
 }
 
 bool Emitter::emitCausalSoftmax(const Op &op) {
-  // The mask is a table of Q + K sticks (codegen::causalMaskTable), never
-  // the scores' size: one per op, loaded once into LX by every core.
+  // The mask is a table of at most Q + K sticks (codegen::causalMaskTable),
+  // never the scores' size: one per op, loaded once into LX by every core.
   const TensorRef y = result(op.result());
   const TensorRef x = asDType(ref(op.operand(0)), y.dtype);
   const Shape &s = op.operand(0)->type().shape;

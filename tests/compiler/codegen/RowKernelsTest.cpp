@@ -216,7 +216,7 @@ TEST(CausalSoftmaxKernel, MatchesTheDefinitionOnSquareAndWideScores) {
   for (DType t : {DType::Dl16, DType::Fp32})
     for (auto [p, q, k] : std::vector<std::array<int64_t, 3>>{
              {1, 1, 1}, {3, 7, 7}, {2, 77, 100}, {2, 64, 64}, {1, 129, 129},
-             {4, 5, 200}, {2, 96, 160}}) {
+             {4, 5, 200}, {2, 96, 160}, {3, 1, 300}, {2, 3, 130}}) {
       CausalCase c{p, q, k, t, 0.125f, {}};
       c.opt.cores = 4;
       checkCausalSoftmax(c);
@@ -282,15 +282,38 @@ TEST(CausalMaskTable, HidesLanesPastTheDiagonalOfEachStick) {
   EXPECT_EQ(t.values[2], kMaskValue);
   EXPECT_EQ(t.values[64 + 2], 0.0f);
   EXPECT_EQ(t.values[64 + 3], kMaskValue);
-  // Q = 3, K = 40 in blocks of 32 FP32 lanes: 32 sticks of look-back, so
-  // stick 0 is query 0 in block 1 (keys 32 .. 63, visible up to key 37).
-  const MaskTable w = causalMaskTable(3, 40, 32);
-  ASSERT_EQ(w.shape, (std::vector<int64_t>{35, 32}));
-  EXPECT_EQ(w.values[5], 0.0f);
-  EXPECT_EQ(w.values[6], kMaskValue);
-  // Stick 32 is query 0 in block 0: all of keys 0 .. 31 visible.
-  for (int l = 0; l < 32; ++l)
-    EXPECT_EQ(w.values[static_cast<size_t>(32 * 32 + l)], 0.0f);
+  // Q = K = 40 in blocks of 32 FP32 lanes, both masked: 32 sticks of
+  // look-back, so stick i - 32 b + 32 is query i in block b.
+  EXPECT_EQ(causalMaskFirstBlock(40, 40, 32), 0);
+  const MaskTable w = causalMaskTable(40, 40, 32);
+  ASSERT_EQ(w.shape, (std::vector<int64_t>{72, 32}));
+  auto lane = [&](int64_t stick, int64_t l) {
+    return w.values[static_cast<size_t>(stick * 32 + l)];
+  };
+  EXPECT_EQ(lane(0, 0), kMaskValue); // query 0, keys 32..: all hidden
+  EXPECT_EQ(lane(32, 0), 0.0f);      // query 0, key 0
+  EXPECT_EQ(lane(32, 1), kMaskValue);
+  EXPECT_EQ(lane(39, 7), 0.0f); // query 39, key 39
+  EXPECT_EQ(lane(39, 8), kMaskValue);
+  EXPECT_EQ(lane(71, 31), 0.0f); // query 39, key 31
+}
+
+TEST(CausalMaskTable, BlocksEveryQuerySeesWholeNeedNoTable) {
+  // Q = 5, K = 200 in blocks of 64: every query sees keys 0 .. 195, so
+  // blocks 0 to 2 are whole and only block 3 (keys 192 .. 199) is masked;
+  // stick i is query i there, seeing lanes up to i + 3.
+  EXPECT_EQ(causalMaskFirstBlock(5, 200, 64), 3);
+  const MaskTable t = causalMaskTable(5, 200, 64);
+  ASSERT_EQ(t.shape, (std::vector<int64_t>{5, 64}));
+  EXPECT_EQ(t.values[3], 0.0f);
+  EXPECT_EQ(t.values[4], kMaskValue);
+  EXPECT_EQ(t.values[4 * 64 + 7], 0.0f);
+  EXPECT_EQ(t.values[4 * 64 + 8], kMaskValue);
+  // A decode step's scores (Q = 1) hide nothing: one stick, the last block.
+  EXPECT_EQ(causalMaskFirstBlock(1, 4096, 64), 63);
+  const MaskTable d = causalMaskTable(1, 4096, 64);
+  ASSERT_EQ(d.shape, (std::vector<int64_t>{1, 64}));
+  EXPECT_EQ(std::count(d.values.begin(), d.values.end(), kMaskValue), 0);
 }
 
 // ------------------------------------------------------------------ norms
