@@ -601,6 +601,20 @@ const ParamInfo kSchema[] = {
      .maxReason = "10 MFLOP/s to 1 EFLOP/s: host time in cycles stays far inside 64 bits",
      .minReal = 0.01,
      .maxReal = 1000000000.0},
+    {.path = "host.launch_cycles",
+     .field = field<&C::host, &HostConfig::launchCycles>(),
+     .unit = "cycles",
+     .description = "Host time to start one program on the card (driver "
+                    "call, command submission, doorbell) before its first "
+                    "instruction runs; charged once per program run.",
+     .confidence = "L",
+     .source = "estimate: no public figure for Spyre; about 10 us, the "
+               "order of a GPU kernel launch through its driver (3-10 us) "
+               "plus a PCIe doorbell",
+     .required = false,
+     .rules = kNonNegative,
+     .maxValue = 1000000,
+     .maxReason = kCyclesReason},
 };
 
 std::string fmtDouble(double v) { return formatValue(ParamValue(v)); }

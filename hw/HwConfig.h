@@ -95,6 +95,9 @@ struct HostConfig {
   double pcieGBps = 0;       ///< host link, each direction
   int pcieLatencyCycles = 0; ///< per transfer
   double hostGflops = 0;     ///< host fallback compute rate
+  /// Host time to start one program on the card, before its first
+  /// instruction runs (docs/hardware.md, "Host link").
+  int launchCycles = 15000;
 };
 
 struct HwConfig {

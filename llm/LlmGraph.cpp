@@ -38,11 +38,7 @@ public:
   std::unique_ptr<Graph> build() {
     const int64_t B = s_.batch, S = s_.tokens;
     Value *x = input("hidden", {B, S, c_.hiddenSize});
-    // Inputs first, in a fixed order: the tables every layer shares.
-    cosQ_ = input("rope.cos_q", {B, S, c_.numHeads, c_.headDim});
-    sinQ_ = input("rope.sin_q", {B, S, c_.numHeads, c_.headDim});
-    cosK_ = input("rope.cos_k", {B, S, c_.numKvHeads, c_.headDim});
-    sinK_ = input("rope.sin_k", {B, S, c_.numKvHeads, c_.headDim});
+    rotaryTables();
     if (s_.embedding && c_.embeddingMultiplier != 1.0)
       x = op(OpKind::Mul, "embed_scale",
              {x, scalar("embedding_multiplier", c_.embeddingMultiplier)});
@@ -51,6 +47,72 @@ public:
     if (s_.lmHead)
       x = lmHead(x);
     outputs_.insert(outputs_.begin(), x);
+    g_->setOutputs(outputs_);
+    return std::move(g_);
+  }
+
+  /// One rung alone, layer 0's part of the step, its operands inputs.
+  std::unique_ptr<Graph> buildRung(Rung rung) {
+    const int64_t B = s_.batch, S = s_.tokens, D = c_.hiddenSize,
+                  H = c_.numHeads, KV = c_.numKvHeads, hd = c_.headDim,
+                  I = c_.intermediateSize;
+    const std::string p = layerPrefix(0), a = p + "self_attn.",
+                      m = p + "mlp.";
+    Value *x = rung == Rung::Attention ? input("query", {B, S, H * hd})
+                                       : input("hidden", {B, S, D});
+    switch (rung) {
+    case Rung::ResidualAdd:
+      outputs_.push_back(
+          residual(p + "attn_residual", x, input("branch", {B, S, D})));
+      break;
+    case Rung::RmsNorm:
+      outputs_.push_back(rmsnorm(p + "input_layernorm", x,
+                                 input(p + "input_layernorm.weight", {D})));
+      break;
+    case Rung::QkvProj:
+      for (const auto &[name, heads] :
+           {std::pair{"q_proj", H}, {"k_proj", KV}, {"v_proj", KV}})
+        outputs_.push_back(linear(
+            a + name, x,
+            input(a + name + ".weight.T", {D, heads * hd})));
+      break;
+    case Rung::OProj:
+      outputs_.push_back(linear(a + "o_proj", input("context", {B, S, H * hd}),
+                                input(a + "o_proj.weight.T", {H * hd, D})));
+      break;
+    case Rung::MlpProj: {
+      Value *gated = input("gated", {B, S, I});
+      outputs_.push_back(
+          linear(m + "gate_proj", x, input(m + "gate_proj.weight.T", {D, I})));
+      outputs_.push_back(
+          linear(m + "up_proj", x, input(m + "up_proj.weight.T", {D, I})));
+      outputs_.push_back(linear(m + "down_proj", gated,
+                                input(m + "down_proj.weight.T", {I, D})));
+      break;
+    }
+    case Rung::Attention: {
+      Value *k = input("key", {B, S, KV * hd});
+      Value *v = input("value", {B, S, KV * hd});
+      rotaryTables();
+      auto [pastKT, pastV] = cache(p);
+      outputs_.insert(outputs_.begin(), attention(0, x, k, v, pastKT, pastV));
+      break;
+    }
+    case Rung::Mlp: {
+      Value *wg = input(m + "gate_proj.weight.T", {D, I});
+      Value *wu = input(m + "up_proj.weight.T", {D, I});
+      Value *wd = input(m + "down_proj.weight.T", {I, D});
+      outputs_.push_back(mlp(p, x, wg, wu, wd));
+      break;
+    }
+    case Rung::Layer:
+      rotaryTables();
+      outputs_.insert(outputs_.begin(), layer(0, x));
+      break;
+    case Rung::LmHead:
+      outputs_.push_back(lmHead(x));
+      break;
+    }
     g_->setOutputs(outputs_);
     return std::move(g_);
   }
@@ -143,50 +205,89 @@ private:
     return op(OpKind::Add, name, {x, branch});
   }
 
+  /// The tables every layer shares, inputs in a fixed order.
+  void rotaryTables() {
+    const int64_t B = s_.batch, S = s_.tokens;
+    cosQ_ = input("rope.cos_q", {B, S, c_.numHeads, c_.headDim});
+    sinQ_ = input("rope.sin_q", {B, S, c_.numHeads, c_.headDim});
+    cosK_ = input("rope.cos_k", {B, S, c_.numKvHeads, c_.headDim});
+    sinK_ = input("rope.sin_k", {B, S, c_.numKvHeads, c_.headDim});
+  }
+
+  /// The cache: keys stored transposed, [B, KV, hd, L] (sticked on the
+  /// positions), which is how Q K^T reads them; values as they come,
+  /// [B, KV, L, hd]. Either way the step reads them in place. None in
+  /// prefill, nor with the cache resident on the device.
+  std::pair<Value *, Value *> cache(const std::string &p) {
+    if (s_.mode != Mode::Decode || s_.residentCache)
+      return {nullptr, nullptr};
+    const int64_t B = s_.batch, L = s_.context, KV = c_.numKvHeads,
+                  hd = c_.headDim;
+    return {input(p + "past_key.T", {B, KV, hd, L}),
+            input(p + "past_value", {B, KV, L, hd})};
+  }
+
   Value *layer(int64_t l, Value *x) {
     const std::string p = layerPrefix(l);
-    const int64_t B = s_.batch, S = s_.tokens, L = s_.context;
     const int64_t D = c_.hiddenSize, H = c_.numHeads, KV = c_.numKvHeads,
-                  hd = c_.headDim, G = c_.groupSize(), I = c_.intermediateSize;
+                  hd = c_.headDim, I = c_.intermediateSize;
     Value *inNorm = input(p + "input_layernorm.weight", {D});
     Value *wq = input(p + "self_attn.q_proj.weight.T", {D, H * hd});
     Value *wk = input(p + "self_attn.k_proj.weight.T", {D, KV * hd});
     Value *wv = input(p + "self_attn.v_proj.weight.T", {D, KV * hd});
     Value *wo = input(p + "self_attn.o_proj.weight.T", {H * hd, D});
-    // The MLP's weights are inputs here too, to keep the layer's in order.
-    input(p + "post_attention_layernorm.weight", {D});
-    input(p + "mlp.gate_proj.weight.T", {D, I});
-    input(p + "mlp.up_proj.weight.T", {D, I});
-    input(p + "mlp.down_proj.weight.T", {I, D});
-    // The cache: keys stored transposed, [B, KV, hd, L] (sticked on the
-    // positions), which is how Q K^T reads them; values as they come,
-    // [B, KV, L, hd]. Either way the step reads them in place.
-    Value *pastKT = nullptr, *pastV = nullptr;
-    if (s_.mode == Mode::Decode && !s_.residentCache) {
-      pastKT = input(p + "past_key.T", {B, KV, hd, L});
-      pastV = input(p + "past_value", {B, KV, L, hd});
-    }
+    Value *postNorm = input(p + "post_attention_layernorm.weight", {D});
+    Value *wg = input(p + "mlp.gate_proj.weight.T", {D, I});
+    Value *wu = input(p + "mlp.up_proj.weight.T", {D, I});
+    Value *wd = input(p + "mlp.down_proj.weight.T", {I, D});
+    auto [pastKT, pastV] = cache(p);
 
     const std::string a = p + "self_attn.";
     Value *h = rmsnorm(p + "input_layernorm", x, inNorm);
-    Value *q = reshape(a + "q_heads", linear(a + "q_proj", h, wq),
-                       {B, S, H, hd});
-    Value *k = reshape(a + "k_heads", linear(a + "k_proj", h, wk),
-                       {B, S, KV, hd});
-    Value *v = reshape(a + "v_heads", linear(a + "v_proj", h, wv),
-                       {B, S, KV, hd});
+    Value *q = linear(a + "q_proj", h, wq);
+    Value *k = linear(a + "k_proj", h, wk);
+    Value *v = linear(a + "v_proj", h, wv);
+    Value *o = attention(l, q, k, v, pastKT, pastV);
+    x = residual(p + "attn_residual", x, linear(a + "o_proj", o, wo));
+    h = rmsnorm(p + "post_attention_layernorm", x, postNorm);
+    return residual(p + "mlp_residual", x, mlp(p, h, wg, wu, wd));
+  }
+
+  /// The SwiGLU MLP of normed h: (silu(h Wg^T) * (h Wu^T)) Wd^T.
+  Value *mlp(const std::string &p, Value *h, Value *wg, Value *wu, Value *wd) {
+    const std::string m = p + "mlp.";
+    Value *gate = op(OpKind::Silu, m + "act", {linear(m + "gate_proj", h, wg)});
+    Value *up = linear(m + "up_proj", h, wu);
+    Value *gated = op(OpKind::Mul, m + "gated", {gate, up});
+    return linear(m + "down_proj", gated, wd);
+  }
+
+  /// Attention from the projections q [B, S, H*hd], k and v [B, S, KV*hd]
+  /// to the context [B, S, H*hd] the output projection reads; the new keys
+  /// and values become outputs.
+  Value *attention(int64_t l, Value *qFlat, Value *kFlat, Value *vFlat,
+                   Value *pastKT, Value *pastV) {
+    const std::string p = layerPrefix(l);
+    const int64_t B = s_.batch, S = s_.tokens, L = s_.context;
+    const int64_t H = c_.numHeads, KV = c_.numKvHeads, hd = c_.headDim,
+                  G = c_.groupSize();
+    const std::string a = p + "self_attn.";
+    Value *q = reshape(a + "q_heads", qFlat, {B, S, H, hd});
+    Value *k = reshape(a + "k_heads", kFlat, {B, S, KV, hd});
+    Value *v = reshape(a + "v_heads", vFlat, {B, S, KV, hd});
     q = rotary(a + "q_rope", q, cosQ_, sinQ_);
-    q = op(OpKind::Mul, a + "q_scale",
-           {q, scalar("attention_scale", c_.attentionScale())});
+    // Decode scales q (G rows per key/value head); prefill scales the
+    // scores in the fused causal softmax, which reads them anyway.
+    if (s_.mode == Mode::Decode)
+      q = op(OpKind::Mul, a + "q_scale",
+             {q, scalar("attention_scale", c_.attentionScale())});
     k = rotary(a + "k_rope", k, cosK_, sinK_);
     // [B, S, heads, hd] -> [B, heads, S, hd]; the new keys and values are
     // outputs: what the cache appends.
     q = transpose(a + "q_t", q, {0, 2, 1, 3});
     if (s_.residentCache) {
       q = reshape(a + "q_groups", q, {B, KV, G * S, hd});
-      x = residual(p + "attn_residual", x,
-                   linear(a + "o_proj", residentAttention(l, q, k, v), wo));
-      return mlp(l, x);
+      return residentAttention(l, q, k, v);
     }
     k = transpose(p + "new_key", k, {0, 2, 1, 3});
     v = transpose(p + "new_value", v, {0, 2, 1, 3});
@@ -202,9 +303,8 @@ private:
     if (s_.mode == Mode::Prefill) {
       Value *scores = matmul(a + "scores", q, k, true); // [B, KV, G*S, S]
       scores = reshape(a + "scores_heads", scores, {B, KV, G, S, S});
-      scores = op(OpKind::CausalMaskAdd, a + "causal_mask", {scores});
-      Value *probs = op(OpKind::Softmax, a + "softmax", {scores},
-                        {{"axis", int64_t(-1)}});
+      Value *probs = op(OpKind::CausalSoftmax, a + "softmax", {scores},
+                        {{"scale", c_.attentionScale()}});
       probs = reshape(a + "probs_groups", probs, {B, KV, G * S, S});
       o = matmul(a + "context", probs, v, false); // [B, KV, G*S, hd]
     } else {
@@ -222,9 +322,7 @@ private:
       Value *oNew = matmul(a + "context_new", parts[1], v, false);
       o = op(OpKind::Add, a + "context", {oPast, oNew});
     }
-    x = residual(p + "attn_residual", x,
-                 linear(a + "o_proj", mergeHeads(a, o), wo));
-    return mlp(l, x);
+    return mergeHeads(a, o);
   }
 
   /// The context [B, KV, G*S, hd] as [B, S, H*hd].
@@ -304,9 +402,8 @@ private:
       v = transpose(a + "v_t", v, {0, 2, 1, 3});
       Value *scores = matmul(a + "scores", q, k, true); // [B, KV, G*S, S]
       scores = reshape(a + "scores_heads", scores, {B, KV, G, S, S});
-      scores = op(OpKind::CausalMaskAdd, a + "causal_mask", {scores});
-      Value *probs =
-          op(OpKind::Softmax, a + "softmax", {scores}, {{"axis", int64_t(-1)}});
+      Value *probs = op(OpKind::CausalSoftmax, a + "softmax", {scores},
+                        {{"scale", c_.attentionScale()}});
       probs = reshape(a + "probs_groups", probs, {B, KV, G * S, S});
       return mergeHeads(a, matmul(a + "context", probs, v, false));
     }
@@ -379,21 +476,6 @@ private:
                           {{"axis", int64_t(0)}})
                      : contexts.front();
     return mergeHeads(a, reshape(a + "context_groups", o, {B, KV, G * S, hd}));
-  }
-
-  Value *mlp(int64_t l, Value *x) {
-    const std::string p = layerPrefix(l);
-    Value *postNorm = g_->findValue(p + "post_attention_layernorm.weight");
-    Value *wg = g_->findValue(p + "mlp.gate_proj.weight.T");
-    Value *wu = g_->findValue(p + "mlp.up_proj.weight.T");
-    Value *wd = g_->findValue(p + "mlp.down_proj.weight.T");
-    const std::string m = p + "mlp.";
-    Value *h = rmsnorm(p + "post_attention_layernorm", x, postNorm);
-    Value *gate = op(OpKind::Silu, m + "act", {linear(m + "gate_proj", h, wg)});
-    Value *up = linear(m + "up_proj", h, wu);
-    Value *down = linear(m + "down_proj", op(OpKind::Mul, m + "gated", {gate, up}),
-                         wd);
-    return residual(p + "mlp_residual", x, down);
   }
 
   Value *lmHead(Value *x) {
@@ -515,6 +597,36 @@ std::unique_ptr<Graph> buildLlmGraph(const LlmConfig &config,
                                      const StepShape &shape) {
   checkStepShape(config, shape);
   return Builder(config, shape).build();
+}
+
+std::unique_ptr<Graph> buildRungGraph(const LlmConfig &config,
+                                      const StepShape &shape, Rung rung) {
+  checkStepShape(config, shape);
+  return Builder(config, shape).buildRung(rung);
+}
+
+std::string_view rungName(Rung rung) {
+  switch (rung) {
+  case Rung::ResidualAdd:
+    return "residual add";
+  case Rung::RmsNorm:
+    return "RMSNorm";
+  case Rung::QkvProj:
+    return "QKV matmuls";
+  case Rung::OProj:
+    return "O matmul";
+  case Rung::MlpProj:
+    return "MLP matmuls";
+  case Rung::Attention:
+    return "attention (contiguous)";
+  case Rung::Mlp:
+    return "MLP";
+  case Rung::Layer:
+    return "one layer";
+  case Rung::LmHead:
+    return "LM head";
+  }
+  SPYRE_UNREACHABLE("ladder rung");
 }
 
 run::ModelInputs llmInputs(const Graph &graph, const LlmConfig &config,

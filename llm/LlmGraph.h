@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace spyre::llm {
@@ -77,6 +78,42 @@ constexpr int64_t kCachePageTokens = 64;
 /// checkStepShape).
 std::unique_ptr<compiler::Graph> buildLlmGraph(const LlmConfig &config,
                                                const StepShape &shape);
+
+/// The rungs of IBM's performance ladder for one layer (torch-spyre issue
+/// #1643): each a part of the step's graph built alone, its operands graph
+/// inputs, with the names and shapes the whole step gives them (layer 0).
+///   ResidualAdd  x + branch * residual multiplier          [B, S, D]
+///   RmsNorm      the input layernorm                        [B, S, D]
+///   QkvProj      h Wq^T, h Wk^T, h Wv^T
+///   OProj        context Wo^T
+///   MlpProj      h Wg^T, h Wu^T and gated Wd^T (three products)
+///   Attention    from q, k, v to the context: rotary, scores, the fused
+///                causal softmax (prefill) or the scores joined to the
+///                cache's (decode), context, heads merged
+///   Mlp          (silu(h Wg^T) * (h Wu^T)) Wd^T
+///   Layer        the decoder layer
+///   LmHead       final norm and LM head of each sequence's last token
+enum class Rung {
+  ResidualAdd,
+  RmsNorm,
+  QkvProj,
+  OProj,
+  MlpProj,
+  Attention,
+  Mlp,
+  Layer,
+  LmHead
+};
+constexpr Rung kRungs[] = {Rung::ResidualAdd, Rung::RmsNorm, Rung::QkvProj,
+                           Rung::OProj,       Rung::MlpProj, Rung::Attention,
+                           Rung::Mlp,         Rung::Layer,   Rung::LmHead};
+std::string_view rungName(Rung rung);
+
+/// The graph of one rung for the step's shape (its layers and head flags
+/// are not used).
+std::unique_ptr<compiler::Graph> buildRungGraph(const LlmConfig &config,
+                                                const StepShape &shape,
+                                                Rung rung);
 
 /// A UserError (usage) naming the flag when `shape` cannot be built.
 void checkStepShape(const LlmConfig &config, const StepShape &shape);

@@ -133,6 +133,44 @@ RowPlan emitConvert(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
 RowPlan emitSoftmax(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
                     const KernelOptions &opt = {});
 
+/// What a causal mask adds to a hidden score: far below any activation,
+/// yet finite in DL16 and FP32, so that softmax makes it exactly zero.
+constexpr float kMaskValue = -16777216.0f; // -2^24
+
+/// The first stick block of [.., Q, K] scores (`lanes` lanes per stick: 64
+/// DL16, 32 FP32) that a causal mask touches: the blocks before it are
+/// seen whole by every query (their last key is at most K - Q). At most
+/// the last block, so a decode-shaped mask (Q = 1) is one block.
+int64_t causalMaskFirstBlock(int64_t queries, int64_t keys, int lanes);
+
+/// The diagonal table of a causal mask over [.., Q, K] scores from block
+/// f = causalMaskFirstBlock on (blocks = ceil(K / lanes), back = lanes x
+/// (blocks - 1 - f)): stick j holds, in lane l, kMaskValue when l > j -
+/// back - lanes x f + (K - Q) and 0 otherwise, for j < Q + back. Stick i -
+/// lanes x (b - f) + back is then the mask of query i in stick block b >= f
+/// of its row: the mask of every row and block is read from one table, a
+/// row further one stick on, a block further `lanes` sticks back, so one
+/// instruction masks a whole tile of rows however its queries fall, and
+/// the mask takes at most Q + K sticks instead of Q x K elements.
+struct MaskTable {
+  std::vector<int64_t> shape; ///< [sticks, lanes]
+  std::vector<float> values;
+};
+MaskTable causalMaskTable(int64_t queries, int64_t keys, int lanes);
+
+/// y = softmax(x * scale + causal mask) over the last dim, the scale,
+/// mask and softmax in one pass over the scores: x is [.., Q, K] (the
+/// leading dims collapse into rows; row r is query r mod Q), the mask hides
+/// key j from query i when j > i + (K - Q) (aligned to the bottom right,
+/// as causal_mask_add), K >= Q. `mask` is causalMaskTable(Q, K, lanes) in
+/// x's dtype; each core loads it once into LX and adds it to each tile in
+/// place, one SFU instruction per tile and unit. Tiles never straddle two
+/// queries' slices (their rows divide Q) and cores take whole tiles. scale
+/// must be positive (a hidden score stays below -2^24 * scale).
+RowPlan emitCausalSoftmax(ProgramBuilder &pb, const TensorRef &x,
+                          const TensorRef &mask, const TensorRef &y,
+                          float scale, const KernelOptions &opt = {});
+
 /// LayerNorm over the last dim with FP32 statistics:
 /// y = (x - mean) / sqrt(var + eps) * weight + bias; weight and bias are
 /// optional vectors of the last dim (DL16 or FP32).

@@ -60,6 +60,8 @@ struct SubTile {
   int64_t bs = 0;
   std::vector<Addr> in;
   Addr out;
+  /// RowKernel::cursor at the sub-tile's first row.
+  Addr cursor;
 };
 
 struct ConstSpec {
@@ -76,6 +78,15 @@ struct RowKernel {
   std::function<int64_t(int64_t h)> scratch = [](int64_t) { return 0; };
   std::function<void(const UnitCtx &)> prologue;
   std::function<void(const UnitCtx &, const SubTile &)> compute;
+  /// Rows that repeat with this period (the queries of [.., Q, K] scores):
+  /// when set, a tile's rows divide it, so no tile straddles a multiple of
+  /// it, and every core takes whole tiles.
+  int64_t period = 0;
+  /// With a period: an address each SFU unit steps along the rows, at row r
+  /// the LX address of constant `cursorConst` + `cursorOffset` + (r mod
+  /// period) (SubTile::cursor), e.g. a row's entry in a table.
+  size_t cursorConst = 0;
+  int64_t cursorOffset = 0;
 };
 
 int64_t constSticks(const ConstSpec &c) {
@@ -194,6 +205,7 @@ void emitRowCore(ProgramBuilder &pb, const RowKernel &k, const Resources &res,
       constsReady.await(s);
     if (k.prologue)
       k.prologue(ctx);
+    const int cursor = k.period > 0 ? s.allocReg() : 0;
     NestHooks hooks;
     hooks.body = [&](const NestIter &it) {
       int64_t rows = rowsOf(it);
@@ -202,7 +214,7 @@ void emitRowCore(ProgramBuilder &pb, const RowKernel &k, const Resources &res,
         r.acquire(s);
       outRing.acquire(s);
       if (i1 > i0) {
-        SubTile st{i1 - i0, t, {}, outRing.slot(s) + i0};
+        SubTile st{i1 - i0, t, {}, outRing.slot(s) + i0, Addr{cursor, i0}};
         for (BufferRing &r : inRings)
           st.in.push_back(r.slot(s) + i0);
         k.compute(ctx, st);
@@ -211,7 +223,20 @@ void emitRowCore(ProgramBuilder &pb, const RowKernel &k, const Resources &res,
         r.release(s);
       outRing.release(s);
     };
-    emitNest(s, levels, {}, hooks, maxLoop);
+    if (k.period == 0) {
+      emitNest(s, levels, {}, hooks, maxLoop);
+    } else {
+      // One loop per run of tiles inside one period, the cursor set at its
+      // start and stepped a tile on per iteration.
+      for (int64_t row = r0; row < r1;) {
+        const int64_t end = std::min(r1, (row / k.period + 1) * k.period);
+        s.li(cursor, constAt[k.cursorConst] + k.cursorOffset + row % k.period);
+        emitNest(s, {{(end - row) / t, false, false}}, {{cursor, {t}}}, hooks,
+                 maxLoop);
+        row = end;
+      }
+      s.freeReg(cursor);
+    }
     for (BufferRing &r : inRings)
       r.close(s);
     outRing.close(s);
@@ -228,6 +253,8 @@ RowPlan runRowKernel(ProgramBuilder &pb, const RowKernel &k,
   const int64_t rows = k.output.rows;
   for (const StickMatrix &m : k.inputs)
     SPYRE_ASSERT(m.rows == rows, k.what + ": operands differ in rows");
+  SPYRE_ASSERT(k.period == 0 || rows % k.period == 0,
+               k.what + ": rows are not a multiple of the period");
   const int cores = static_cast<int>(std::min<int64_t>(res.cores, rows));
   const int units = res.units;
 
@@ -265,6 +292,13 @@ RowPlan runRowKernel(ProgramBuilder &pb, const RowKernel &k,
   int64_t t = 0;
   if (opt.tileRows > 0) {
     t = std::min(opt.tileRows, maxRows);
+    if (k.period > 0 && k.period % t != 0) {
+      RowPlan failed;
+      failed.rows = rows;
+      failed.error = std::to_string(t) + " rows per tile do not divide the " +
+                     std::to_string(k.period) + " rows of a period";
+      return failed;
+    }
     if (t > fit) {
       RowPlan failed;
       failed.rows = rows;
@@ -279,6 +313,9 @@ RowPlan runRowKernel(ProgramBuilder &pb, const RowKernel &k,
     t = std::min(
         {fit, maxRows, std::max(ceilDiv(maxRows, kMinTiles), minRows)});
     t = ceilDiv(maxRows, ceilDiv(maxRows, t));
+    if (k.period > 0) // the largest divisor of the period up to t
+      while (k.period % t != 0)
+        --t;
   }
 
   // With one tile per core there is nothing to overlap: a second buffer
@@ -296,8 +333,13 @@ RowPlan runRowKernel(ProgramBuilder &pb, const RowKernel &k,
   plan.tileRows = t;
   plan.units = units;
   plan.lxSticks = lxSticks;
-  for (int i = 0; i < cores; ++i) {
-    auto [r0, r1] = splitRange(rows, cores, i);
+  // With a period, cores take whole tiles (t divides the rows then).
+  const int64_t unit = k.period > 0 ? t : 1;
+  const int parts =
+      static_cast<int>(std::min<int64_t>(cores, rows / unit));
+  for (int i = 0; i < parts; ++i) {
+    auto [p0, p1] = splitRange(rows / unit, parts, i);
+    const int64_t r0 = p0 * unit, r1 = p1 * unit;
     int core = res.firstCore + i;
     plan.parts.push_back({core, r0, r1});
     emitRowCore(pb, k, used, core, r0, r1, t);
@@ -837,6 +879,30 @@ RowPlan emitConvert(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
   return runRowKernel(pb, k, opt, "convert");
 }
 
+namespace {
+
+/// The softmax of a sub-tile's rows (after `scale` times them) into its
+/// output, in FP32: row max, subtract, exp, sum, reciprocal, multiply.
+void softmaxRows(const UnitCtx &u, const StickMatrix &xm, const SubTile &st,
+                 float scale) {
+  F32Scratch sc = f32Scratch(u.scratch, xm, u.hmax, false, 0);
+  F32Rows r(*u.sfu, xm, st.h);
+  Addr xf = at(sc.xf), stat = at(sc.stat), stat2 = at(sc.stat2);
+  r.load(xf, st.in[0], st.bs);
+  if (scale != 1.0f)
+    u.sfu->append(sfuScalar("muls", xf, xf, scale,
+                            {r.f, r.nb * r.h, r.f, r.f, 0, 0}, true));
+  r.reduce("rmax", stat, xf, at(sc.partial));
+  r.rowStat("sub", xf, xf, stat, r.spread(at(sc.spread), stat));
+  r.map("exp", xf, xf);
+  r.reduce("rsum", stat, xf, at(sc.partial));
+  r.statUnary("recip", stat2, stat);
+  r.rowStat("mul", xf, xf, stat2, r.spread(at(sc.spread), stat2));
+  r.store(st.out, xf, st.bs);
+}
+
+} // namespace
+
 RowPlan emitSoftmax(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
                     const KernelOptions &opt) {
   requireSameShape(x, y, "softmax");
@@ -849,19 +915,80 @@ RowPlan emitSoftmax(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
   const StickMatrix xm = k.inputs[0];
   k.scratch = [xm](int64_t h) { return f32Scratch(0, xm, h, false, 0).end; };
   k.compute = [xm](const UnitCtx &u, const SubTile &st) {
-    F32Scratch sc = f32Scratch(u.scratch, xm, u.hmax, false, 0);
-    F32Rows r(*u.sfu, xm, st.h);
-    Addr xf = at(sc.xf), stat = at(sc.stat), stat2 = at(sc.stat2);
-    r.load(xf, st.in[0], st.bs);
-    r.reduce("rmax", stat, xf, at(sc.partial));
-    r.rowStat("sub", xf, xf, stat, r.spread(at(sc.spread), stat));
-    r.map("exp", xf, xf);
-    r.reduce("rsum", stat, xf, at(sc.partial));
-    r.statUnary("recip", stat2, stat);
-    r.rowStat("mul", xf, xf, stat2, r.spread(at(sc.spread), stat2));
-    r.store(st.out, xf, st.bs);
+    softmaxRows(u, xm, st, 1.0f);
   };
   return runRowKernel(pb, k, opt, "softmax");
+}
+
+int64_t causalMaskFirstBlock(int64_t queries, int64_t keys, int lanes) {
+  SPYRE_ASSERT(queries >= 1 && keys >= queries && lanes >= 1,
+               "causal mask: needs 1 <= Q <= K");
+  return std::min((keys - queries + 1) / lanes, ceilDiv(keys, lanes) - 1);
+}
+
+MaskTable causalMaskTable(int64_t queries, int64_t keys, int lanes) {
+  const int64_t first = causalMaskFirstBlock(queries, keys, lanes);
+  const int64_t back = lanes * (ceilDiv(keys, lanes) - 1 - first);
+  MaskTable t;
+  t.shape = {queries + back, lanes};
+  t.values.assign(static_cast<size_t>(t.shape[0] * lanes), 0.0f);
+  for (int64_t j = 0; j < t.shape[0]; ++j)
+    for (int64_t l = 0; l < lanes; ++l)
+      if (l > j - back - lanes * first + (keys - queries))
+        t.values[static_cast<size_t>(j * lanes + l)] = kMaskValue;
+  return t;
+}
+
+RowPlan emitCausalSoftmax(ProgramBuilder &pb, const TensorRef &x,
+                          const TensorRef &mask, const TensorRef &y,
+                          float scale, const KernelOptions &opt) {
+  requireSameShape(x, y, "causal_softmax");
+  requireFloat(x, "causal_softmax");
+  SPYRE_ASSERT(x.dtype == y.dtype && mask.dtype == x.dtype,
+               "causal_softmax: dtypes differ");
+  SPYRE_ASSERT(x.rank() >= 2 && scale > 0.0f,
+               "causal_softmax: needs [.., Q, K] scores and a positive scale");
+  const int64_t queries = x.shape[static_cast<size_t>(x.rank() - 2)];
+  RowKernel k;
+  k.what = "causal_softmax";
+  k.inputs = {StickMatrix::of(x)};
+  k.output = StickMatrix::of(y);
+  const StickMatrix xm = k.inputs[0];
+  const int64_t lanes = xm.lanes();
+  const int64_t first = causalMaskFirstBlock(queries, xm.cols, lanes);
+  const int64_t back = lanes * (xm.blocks() - 1 - first);
+  const std::vector<int64_t> tableShape = {queries + back, lanes};
+  SPYRE_ASSERT(mask.shape == tableShape,
+               "causal_softmax: '" + mask.name +
+                   "' is not the mask table of the scores");
+  k.consts.push_back({StickMatrix::of(mask), 0});
+  k.period = queries;
+  // Query i's stick for block b is table stick i - lanes * (b - first) +
+  // back; the blocks before `first` need no mask.
+  k.cursorConst = 0;
+  k.cursorOffset = back;
+  k.scratch = [xm](int64_t h) { return f32Scratch(0, xm, h, false, 0).end; };
+  k.compute = [xm, lanes, first, scale](const UnitCtx &u, const SubTile &st) {
+    // The mask is added to the tile in place, in its own format: a visible
+    // score gets + 0 (exact), a hidden one about -2^24.
+    StreamBuilder &s = *u.sfu;
+    const bool f32 = xm.dtype == kF32;
+    const int64_t rem = remOf(xm), nb = xm.blocks();
+    const int64_t nFull = nb - (rem != 0 ? 1 : 0);
+    if (nFull > first)
+      s.append(sfuBinary("add", st.in[0] + first * st.bs,
+                         st.in[0] + first * st.bs, st.cursor,
+                         {st.h, nFull - first, st.bs, st.bs, -lanes, 0}, false,
+                         f32));
+    if (rem != 0) {
+      const Addr last = st.in[0] + (nb - 1) * st.bs;
+      s.append(sfuBinary("add", last, last,
+                         st.cursor + -lanes * (nb - 1 - first),
+                         {1, st.h, 1, 1, 1, rem}, false, f32));
+    }
+    softmaxRows(u, xm, st, scale);
+  };
+  return runRowKernel(pb, k, opt, "causal_softmax");
 }
 
 namespace {

@@ -389,6 +389,27 @@ bool inferCausalMask(InferContext &c) {
   return true;
 }
 
+bool inferCausalSoftmax(InferContext &c) {
+  const TensorType &x = c.operand(0);
+  if (x.rank() < 2)
+    return c.operandError(0, c.describeOperand(0) +
+                                 " must have rank 2 or more ([..., queries, keys])");
+  const int64_t q = x.shape[x.shape.size() - 2], k = x.shape.back();
+  if (k < q)
+    return c.operandError(0, c.describeOperand(0) +
+                                 " must have at least as many keys as queries "
+                                 "(a query with no key to see has no softmax)");
+  c.addResult(x);
+  return true;
+}
+
+bool verifyCausalSoftmax(InferContext &c) {
+  const double scale = c.floatAttr("scale");
+  if (!std::isfinite(scale) || scale <= 0)
+    return c.attrError("scale", "scale must be finite and positive");
+  return true;
+}
+
 /// A host op's results are what the host library infers for its ONNX op
 /// type and attributes (host/HostOp.h).
 bool inferHost(InferContext &c) {
@@ -707,6 +728,24 @@ std::vector<OpDef> buildTable() {
        "cache) nothing earlier is hidden; with Q > K the first Q - K rows are "
        "all -inf. The addition follows IEEE arithmetic: a masked NaN stays "
        "NaN and a masked +inf becomes NaN."});
+  t.push_back(
+      {OpKind::CausalSoftmax,
+       "causal_softmax",
+       "Scale, causal mask and softmax over the last dimension, in one op",
+       {{"x", OperandArity::Required, "attention scores [..., Q, K], K >= Q"}},
+       kFloatTypes,
+       {{"scale", AttrType::Float, Attribute(1.0), {},
+         "the factor the scores are multiplied by (finite, positive)"}},
+       inferCausalSoftmax,
+       verifyCausalSoftmax,
+       "the shape of x",
+       "For x of shape [..., Q, K]: y = softmax(x * scale + causal mask) along "
+       "the last axis, the mask that causal_mask_add adds: query i sees keys "
+       "0 to i + (K - Q), y[..., i, j] = 0 for the others, and the visible "
+       "ones are exp(s_j - m) / sum(exp(s - m)) of s = x * scale over them "
+       "(m their maximum). What `mul` by a scalar, `causal_mask_add` and "
+       "`softmax` compute in turn, in one pass over the scores; canonicalize "
+       "makes that chain this op."});
   t.push_back(
       {OpKind::Host,
        "host",

@@ -90,6 +90,10 @@ private:
     case OpKind::LayerNorm:
     case OpKind::RmsNorm:
       return flattenNorm(op);
+    case OpKind::Softmax:
+      return fuseCausalSoftmax(op);
+    case OpKind::CausalSoftmax:
+      return foldSoftmaxScale(op);
     default:
       return false;
     }
@@ -245,6 +249,54 @@ private:
     });
     context_.addStatistic("norm-flattened");
     return true;
+  }
+
+  /// softmax(causal_mask_add(x)) over the last axis becomes
+  /// causal_softmax(x): one pass over the scores, the mask never stored.
+  bool fuseCausalSoftmax(Op *op) {
+    const int64_t rank = op->operand(0)->type().rank();
+    Op *mask = definedBy(op->operand(0), OpKind::CausalMaskAdd);
+    if (!mask || *normalizeAxis(op->intAttr("axis"), rank) != rank - 1 ||
+        !onlyFeeds(mask->result(), op))
+      return false;
+    const Shape &s = op->operand(0)->type().shape;
+    if (s.back() < s[s.size() - 2]) // rows with every key hidden
+      return false;
+    Value *x = mask->operand(0);
+    replaceOpInPlace(graph_, op, [&](OpBuilder &b, const ReplacedNames &n) {
+      return b.create(OpKind::CausalSoftmax, n.opName, {x}, {{"scale", 1.0}},
+                      n.resultName);
+    });
+    context_.addStatistic("causal-softmax-fused");
+    return true;
+  }
+
+  /// causal_softmax(x * c) and causal_softmax(x / c), c a positive finite
+  /// scalar constant, take c (or 1 / c) into the op's scale.
+  bool foldSoftmaxScale(Op *op) {
+    Value *v = op->operand(0);
+    Op *m = v->definingOp();
+    if (!m || (m->kind() != OpKind::Mul && m->kind() != OpKind::Div) ||
+        !onlyFeeds(v, op))
+      return false;
+    for (size_t i = 0; i < 2; ++i) {
+      if (m->kind() == OpKind::Div && i == 0)
+        continue; // c / x is no scale
+      Value *c = m->operand(i), *x = m->operand(1 - i);
+      if (!c->isConstant() || c->type().elementCount() != 1 ||
+          x->type() != v->type())
+        continue;
+      const double k = c->constantData().element(0);
+      const double scale =
+          op->floatAttr("scale") * (m->kind() == OpKind::Div ? 1 / k : k);
+      if (!std::isfinite(scale) || scale <= 0)
+        continue;
+      op->setOperand(0, x);
+      op->attrs().set("scale", scale);
+      context_.addStatistic("softmax-scale-folded");
+      return true;
+    }
+    return false;
   }
 
   /// x * sigmoid(x) (either order) becomes silu(x).
@@ -453,8 +505,8 @@ const PassInfo &canonicalizePass() {
       "canonicalize",
       "Rewrites linear as matmul + add, folds transposes of constants into "
       "matmul, collapses view chains, simplifies pow and double negation, "
-      "fuses the erf and tanh forms of GELU and SiLU, flattens norms over "
-      "several dims, erases dead ops",
+      "fuses the erf and tanh forms of GELU, SiLU and scaled causal "
+      "softmax, flattens norms over several dims, erases dead ops",
       "no `linear` op remains, nor a `pow` with exponent 2, 0.5, -0.5 or -1; "
       "every "
       "rewrite computes the same values (pow -> sqrt/rsqrt differ from C pow "
@@ -485,6 +537,10 @@ const PassInfo &canonicalizePass() {
           {"norm-flattened",
            "layernorm/rmsnorm over several trailing dims rewritten as the "
            "norm of x reshaped to [rows, elements normalised]"},
+          {"causal-softmax-fused",
+           "softmax of causal_mask_add rewritten as causal_softmax"},
+          {"softmax-scale-folded",
+           "a scalar mul or div before causal_softmax taken into its scale"},
           {"dead-ops-erased", "ops erased because nothing used their results"},
       },
       [](Graph &graph, PassContext &context) {

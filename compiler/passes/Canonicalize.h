@@ -23,6 +23,12 @@
 //    are matched within float32 rounding of sqrt 2 and 1 / sqrt 2, so the
 //    fused op differs from the float32 decomposition by about 1e-8
 //    relative.
+//  - softmax(causal_mask_add(x)) over the last axis, with at least as many
+//    keys as queries, becomes causal_softmax(x) {scale = 1}; a mul or div
+//    of its x by a positive scalar constant (scores * scale, scores /
+//    sqrt(d), as PyTorch and ONNX exporters write attention) is taken into
+//    its scale. The masked scores and the scaled ones must feed nothing
+//    else.
 //  - ops whose results nobody uses (and that are not outputs) are erased.
 // A rewrite that would make a graph output an alias of another value is not
 // done: outputs keep their names. The rules repeat until none applies.

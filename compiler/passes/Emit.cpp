@@ -19,10 +19,6 @@ using codegen::TensorRef;
 
 namespace {
 
-/// What a causal mask adds above the diagonal: far below any activation,
-/// yet finite in DL16 and FP32 so that softmax makes it exactly zero.
-constexpr double kMaskValue = -16777216.0; // -2^24
-
 isa::DType isaDType(DeviceDType d) {
   switch (d) {
   case DeviceDType::DL16:
@@ -359,6 +355,7 @@ private:
   bool emitSplit(const Op &op);
   bool emitConcat(const Op &op);
   bool emitCausalMask(const Op &op);
+  bool emitCausalSoftmax(const Op &op);
   bool emitRelayoutOp(const Op &op);
   bool emitHost(const Op &op);
   bool emitOutputs();
@@ -1248,7 +1245,7 @@ bool Emitter::emitCausalMask(const Op &op) {
     const int64_t j = static_cast<int64_t>(at) % k;
     const int64_t i = static_cast<int64_t>(at) / k % q;
     if (j > i + (k - q))
-      mask[at] = static_cast<float>(kMaskValue);
+      mask[at] = codegen::kMaskValue;
   }
   reserve(op.name() + ".mask", y.dtype, s);
   const isa::TensorDecl &d =
@@ -1256,6 +1253,24 @@ bool Emitter::emitCausalMask(const Op &op) {
   beginKernel();
   return rowDone(
       codegen::emitBinary(pb_, "add", x, TensorRef::of(d), y, options()));
+}
+
+bool Emitter::emitCausalSoftmax(const Op &op) {
+  // The mask is a table of at most Q + K sticks (codegen::causalMaskTable),
+  // never the scores' size: one per op, loaded once into LX by every core.
+  const TensorRef y = result(op.result());
+  const TensorRef x = asDType(ref(op.operand(0)), y.dtype);
+  const Shape &s = op.operand(0)->type().shape;
+  const codegen::MaskTable table = codegen::causalMaskTable(
+      s[s.size() - 2], s.back(), static_cast<int>(y.lanes()));
+  const std::string name = op.name() + ".mask";
+  reserve(name, y.dtype, table.shape);
+  const isa::TensorDecl &d =
+      pb_.addConst(name, y.dtype, table.shape, table.values);
+  beginKernel();
+  return rowDone(codegen::emitCausalSoftmax(
+      pb_, x, TensorRef::of(d), y, static_cast<float>(op.floatAttr("scale")),
+      options()));
 }
 
 bool Emitter::emitRelayoutOp(const Op &op) {
@@ -1413,6 +1428,9 @@ bool Emitter::emitOp(Op &op) {
     break;
   case OpKind::CausalMaskAdd:
     ok = emitCausalMask(op);
+    break;
+  case OpKind::CausalSoftmax:
+    ok = emitCausalSoftmax(op);
     break;
   case OpKind::Relayout:
     ok = emitRelayoutOp(op);

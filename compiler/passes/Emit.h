@@ -19,6 +19,9 @@
 //    transpose, concat and relayout, they move sticks with the transpose and
 //    relayout kernels.
 //  - causal_mask_add: an add of a constant mask (0 or -2^24).
+//  - causal_softmax: the fused row kernel, its mask a diagonal table of
+//    Q + K sticks (codegen::causalMaskTable), not a tensor of the scores'
+//    size.
 // Kernels one op runs one after another (a conversion, then the op) are
 // separated by a chip-wide barrier, as are phases. Values that are graph
 // outputs are written to output tensors in the default layout.

@@ -391,6 +391,35 @@ RefTensor causalMaskAdd(const RefTensor &x) {
   return y;
 }
 
+/// softmax(x * scale + causal mask) over the last axis, as its three ops
+/// compute it in turn (IEEE arithmetic on the masked elements too).
+RefTensor causalSoftmax(const Op &op, const RefTensor &x) {
+  const double scale = op.floatAttr("scale");
+  RefTensor s = x;
+  for (double &v : s.values)
+    v *= scale;
+  s = causalMaskAdd(s);
+  const int64_t n = x.shape.back();
+  RefTensor y{x.shape, std::vector<double>(x.values.size())};
+  for (size_t row = 0; row < s.values.size(); row += static_cast<size_t>(n)) {
+    double mx = -kInf;
+    for (int64_t j = 0; j < n; ++j) {
+      const double v = s.values[row + static_cast<size_t>(j)];
+      mx = std::isnan(v) || v > mx ? v : mx;
+    }
+    CompensatedSum sum;
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t at = row + static_cast<size_t>(j);
+      y.values[at] = std::exp(s.values[at] - mx);
+      sum.add(y.values[at]);
+    }
+    const double total = sum.value();
+    for (int64_t j = 0; j < n; ++j)
+      y.values[row + static_cast<size_t>(j)] /= total;
+  }
+  return y;
+}
+
 } // namespace
 
 RefTensor tensorFromNpy(const NpyArray &array) {
@@ -493,6 +522,8 @@ std::vector<RefTensor> evaluateOp(const Op &op,
     return {concat(op, operands)};
   case OpKind::CausalMaskAdd:
     return {causalMaskAdd(x)};
+  case OpKind::CausalSoftmax:
+    return {causalSoftmax(op, x)};
   case OpKind::Host:
     return hostOp(op, operands);
   }

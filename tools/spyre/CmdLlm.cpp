@@ -5,6 +5,7 @@
 #include "Commands.h"
 
 #include "llm/LlmGenerate.h"
+#include "llm/LlmLadder.h"
 #include "llm/LlmRun.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
@@ -29,6 +30,7 @@ struct LlmCliOptions {
   int64_t prompt = 0;
   bool paged = false;
   bool generateGiven = false, promptGiven = false;
+  bool ladder = false;
 };
 
 UserError usage(const char *flag, const std::string &message) {
@@ -44,7 +46,8 @@ int runGenerate(LlmCliOptions &o) {
       {"--lm-head", o.run.shape.lmHead},
       {"--embedding", o.run.shape.embedding},
       {"--stats", !o.run.stats.empty()},
-      {"--trace", !o.run.trace.empty()}};
+      {"--trace", !o.run.trace.empty()},
+      {"--ladder", o.ladder}};
   for (const auto &[flag, given] : stepOnly)
     if (given)
       throw usage(flag, "is an option of one step (--mode), not of --generate");
@@ -102,6 +105,11 @@ int runLlm(LlmCliOptions &o) {
     s.context = o.context < 0 ? 4096 : o.context;
   }
   try {
+    if (o.ladder) {
+      std::cout << llm::ladderTable(
+          llm::runLadder(o.run.modelConfig, o.run.hwConfig, s));
+      return 0;
+    }
     const llm::LlmReport report = llm::runLlm(o.run);
     // With an output on standard output the summary goes to the side.
     const bool stdoutTaken = isStdout(o.run.stats) || isStdout(o.run.trace);
@@ -173,6 +181,10 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                 "reference fed the same weights (exit 3 on a mismatch)");
   cmd->add_option("--seed", opts->run.seed,
                   "Seed of the random weights and inputs (default 1)");
+  cmd->add_flag("--ladder", opts->ladder,
+                "Print IBM's ladder for the step's shape instead: every rung "
+                "of one layer, the layer and the whole model, timing only, "
+                "as docs/llm.md tabulates it");
   cmd->add_option("--stats", opts->run.stats,
                   "Write the simulator's statistics JSON to this file");
   cmd->add_option("--trace", opts->run.trace,

@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -143,6 +144,176 @@ TEST(SoftmaxKernel, RandomShapesCoresUnitsTilesAndLxRegions) {
 TEST(SoftmaxKernel, OneCoreAndAllCores) {
   checkSoftmax({100, 129}, DType::Dl16, 1);
   checkSoftmax({100, 129}, DType::Dl16, 32);
+}
+
+// --------------------------------------------------------- causal softmax
+
+/// softmax(scale * x) over the keys j <= i + K - Q of each query i of the
+/// [P, Q, K] scores, the hidden keys 0: from the definition, not the table.
+std::vector<double> causalSoftmaxRef(const std::vector<float> &x, int64_t p,
+                                     int64_t q, int64_t k, double scale) {
+  std::vector<double> y(x.size(), 0.0);
+  for (int64_t s = 0; s < p; ++s)
+    for (int64_t i = 0; i < q; ++i) {
+      const int64_t row = (s * q + i) * k, seen = i + (k - q) + 1;
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < seen; ++j)
+        mx = std::max(mx, scale * x[static_cast<size_t>(row + j)]);
+      double sum = 0;
+      for (int64_t j = 0; j < seen; ++j)
+        sum += std::exp(scale * x[static_cast<size_t>(row + j)] - mx);
+      for (int64_t j = 0; j < seen; ++j)
+        y[static_cast<size_t>(row + j)] =
+            std::exp(scale * x[static_cast<size_t>(row + j)] - mx) / sum;
+    }
+  return y;
+}
+
+struct CausalCase {
+  int64_t p, q, k;
+  DType dtype = DType::Dl16;
+  float scale = 1.0f;
+  KernelOptions opt;
+};
+
+RowPlan checkCausalSoftmax(const CausalCase &c) {
+  SCOPED_TRACE(std::to_string(c.p) + "x" + std::to_string(c.q) + "x" +
+               std::to_string(c.k) + " " +
+               std::string(isa::dtypeName(c.dtype)) + " scale " +
+               std::to_string(c.scale) + " on " + std::to_string(c.opt.cores) +
+               " cores, " + std::to_string(c.opt.units) + " units, tile " +
+               std::to_string(c.opt.tileRows));
+  ProgramBuilder pb(hw::builtinConfig(), "causal_softmax");
+  const auto &x =
+      pb.addTensor("x", TensorKind::Input, c.dtype, {c.p, c.q, c.k});
+  const MaskTable table =
+      causalMaskTable(c.q, c.k, c.dtype == DType::Dl16 ? 64 : 32);
+  const auto &mask = pb.addConst("mask", c.dtype, table.shape, table.values);
+  const auto &y =
+      pb.addTensor("y", TensorKind::Output, c.dtype, {c.p, c.q, c.k});
+  RowPlan plan = emitCausalSoftmax(pb, TensorRef::of(x), TensorRef::of(mask),
+                                   TensorRef::of(y), c.scale, c.opt);
+  EXPECT_EQ(plan.error, "");
+  if (!plan.error.empty())
+    return plan;
+  isa::Program prog = pb.finish();
+  EXPECT_EQ(test::programFileProblem(prog), "");
+  std::vector<float> xv = randomValues(static_cast<size_t>(c.p * c.q * c.k),
+                                       31, -30.0f, 30.0f, c.dtype);
+  test::SimResult r = simulate(prog, {{{"x", xv}}});
+  EXPECT_TRUE(r.findings.empty()) << r.findings[0];
+  std::vector<double> ref = causalSoftmaxRef(xv, c.p, c.q, c.k, c.scale);
+  std::vector<double> tol;
+  for (double v : ref)
+    tol.push_back(c.dtype == DType::Dl16
+                      ? kDl16Rel * v + kFp32Rel * v + kDl16Tiny
+                      : kFp32Rel * v + 1e-30);
+  EXPECT_TRUE(allClose(r.outputs["y"], ref, tol));
+  return plan;
+}
+
+TEST(CausalSoftmaxKernel, MatchesTheDefinitionOnSquareAndWideScores) {
+  for (DType t : {DType::Dl16, DType::Fp32})
+    for (auto [p, q, k] : std::vector<std::array<int64_t, 3>>{
+             {1, 1, 1}, {3, 7, 7}, {2, 77, 100}, {2, 64, 64}, {1, 129, 129},
+             {4, 5, 200}, {2, 96, 160}, {3, 1, 300}, {2, 3, 130}}) {
+      CausalCase c{p, q, k, t, 0.125f, {}};
+      c.opt.cores = 4;
+      checkCausalSoftmax(c);
+    }
+}
+
+TEST(CausalSoftmaxKernel, TilesDivideTheQueriesAndCoresTakeWholeTiles) {
+  // 3 slices of 12 queries over 5 cores: no tile straddles two slices.
+  CausalCase c{3, 12, 70, DType::Dl16, 1.0f, {}};
+  c.opt.cores = 5;
+  RowPlan plan = checkCausalSoftmax(c);
+  ASSERT_GT(plan.tileRows, 0);
+  EXPECT_EQ(12 % plan.tileRows, 0) << plan.str();
+  for (const RowPlan::Part &part : plan.parts) {
+    EXPECT_EQ(part.begin % plan.tileRows, 0) << plan.str();
+    EXPECT_EQ(part.end % plan.tileRows, 0) << plan.str();
+  }
+  // A tile size that does not divide the queries is refused.
+  ProgramBuilder pb(hw::builtinConfig(), "causal_softmax");
+  const auto &x = pb.addTensor("x", TensorKind::Input, DType::Dl16, {3, 12, 70});
+  const MaskTable table = causalMaskTable(12, 70, 64);
+  const auto &mask =
+      pb.addConst("mask", DType::Dl16, table.shape, table.values);
+  const auto &y = pb.addTensor("y", TensorKind::Output, DType::Dl16, {3, 12, 70});
+  KernelOptions opt;
+  opt.cores = 1;
+  opt.tileRows = 5;
+  EXPECT_EQ(emitCausalSoftmax(pb, TensorRef::of(x), TensorRef::of(mask),
+                              TensorRef::of(y), 1.0f, opt)
+                .error,
+            "5 rows per tile do not divide the 12 rows of a period");
+}
+
+TEST(CausalSoftmaxKernel, RandomShapesCoresUnitsAndTiles) {
+  uint32_t state = 4242;
+  auto next = [&](uint32_t n) {
+    state = state * 1664525u + 1013904223u;
+    return (state >> 8) % n;
+  };
+  for (int i = 0; i < 10; ++i) {
+    const int64_t q = 1 + next(40);
+    CausalCase c{1 + next(4), q, q + next(150),
+                 next(2) ? DType::Dl16 : DType::Fp32,
+                 0.05f + static_cast<float>(next(100)) / 50.0f, {}};
+    c.opt.cores = 1 + static_cast<int>(next(32));
+    c.opt.units = 1 + static_cast<int>(next(2));
+    c.opt.firstCore =
+        static_cast<int>(next(static_cast<uint32_t>(33 - c.opt.cores)));
+    if (next(2)) {
+      c.opt.tileRows = 1 + next(static_cast<uint32_t>(q));
+      while (q % c.opt.tileRows != 0)
+        --c.opt.tileRows;
+    }
+    checkCausalSoftmax(c);
+  }
+}
+
+TEST(CausalMaskTable, HidesLanesPastTheDiagonalOfEachStick) {
+  // Q = 2, K = 3, one block: stick i is query i; it sees keys 0 .. i + 1.
+  const MaskTable t = causalMaskTable(2, 3, 64);
+  ASSERT_EQ(t.shape, (std::vector<int64_t>{2, 64}));
+  EXPECT_EQ(t.values[1], 0.0f);
+  EXPECT_EQ(t.values[2], kMaskValue);
+  EXPECT_EQ(t.values[64 + 2], 0.0f);
+  EXPECT_EQ(t.values[64 + 3], kMaskValue);
+  // Q = K = 40 in blocks of 32 FP32 lanes, both masked: 32 sticks of
+  // look-back, so stick i - 32 b + 32 is query i in block b.
+  EXPECT_EQ(causalMaskFirstBlock(40, 40, 32), 0);
+  const MaskTable w = causalMaskTable(40, 40, 32);
+  ASSERT_EQ(w.shape, (std::vector<int64_t>{72, 32}));
+  auto lane = [&](int64_t stick, int64_t l) {
+    return w.values[static_cast<size_t>(stick * 32 + l)];
+  };
+  EXPECT_EQ(lane(0, 0), kMaskValue); // query 0, keys 32..: all hidden
+  EXPECT_EQ(lane(32, 0), 0.0f);      // query 0, key 0
+  EXPECT_EQ(lane(32, 1), kMaskValue);
+  EXPECT_EQ(lane(39, 7), 0.0f); // query 39, key 39
+  EXPECT_EQ(lane(39, 8), kMaskValue);
+  EXPECT_EQ(lane(71, 31), 0.0f); // query 39, key 31
+}
+
+TEST(CausalMaskTable, BlocksEveryQuerySeesWholeNeedNoTable) {
+  // Q = 5, K = 200 in blocks of 64: every query sees keys 0 .. 195, so
+  // blocks 0 to 2 are whole and only block 3 (keys 192 .. 199) is masked;
+  // stick i is query i there, seeing lanes up to i + 3.
+  EXPECT_EQ(causalMaskFirstBlock(5, 200, 64), 3);
+  const MaskTable t = causalMaskTable(5, 200, 64);
+  ASSERT_EQ(t.shape, (std::vector<int64_t>{5, 64}));
+  EXPECT_EQ(t.values[3], 0.0f);
+  EXPECT_EQ(t.values[4], kMaskValue);
+  EXPECT_EQ(t.values[4 * 64 + 7], 0.0f);
+  EXPECT_EQ(t.values[4 * 64 + 8], kMaskValue);
+  // A decode step's scores (Q = 1) hide nothing: one stick, the last block.
+  EXPECT_EQ(causalMaskFirstBlock(1, 4096, 64), 63);
+  const MaskTable d = causalMaskTable(1, 4096, 64);
+  ASSERT_EQ(d.shape, (std::vector<int64_t>{1, 64}));
+  EXPECT_EQ(std::count(d.values.begin(), d.values.end(), kMaskValue), 0);
 }
 
 // ------------------------------------------------------------------ norms

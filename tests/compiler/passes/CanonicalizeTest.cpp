@@ -445,6 +445,58 @@ TEST(Canonicalize, SiluInEitherOrderBecomesSilu) {
   EXPECT_EQ(stat(c.stats, "silu-fused"), 2);
 }
 
+TEST(Canonicalize, ScaledMaskedSoftmaxBecomesCausalSoftmax) {
+  // y1: scores * 0.5, masked, softmax (as PyTorch writes attention); y2:
+  // scores / 4 and a softmax of the mask alone; y3's masked scores are an
+  // output too, y4 has more queries than keys, y5's softmax is over
+  // another axis: those three stay. A negative scale is no scale.
+  Canonicalized c = canonicalize(R"(graph @g {
+  input %x : f32[2, 3, 5]
+  input %t : f32[5, 3]
+  const %half : f32[] = dense<[0.5]>
+  const %four : f32[] = dense<[4.0]>
+  const %minus : f32[] = dense<[-2.0]>
+  %s1 = mul @s1(%x, %half) : f32[2, 3, 5]
+  %m1 = causal_mask_add @m1(%s1) : f32[2, 3, 5]
+  %y1 = softmax @p1(%m1) {axis = -1} : f32[2, 3, 5]
+  %s2 = div @s2(%x, %four) : f32[2, 3, 5]
+  %m2 = causal_mask_add @m2(%s2) : f32[2, 3, 5]
+  %y2 = softmax @p2(%m2) {axis = 2} : f32[2, 3, 5]
+  %m3 = causal_mask_add @m3(%x) : f32[2, 3, 5]
+  %y3 = softmax @p3(%m3) {axis = -1} : f32[2, 3, 5]
+  %m4 = causal_mask_add @m4(%t) : f32[5, 3]
+  %y4 = softmax @p4(%m4) {axis = -1} : f32[5, 3]
+  %m5 = causal_mask_add @m5(%x) : f32[2, 3, 5]
+  %y5 = softmax @p5(%m5) {axis = 1} : f32[2, 3, 5]
+  %s6 = mul @s6(%minus, %x) : f32[2, 3, 5]
+  %m6 = causal_mask_add @m6(%s6) : f32[2, 3, 5]
+  %y6 = softmax @p6(%m6) {axis = -1} : f32[2, 3, 5]
+  return %y1, %y2, %y3, %m3, %y4, %y5, %y6
+}
+)");
+  EXPECT_EQ(c.ir, R"(graph @g {
+  input %x : f32[2, 3, 5]
+  input %t : f32[5, 3]
+  const %half : f32[] = dense<[0.5]>
+  const %four : f32[] = dense<[4.0]>
+  const %minus : f32[] = dense<[-2.0]>
+  %y1 = causal_softmax @p1(%x) {scale = 0.5} : f32[2, 3, 5]
+  %y2 = causal_softmax @p2(%x) {scale = 0.25} : f32[2, 3, 5]
+  %m3 = causal_mask_add @m3(%x) : f32[2, 3, 5]
+  %y3 = softmax @p3(%m3) {axis = -1} : f32[2, 3, 5]
+  %m4 = causal_mask_add @m4(%t) : f32[5, 3]
+  %y4 = softmax @p4(%m4) {axis = -1} : f32[5, 3]
+  %m5 = causal_mask_add @m5(%x) : f32[2, 3, 5]
+  %y5 = softmax @p5(%m5) {axis = 1} : f32[2, 3, 5]
+  %s6 = mul @s6(%minus, %x) : f32[2, 3, 5]
+  %y6 = causal_softmax @p6(%s6) {scale = 1.0} : f32[2, 3, 5]
+  return %y1, %y2, %y3, %m3, %y4, %y5, %y6
+}
+)");
+  EXPECT_EQ(stat(c.stats, "causal-softmax-fused"), 3);
+  EXPECT_EQ(stat(c.stats, "softmax-scale-folded"), 2);
+}
+
 TEST(Canonicalize, NormOverSeveralDimsBecomesANormOfRows) {
   Canonicalized c = canonicalize(R"(graph @g {
   input %x : f32[2, 3, 4]
@@ -503,21 +555,23 @@ TEST(Canonicalize, AlreadyCanonicalIrIsUnchanged) {
   Canonicalized c = canonicalize(text);
   EXPECT_EQ(c.ir, text);
   EXPECT_EQ(c.stats, R"(canonicalize
-  linear-to-matmul    0  linear ops rewritten as matmul {transpose_b} (+ add of the bias)
-  transpose-folded    0  transposes of constants folded into a matmul's transpose attribute
-  views-cancelled     0  reshape/squeeze/unsqueeze results replaced by an earlier value of the same shape
-  views-merged        0  view chains collapsed into one reshape of their source
-  pow-removed         0  pow with exponent 1 removed
-  pow-to-mul          0  pow with exponent 2 rewritten as mul x x
-  pow-to-sqrt         0  pow with exponent 0.5 rewritten as sqrt
-  pow-to-rsqrt        0  pow with exponent -0.5 rewritten as rsqrt
-  pow-to-reciprocal   0  pow with exponent -1 rewritten as reciprocal
-  double-neg-removed  0  neg of a neg removed
-  erf-gelu-fused      0  x * 0.5 * (1 + erf(x / sqrt 2)) rewritten as gelu {approximate = "none"}
-  tanh-gelu-fused     0  x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) rewritten as gelu {approximate = "tanh"}
-  silu-fused          0  x * sigmoid(x) rewritten as silu
-  norm-flattened      0  layernorm/rmsnorm over several trailing dims rewritten as the norm of x reshaped to [rows, elements normalised]
-  dead-ops-erased     0  ops erased because nothing used their results
+  linear-to-matmul      0  linear ops rewritten as matmul {transpose_b} (+ add of the bias)
+  transpose-folded      0  transposes of constants folded into a matmul's transpose attribute
+  views-cancelled       0  reshape/squeeze/unsqueeze results replaced by an earlier value of the same shape
+  views-merged          0  view chains collapsed into one reshape of their source
+  pow-removed           0  pow with exponent 1 removed
+  pow-to-mul            0  pow with exponent 2 rewritten as mul x x
+  pow-to-sqrt           0  pow with exponent 0.5 rewritten as sqrt
+  pow-to-rsqrt          0  pow with exponent -0.5 rewritten as rsqrt
+  pow-to-reciprocal     0  pow with exponent -1 rewritten as reciprocal
+  double-neg-removed    0  neg of a neg removed
+  erf-gelu-fused        0  x * 0.5 * (1 + erf(x / sqrt 2)) rewritten as gelu {approximate = "none"}
+  tanh-gelu-fused       0  x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) rewritten as gelu {approximate = "tanh"}
+  silu-fused            0  x * sigmoid(x) rewritten as silu
+  norm-flattened        0  layernorm/rmsnorm over several trailing dims rewritten as the norm of x reshaped to [rows, elements normalised]
+  causal-softmax-fused  0  softmax of causal_mask_add rewritten as causal_softmax
+  softmax-scale-folded  0  a scalar mul or div before causal_softmax taken into its scale
+  dead-ops-erased       0  ops erased because nothing used their results
 )");
 }
 

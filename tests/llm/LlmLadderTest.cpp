@@ -1,0 +1,108 @@
+// IBM's ladder (llm/LlmLadder.h) on the tiny config: each rung's graph is
+// its part of the layer, the bounds are its bytes and MACs counted here
+// from the shapes, and the model row adds the layer up.
+#include "llm/LlmLadder.h"
+
+#include "compiler/ir/Graph.h"
+#include "hw/HwConfig.h"
+#include "testlib/Golden.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+namespace spyre::llm {
+namespace {
+
+const std::string &tiny() {
+  static const std::string path =
+      test::srcPath("examples/llm/tiny-granite.json");
+  return path;
+}
+
+StepShape decode() {
+  StepShape s;
+  s.mode = Mode::Decode;
+  s.batch = 2;
+  s.context = 64;
+  return s;
+}
+
+std::set<std::string> opKinds(const compiler::Graph &g) {
+  std::set<std::string> kinds;
+  for (const compiler::Op *op : g.ops())
+    kinds.insert(std::string(op->kindName()));
+  return kinds;
+}
+
+TEST(LlmLadder, RungsArePartsOfTheLayer) {
+  const LlmConfig c = loadLlmConfig(tiny());
+  StepShape s;
+  s.tokens = 8;
+  EXPECT_EQ(opKinds(*buildRungGraph(c, s, Rung::ResidualAdd)),
+            (std::set<std::string>{"mul", "add"}));
+  EXPECT_EQ(opKinds(*buildRungGraph(c, s, Rung::RmsNorm)),
+            (std::set<std::string>{"rmsnorm"}));
+  EXPECT_EQ(buildRungGraph(c, s, Rung::QkvProj)->outputs().size(), 3u);
+  EXPECT_EQ(buildRungGraph(c, s, Rung::MlpProj)->outputs().size(), 3u);
+  const auto attention = buildRungGraph(c, s, Rung::Attention);
+  EXPECT_TRUE(opKinds(*attention).contains("causal_softmax"));
+  EXPECT_FALSE(opKinds(*attention).contains("rmsnorm"));
+  // The context, then the new keys and values.
+  EXPECT_EQ(attention->outputs().size(), 3u);
+  EXPECT_EQ(attention->outputs()[0]->type().shape,
+            (compiler::Shape{1, 8, c.numHeads * c.headDim}));
+  EXPECT_EQ(opKinds(*buildRungGraph(c, s, Rung::Mlp)),
+            (std::set<std::string>{"matmul", "silu", "mul"}));
+  // The layer rung is the step's one layer.
+  s.layers = 1;
+  EXPECT_EQ(buildRungGraph(c, s, Rung::Layer)->ops().size(),
+            buildLlmGraph(c, s)->ops().size());
+}
+
+TEST(LlmLadder, BoundsCountTheRungsBytesAndMacs) {
+  const LlmConfig c = loadLlmConfig(tiny());
+  const hw::HwConfig &hw = hw::builtinConfig();
+  const StepShape s = decode();
+  const int64_t rows = s.batch, D = c.hiddenSize, hd = c.headDim;
+  // x, branch and the sum, DL16.
+  const LadderRow add = runRung(tiny(), "", s, Rung::ResidualAdd);
+  EXPECT_EQ(add.bytes, 3 * rows * D * 2);
+  EXPECT_EQ(add.macs, 0);
+  EXPECT_DOUBLE_EQ(add.memoryBoundUs, static_cast<double>(add.bytes) /
+                                          (hw.memory.sustainedReadGBps * 1e3));
+  const LadderRow qkv = runRung(tiny(), "", s, Rung::QkvProj);
+  const int64_t out = (c.numHeads + 2 * c.numKvHeads) * hd;
+  EXPECT_EQ(qkv.macs, rows * D * out);
+  EXPECT_EQ(qkv.bytes, (rows * D + D * out + rows * out) * 2);
+  for (const LadderRow &r : {add, qkv}) {
+    EXPECT_GT(r.simulatedUs, 0);
+    EXPECT_GE(r.simulatedUs, r.boundUs()) << r.name;
+    EXPECT_LE(r.ptUtilisation, 1.0) << r.name;
+    EXPECT_EQ(r.hostOps, 0u) << r.name;
+    EXPECT_DOUBLE_EQ(r.launchUs,
+                     hw.host.launchCycles / (hw.chip.clockGhz * 1e3));
+  }
+}
+
+TEST(LlmLadder, TheModelRowIsLayersTimesTheLayerPlusTheHead) {
+  const std::vector<LadderRow> rows = runLadder(tiny(), "", decode());
+  ASSERT_EQ(rows.size(), std::size(kRungs) + 1);
+  const LadderRow &layer = rows[7], &head = rows[8], &model = rows[9];
+  EXPECT_EQ(layer.name, "one layer");
+  EXPECT_EQ(head.name, "LM head");
+  EXPECT_EQ(model.name, "model: 2 layers (extrapolated) + LM head");
+  EXPECT_EQ(model.cycles, 2 * layer.cycles + head.cycles);
+  EXPECT_EQ(model.bytes, 2 * layer.bytes + head.bytes);
+  EXPECT_EQ(model.macs, 2 * layer.macs + head.macs);
+  EXPECT_DOUBLE_EQ(model.launchUs, layer.launchUs);
+  const std::string table = ladderTable(rows);
+  EXPECT_NE(table.find("| model: 2 layers (extrapolated) + LM head | "),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2 + 10);
+}
+
+} // namespace
+} // namespace spyre::llm
