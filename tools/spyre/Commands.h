@@ -30,5 +30,6 @@ void addReportCommand(CLI::App &app, Dispatch &dispatch);
 void addRunCommand(CLI::App &app, Dispatch &dispatch);
 void addSweepCommand(CLI::App &app, Dispatch &dispatch);
 void addLlmCommand(CLI::App &app, Dispatch &dispatch);
+void addServeCommand(CLI::App &app, Dispatch &dispatch);
 
 } // namespace spyre::cli

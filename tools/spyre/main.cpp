@@ -39,6 +39,7 @@ int runCli(int argc, char **argv) {
   cli::addReportCommand(app, dispatch);
   cli::addRunCommand(app, dispatch);
   cli::addLlmCommand(app, dispatch);
+  cli::addServeCommand(app, dispatch);
   cli::addSweepCommand(app, dispatch);
 
   // CLI11 reports an unknown command as "a subcommand is required"; name it.
