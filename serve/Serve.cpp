@@ -387,6 +387,11 @@ std::string escapeHtml(const std::string &s) {
   return out;
 }
 
+/// An axis label: whole numbers from 100 up, three digits below.
+std::string tick(double v) {
+  return v >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
+}
+
 constexpr double kChartW = 640, kChartH = 220, kPadL = 56, kPadB = 36,
                  kPadT = 24, kPadR = 12;
 
@@ -404,11 +409,11 @@ std::string axes(const std::string &title, const std::string &xLabel,
   for (int i = 0; i <= 4; ++i) {
     const double fx = i / 4.0;
     out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" "
-                       "text-anchor=\"middle\">{:.4g}</text>\n",
-                       kPadL + fx * w, kPadT + h + 14, fx * xMax);
+                       "text-anchor=\"middle\">{}</text>\n",
+                       kPadL + fx * w, kPadT + h + 14, tick(fx * xMax));
     out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" "
-                       "text-anchor=\"end\">{:.4g}</text>\n",
-                       kPadL - 4, kPadT + h - fx * h + 3, fx * yMax);
+                       "text-anchor=\"end\">{}</text>\n",
+                       kPadL - 4, kPadT + h - fx * h + 3, tick(fx * yMax));
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" "
                      "text-anchor=\"middle\">{}</text>\n",
