@@ -142,6 +142,7 @@ std::vector<Request> parseTrace(std::string_view text, const std::string &file) 
   bool dates = false;
   std::optional<double> firstDate;
   double lastArrival = 0;
+  int64_t totalOutput = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos)
@@ -243,6 +244,11 @@ std::vector<Request> parseTrace(std::string_view text, const std::string &file) 
     if (r.outputTokens == 0)
       fail(file, lineNo, cells[*outputAt].col,
            "a request generates at least one token");
+    totalOutput += r.outputTokens;
+    if (totalOutput > kMaxTraceOutputTokens)
+      fail(file, lineNo, cells[*outputAt].col,
+           fmt::format("the trace's output tokens pass {} in all; split it",
+                       kMaxTraceOutputTokens));
     requests.push_back(r);
   }
   if (!arrivalAt)

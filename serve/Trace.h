@@ -30,6 +30,9 @@ struct Request {
 constexpr size_t kMaxTraceBytes = 64u << 20;
 constexpr size_t kMaxTraceRows = 1000000;
 constexpr int64_t kMaxRequestTokens = 1 << 20;
+/// Output tokens of all the trace's requests together: the server keeps
+/// each token's time (8 bytes) and runs a step for it.
+constexpr int64_t kMaxTraceOutputTokens = int64_t{1} << 25;
 /// Latest arrival accepted: 10^7 s, about 116 days.
 constexpr double kMaxArrivalS = 1e7;
 

@@ -23,7 +23,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   SPYRE_ASSERT(!trace.empty(), "an accepted trace has a request");
   double last = 0;
+  int64_t outputs = 0;
   for (const serve::Request &r : trace) {
+    outputs += r.outputTokens;
     SPYRE_ASSERT(r.arrivalS >= last && r.arrivalS <= serve::kMaxArrivalS,
                  "arrivals in range and in order");
     SPYRE_ASSERT(r.promptTokens >= 1 &&
@@ -33,6 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  "token counts within their limits");
     last = r.arrivalS;
   }
+  SPYRE_ASSERT(outputs <= serve::kMaxTraceOutputTokens,
+               "output tokens within the trace's total");
   const std::vector<serve::Request> back =
       serve::parseTrace(serve::traceCsv(trace), "written.csv");
   SPYRE_ASSERT(back.size() == trace.size(), "a written trace reads back");

@@ -74,9 +74,12 @@ serve::WarmupShape parseWarmupShape(const std::string &text) {
 }
 
 int runServe(ServeCliOptions &o) {
-  if (o.run.modelConfig.empty() || o.run.trace.empty())
-    throw usage("serve", "expected CONFIG.json --requests TRACE (or `spyre "
+  if (o.run.modelConfig.empty())
+    throw usage("spyre", "serve: expected a model's config.json (or `spyre "
                          "serve gen`)");
+  if (o.run.trace.empty())
+    throw usage("spyre", "serve: a request trace is required (--requests "
+                         "TRACE)");
   o.run.batching = o.batching == "static" ? serve::Batching::Static
                                           : serve::Batching::Continuous;
   for (const std::string &w : o.warmupShapes)
