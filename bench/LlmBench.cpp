@@ -11,7 +11,7 @@
 //   pct_of_bound    bound / simulated, in percent
 //   pt_util_pct     MACs over the PT peak of every core for the simulated time
 //   host_us         host ops' PCIe and compute time
-//   launch_us       starting the program from the host (host.launch_cycles)
+//   launch_us       starting the program from the host (host.launch_us)
 // Each benchmark's label is the row's name. scripts/llm_ladder_table.py
 // turns the JSON output into the table of docs/llm.md:
 //   build/bench/bench_llm --benchmark_out=l.json --benchmark_out_format=json

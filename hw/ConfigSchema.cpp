@@ -111,6 +111,8 @@ constexpr std::string_view kSizeReason =
 constexpr std::string_view kClockReason =
     "10 MHz to 100 GHz: bandwidths are exact fractions of the clock "
     "(sim/timing/Time.h)";
+constexpr std::string_view kServeUsReason =
+    "0 to 1 s: a step's host share, far from a double's precision limits";
 constexpr std::string_view kBandwidthReason =
     "10 MB/s to 10 TB/s: bandwidths are exact fractions of the clock "
     "(sim/timing/Time.h)";
@@ -601,20 +603,46 @@ const ParamInfo kSchema[] = {
      .maxReason = "10 MFLOP/s to 1 EFLOP/s: host time in cycles stays far inside 64 bits",
      .minReal = 0.01,
      .maxReal = 1000000000.0},
-    {.path = "host.launch_cycles",
-     .field = field<&C::host, &HostConfig::launchCycles>(),
-     .unit = "cycles",
-     .description = "Host time to start one program on the card (driver "
-                    "call, command submission, doorbell) before its first "
-                    "instruction runs; charged once per program run.",
+    {.path = "host.step_overhead_us",
+     .field = field<&C::host, &HostConfig::stepOverheadUs>(),
+     .unit = "us",
+     .description = "Host time of one serving step besides sampling: "
+                    "scheduling, building the step's inputs, dispatch.",
+     .confidence = "L",
+     .source = "estimate: a Python scheduler and input preparation, a few "
+               "hundred microseconds per step",
+     .required = false,
+     .rules = kNonNegative,
+     .maxReason = kServeUsReason,
+     .minReal = 0.0,
+     .maxReal = 1000000.0},
+    {.path = "host.sample_us_per_sequence",
+     .field = field<&C::host, &HostConfig::sampleUsPerSequence>(),
+     .unit = "us",
+     .description = "Host time to sample one sequence's next token from its "
+                    "logits.",
+     .confidence = "L",
+     .source = "estimate: a pass over a vocabulary of about 50,000 logits",
+     .required = false,
+     .rules = kNonNegative,
+     .maxReason = kServeUsReason,
+     .minReal = 0.0,
+     .maxReal = 1000000.0},
+    {.path = "host.launch_us",
+     .field = field<&C::host, &HostConfig::launchUs>(),
+     .unit = "us",
+     .description = "Host time to start one program on the card and learn "
+                    "that it ended (driver call, command submission, "
+                    "doorbell, completion); charged once per program run.",
      .confidence = "L",
      .source = "estimate: no public figure for Spyre; about 10 us, the "
                "order of a GPU kernel launch through its driver (3-10 us) "
-               "plus a PCIe doorbell",
+               "plus a few PCIe round trips",
      .required = false,
      .rules = kNonNegative,
-     .maxValue = 1000000,
-     .maxReason = kCyclesReason},
+     .maxReason = kServeUsReason,
+     .minReal = 0.0,
+     .maxReal = 1000000.0},
 };
 
 std::string fmtDouble(double v) { return formatValue(ParamValue(v)); }
@@ -729,8 +757,12 @@ void checkTables() {
                  "whole-stick rule on a double");
     SPYRE_ASSERT(p.field.type == ParamType::String || !p.maxReason.empty(),
                  "schema number without a range: " + std::string(p.path));
+    // A double's range is positive unless it says it may be 0 (a cost that
+    // can be switched off), so no rate read from the config divides by 0.
     SPYRE_ASSERT(p.field.type != ParamType::Double ||
-                     (p.minReal > 0 && p.minReal < p.maxReal),
+                     ((p.minReal > 0 || (p.minReal == 0 &&
+                                         (p.rules & kNonNegative))) &&
+                      p.minReal < p.maxReal),
                  "schema double without a positive range: " +
                      std::string(p.path));
   }

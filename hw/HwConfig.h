@@ -95,9 +95,10 @@ struct HostConfig {
   double pcieGBps = 0;       ///< host link, each direction
   int pcieLatencyCycles = 0; ///< per transfer
   double hostGflops = 0;     ///< host fallback compute rate
-  /// Host time to start one program on the card, before its first
-  /// instruction runs (docs/hardware.md, "Host link").
-  int launchCycles = 15000;
+  // A server's host side per step (docs/serve.md).
+  double stepOverheadUs = 0;        ///< scheduling and input preparation
+  double sampleUsPerSequence = 0;   ///< sampling one sequence's next token
+  double launchUs = 0;              ///< starting one program on the card
 };
 
 struct HwConfig {

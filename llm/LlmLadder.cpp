@@ -85,7 +85,7 @@ LadderRow runRung(const std::string &modelConfig, const std::string &hwConfig,
   row.hostUs =
       static_cast<double>(r.hostPcieCycles + r.hostComputeCycles) / clockMhz;
   row.hostOps = r.hostOps;
-  row.launchUs = static_cast<double>(hw.host.launchCycles) / clockMhz;
+  row.launchUs = hw.host.launchUs;
   return row;
 }
 

@@ -39,7 +39,7 @@ struct LadderRow {
   /// Host ops' PCIe transfers and host compute (0 when every op runs on
   /// the device).
   double hostUs = 0;
-  /// Starting the program from the host (host.launch_cycles), once.
+  /// Starting the program from the host (host.launch_us), once.
   double launchUs = 0;
   size_t hostOps = 0;
 };

@@ -30,6 +30,7 @@ void addReportCommand(CLI::App &app, Dispatch &dispatch);
 void addRunCommand(CLI::App &app, Dispatch &dispatch);
 void addSweepCommand(CLI::App &app, Dispatch &dispatch);
 void addLlmCommand(CLI::App &app, Dispatch &dispatch);
+void addServeCommand(CLI::App &app, Dispatch &dispatch);
 /// `spyre completion bash`; registered last, it reads the whole tree.
 void addCompletionCommand(CLI::App &app, Dispatch &dispatch);
 

@@ -48,6 +48,7 @@ int runCli(int argc, char **argv) {
   cli::addReportCommand(app, dispatch);
   cli::addRunCommand(app, dispatch);
   cli::addLlmCommand(app, dispatch);
+  cli::addServeCommand(app, dispatch);
   cli::addSweepCommand(app, dispatch);
   cli::addCompletionCommand(app, dispatch);
 
