@@ -8,6 +8,7 @@
 // coverage walk records the reason and goes on.
 #include "compiler/import/Onnx.h"
 
+#include "compiler/import/OnnxOpsets.h"
 #include "compiler/import/OnnxPatterns.h"
 #include "compiler/import/OnnxTensor.h"
 #include "compiler/ir/Verifier.h"
@@ -139,6 +140,9 @@ struct OpRule {
   /// exponent, a condition), read from a constant at import time instead of
   /// being computed as data.
   unsigned paramInputs = 0;
+  /// Bit i: static input i is data when the node runs on the host (Pow's
+  /// exponent), so a node computing it is converted too.
+  unsigned hostDataInputs = 0;
 };
 
 const OpRule *findRule(std::string_view opType);
@@ -226,7 +230,7 @@ private:
   }
 
   void prepare() {
-    checkOpset();
+    normalizeOpset(model_, file_);
     try {
       onnx::checker::check_model(model_);
     } catch (const std::exception &e) {
@@ -260,22 +264,6 @@ private:
           nodes.Get(i).op_type() == opType)
         fail(nodePath(i), describeNode(nodes.Get(i)) + ": " + message);
     fail("", "ONNX checker: " + oneLine(text));
-  }
-
-  void checkOpset() {
-    const auto &imports = model_.opset_import();
-    for (int i = 0; i < imports.size(); ++i) {
-      const auto &o = imports.Get(i);
-      if (!o.domain().empty() && o.domain() != "ai.onnx")
-        continue;
-      if (o.version() < kOnnxMinOpset || o.version() > kOnnxMaxOpset)
-        fail("opset_import[" + std::to_string(i) + "]",
-             "opset " + std::to_string(o.version()) +
-                 " of the default ONNX domain is not supported (this importer "
-                 "reads opsets " +
-                 std::to_string(kOnnxMinOpset) + " to " +
-                 std::to_string(kOnnxMaxOpset) + ")");
-    }
   }
 
   bool isInitializer(const std::string &name) const {
@@ -468,6 +456,10 @@ private:
         bool param = rule ? k < 32 && ((rule->paramInputs >> k) & 1u)
                           : isDefaultDomain(node) &&
                                 isHostParamInput(node.op_type(), k);
+        // A computed input the host fallback reads as data must exist.
+        if (param && rule && options_.hostFallback && k < 32 &&
+            ((rule->hostDataInputs >> k) & 1u) && !isConstant(node.input(k)))
+          param = false;
         if (!node.input(k).empty() && !param)
           work.push_back(node.input(k));
       }
@@ -612,7 +604,7 @@ private:
       if (!hasInput(node, k))
         continue;
       if (!isHostParamInput(type, k)) {
-        operands.push_back(data(node, k));
+        operands.push_back(hostData(node, k));
         continue;
       }
       const std::string name = hostParamName(type, k);
@@ -648,6 +640,33 @@ private:
       unsupported("a host op has exactly one output");
     emitOutput(OpKind::Host, std::move(operands),
                AttrDict{{"op", type}, {"attrs", host::hostAttrsText(attrs)}});
+  }
+
+  /// Input `k` of a host op as data: a constant of an integer type (Pow's
+  /// exponent) becomes a FLOAT constant, which holds its values exactly up
+  /// to 2^24; anything else as data().
+  Value *hostData(const NodeProto &node, int k) {
+    const std::string &name = node.input(k);
+    if (values_.contains(name) || !isConstant(name) ||
+        elementTypeOf(constants_.at(name)->data_type()))
+      return data(node, k);
+    const OnnxTensorValues *v = constInput(node, k);
+    if (!isOnnxIntegerType(v->dataType))
+      return data(node, k);
+    for (int64_t i : v->ints)
+      if (i < -(int64_t{1} << 24) || i > (int64_t{1} << 24))
+        unsupported("constant '" + name + "' holds " + std::to_string(i) +
+                    ", which FLOAT does not hold exactly");
+    Shape shape(v->dims.begin(), v->dims.end());
+    std::string problem = checkShape(shape);
+    if (!problem.empty())
+      unsupported("constant '" + name + "' " + shapeStr(shape) + ": " +
+                  problem);
+    requireFreshName(name);
+    Value *c = graph_.addConstant(
+        name, ConstantData::fromDoubles({ElementType::F32, shape}, v->values));
+    values_[name] = c;
+    return c;
   }
 
   /// Every needed output is defined, with the type ONNX inferred for it.
@@ -980,11 +999,13 @@ public:
     const OnnxTensorValues *e = constInput(node, 1);
     if (!e)
       notConstant(node, 1, "the exponent",
-                  "; only a constant exponent is supported");
+                  "; the device takes only a constant exponent with one "
+                  "element");
     if (e->elementCount() != 1)
       unsupported("the exponent '" + node.input(1) + "' has " +
                   std::to_string(e->elementCount()) +
-                  " elements; only a single constant exponent is supported");
+                  " elements; the device takes only a constant exponent with "
+                  "one element");
     emitOutput(OpKind::Pow, {x}, {{"exponent", e->values[0]}});
   }
 
@@ -1280,6 +1301,22 @@ public:
     emitOutput(OpKind::Reshape, {x}, {{"shape", Attribute::ints(*shape)}});
   }
 
+  void convertFlatten(const NodeProto &node) {
+    Value *x = data(node, 0);
+    const Shape &in = x->type().shape;
+    int64_t axisAttr = intAttr(node, "axis", 1);
+    auto rank = static_cast<int64_t>(in.size());
+    if (axisAttr < -rank || axisAttr > rank)
+      unsupported("axis " + std::to_string(axisAttr) + " is out of range for " +
+                  x->type().str());
+    auto axis = static_cast<size_t>(axisAttr < 0 ? axisAttr + rank : axisAttr);
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < in.size(); ++d)
+      (d < axis ? outer : inner) *= in[d];
+    emitOutput(OpKind::Reshape, {x},
+               {{"shape", Attribute::ints({outer, inner})}});
+  }
+
   void convertIdentity(const NodeProto &node) {
     Value *x = data(node, 0);
     // A reshape to the same shape keeps the output's own name; the
@@ -1559,13 +1596,14 @@ const OpRule kRules[] = {
     {"Div", &Importer::convertBinary},
     {"Erf", &Importer::convertUnary},
     {"Exp", &Importer::convertUnary},
+    {"Flatten", &Importer::convertFlatten},
     {"Gemm", &Importer::convertGemm},
     {"Identity", &Importer::convertIdentity},
     {"LayerNormalization", &Importer::convertLayerNorm},
     {"MatMul", &Importer::convertMatMul},
     {"Mul", &Importer::convertBinary},
     {"Neg", &Importer::convertUnary},
-    {"Pow", &Importer::convertPow, kInput1},
+    {"Pow", &Importer::convertPow, kInput1, kInput1},
     {"Reciprocal", &Importer::convertUnary},
     {"ReduceMax", &Importer::convertReduce},
     {"ReduceMean", &Importer::convertReduce},
