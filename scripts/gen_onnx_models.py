@@ -26,6 +26,7 @@ import sys
 
 import numpy as np
 import onnx
+import onnx.external_data_helper
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -557,6 +558,62 @@ def gen_opset18():
                "pd": np.pad(d, ((0, 0), (0, 0), (1, 1)), constant_values=0.25)})
 
 
+# ---- External data ----
+
+
+def gen_external_data():
+    """Weights in a file beside the model, in a subfolder: a MatMul weight
+    and an Add bias stored externally, a small shape and a scalar inline."""
+    x, w, b = rand(32, 4, 16), rand(33, 16, 32, scale=0.25), rand(34, 32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="fc"),
+        helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
+        helper.make_node("Relu", ["hb"], ["r"], name="act"),
+        helper.make_node("Mul", ["r", "half"], ["s"], name="scale"),
+        helper.make_node("Reshape", ["s", "shape"], ["y"], name="reshape"),
+    ]
+    m = model("external_data", nodes, [tensor_info("x", F32, [4, 16])],
+              [tensor_info("y", F32, [8, 16])],
+              [init("w", w), init("b", b), init("half", np.array(0.5, np.float32)),
+               init("shape", np.array([8, 16], np.int64))])
+    folder = os.path.join(OUT, "external_data")
+    os.makedirs(os.path.join(folder, "weights"))
+    # Tensors of 64 bytes and more go to weights/data.bin: w and b.
+    onnx.external_data_helper.convert_model_to_external_data(
+        m, all_tensors_to_one_file=True, location="weights/data.bin",
+        size_threshold=64)
+    y = np.maximum(f64(x) @ f64(w) + f64(b), 0) * 0.5
+    save_good("external_data", m, {"x": x}, {"y": y.reshape(8, 16)})
+
+
+def gen_external_bad():
+    """tests/data/onnx/external_bad/<case>/model.onnx: a MatMul weight
+    whose external data cannot be read as located (the bad-input catalogue
+    runs them)."""
+    def weight_at(location):
+        t = TensorProto()
+        t.name, t.data_type = "w", F32
+        t.dims.extend([4, 4])
+        t.data_location = TensorProto.EXTERNAL
+        e = t.external_data.add()
+        e.key, e.value = "location", location
+        return t
+    cases = {"absolute": "/etc/hostname", "escape": "../weights.bin",
+             "missing": "missing.bin", "short": "short.bin"}
+    for case, location in cases.items():
+        folder = os.path.join(OUT, "external_bad", case)
+        os.makedirs(folder)
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["y"], name="fc")], case,
+            [tensor_info("x", F32, [2, 4])], [tensor_info("y", F32, [2, 4])],
+            [weight_at(location)])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="gen_onnx_models.py")
+        onnx.save(m, os.path.join(folder, "model.onnx"))
+    with open(os.path.join(OUT, "external_bad", "short", "short.bin"), "wb") as f:
+        f.write(bytes(8))
+
+
 # ---- Bad models ----
 
 
@@ -639,7 +696,8 @@ def main():
     for gen in (gen_matmul, gen_gemm, gen_elementwise, gen_unary, gen_softmax,
                 gen_layernorm, gen_reduce, gen_shapes, gen_where, gen_float16,
                 gen_dynamic_batch, gen_gelu_erf, gen_rmsnorm, gen_causal_mask,
-                gen_attention_block, gen_opset11, gen_opset18, gen_bad):
+                gen_attention_block, gen_opset11, gen_opset18, gen_external_data,
+                gen_external_bad, gen_bad):
         gen()
     return 0
 

@@ -29,6 +29,10 @@ struct CompileOptions {
   /// A pass made to fail without a diagnostic, as a bug would: the way to
   /// test the internal-error path (`spyre compile --debug-fail-pass`).
   std::string debugFailPass;
+  /// false: constant tensors are declared without their data, which is
+  /// never read (ONNX weights in external files stay on disk). The program
+  /// then serves a timing-only simulation, not a program file.
+  bool constantData = true;
 };
 
 struct CompileResult {

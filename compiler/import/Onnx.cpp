@@ -20,15 +20,30 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <memory>
 #include <set>
+
+namespace onnx::checker {
+// Exported by libonnx (1.12) though its header declares only the overloads
+// without a context: the checker looks for external data files in the
+// context's model folder, which the overload for a ModelProto leaves empty
+// (the working folder).
+void check_model(const ModelProto &model, CheckerContext &ctx);
+} // namespace onnx::checker
 
 namespace spyre::compiler {
 
@@ -48,6 +63,10 @@ struct Unsupported {
 [[noreturn]] void unsupported(std::string reason) {
   throw Unsupported{std::move(reason)};
 }
+
+/// External integer tensors up to this many elements (shapes, axes, split
+/// sizes) are read at load time: ONNX shape inference needs their values.
+constexpr int64_t kEagerExternalElements = int64_t{1} << 16;
 
 /// A finite causal-mask fill counts as -inf when it is at most this and
 /// only a softmax over the last axis reads the masked scores: exp(s - 1e4 -
@@ -159,7 +178,8 @@ public:
   Importer(ModelProto model, const std::string &fileName,
            const OnnxImportOptions &options)
       : model_(std::move(model)), file_(fileName), options_(options),
-        graph_(graphName(model_, fileName)) {}
+        graph_(graphName(model_, fileName)),
+        modelDir_(std::filesystem::path(fileName).parent_path().string()) {}
 
   /// Converts the model; throws UserError for the first problem.
   Graph run() {
@@ -230,9 +250,12 @@ private:
   }
 
   void prepare() {
+    locateExternalData();
     normalizeOpset(model_, file_);
     try {
-      onnx::checker::check_model(model_);
+      onnx::checker::CheckerContext ctx;
+      ctx.set_model_dir(modelDir_.empty() ? "." : modelDir_);
+      onnx::checker::check_model(model_, ctx);
     } catch (const std::exception &e) {
       reportCheckerError(e.what());
     }
@@ -241,6 +264,35 @@ private:
     indexGraph();
     markNeeded();
     addInputs();
+  }
+
+  /// Checks where every initializer stored in an external file lies (an
+  /// error at the initializer otherwise) without reading it; small integer
+  /// ones, which shape inference reads, are read into the model.
+  void locateExternalData() {
+    auto *inits = model_.mutable_graph()->mutable_initializer();
+    for (int i = 0; i < inits->size(); ++i) {
+      TensorProto &t = *inits->Mutable(i);
+      if (t.data_location() != TensorProto::EXTERNAL)
+        continue;
+      std::string why;
+      std::optional<OnnxExternalData> where =
+          locateOnnxExternalData(t, modelDir_, why);
+      if (!where)
+        fail("graph.initializer[" + std::to_string(i) + "]",
+             "initializer '" + t.name() + "': " + why);
+      int64_t count = 1;
+      for (int64_t d : t.dims())
+        count *= d;
+      if (isOnnxIntegerType(t.data_type()) &&
+          count <= kEagerExternalElements) {
+        t.set_raw_data(readOnnxExternalData(*where));
+        t.clear_external_data();
+        t.clear_data_location();
+        continue;
+      }
+      external_[t.name()] = *where;
+    }
   }
 
   /// The checker names a bad node in its context (`Bad node spec for node.
@@ -779,7 +831,9 @@ private:
                   problem);
     TensorType type{*et, shape};
     ConstantDataPtr data;
-    if (t.has_raw_data() && t.data_location() != TensorProto::EXTERNAL &&
+    if (auto ext = external_.find(name); ext != external_.end()) {
+      data = deferredConstant(type, ext->second);
+    } else if (t.has_raw_data() && t.data_location() != TensorProto::EXTERNAL &&
         std::endian::native == std::endian::little &&
         static_cast<int64_t>(t.raw_data().size()) == type.byteSize()) {
       // raw_data holds little-endian elements, as the IR stores them.
@@ -797,6 +851,47 @@ private:
     return c;
   }
 
+  /// An initializer's data in an external file, read when first needed.
+  static ConstantDataPtr deferredConstant(const TensorType &type,
+                                          const OnnxExternalData &where) {
+    std::string source = where.location + "@" + std::to_string(where.offset) +
+                         "+" + std::to_string(where.length);
+    return ConstantData::deferred(type, std::move(source), [type, where] {
+      std::string bytes = readOnnxExternalData(where);
+      if (std::endian::native == std::endian::little)
+        return bytes; // little-endian elements, as the IR stores them
+      TensorProto t;
+      t.set_data_type(type.elementType == ElementType::F16
+                          ? TensorProto::FLOAT16
+                          : TensorProto::FLOAT);
+      for (int64_t d : type.shape)
+        t.add_dims(d);
+      t.set_raw_data(std::move(bytes));
+      std::string why;
+      std::optional<OnnxTensorValues> v = readOnnxTensor(t, why);
+      SPYRE_ASSERT(v.has_value(), "external data re-read: " + why);
+      return ConstantData::fromDoubles(type, v->values)->bytes();
+    });
+  }
+
+  /// The tensor of constant `name` with its data in the message (external
+  /// data read now).
+  const TensorProto &withData(const std::string &name) {
+    const TensorProto &t = *constants_.at(name);
+    auto ext = external_.find(name);
+    if (ext == external_.end())
+      return t;
+    auto read = std::make_unique<TensorProto>(t);
+    read->clear_external_data();
+    read->clear_data_location();
+    read->set_raw_data(readOnnxExternalData(ext->second));
+    const TensorProto *p = read.get();
+    ownedConstants_.push_back(std::move(read));
+    constants_[name] = p;
+    external_.erase(ext);
+    return *p;
+  }
+
   /// The values of input `k` when it is a constant; nullptr when it is
   /// computed or a model input.
   const OnnxTensorValues *constInput(const NodeProto &node, int k) {
@@ -812,7 +907,7 @@ private:
     if (cached != constantValues_.end())
       return &cached->second;
     std::string why;
-    std::optional<OnnxTensorValues> v = readOnnxTensor(*c->second, why);
+    std::optional<OnnxTensorValues> v = readOnnxTensor(withData(name), why);
     if (!v)
       unsupported("constant '" + name + "' cannot be read: " + why);
     return &constantValues_.emplace(name, std::move(*v)).first->second;
@@ -1456,7 +1551,8 @@ private:
   bool fuseCausalMaskAdd(const NodeProto &node) {
     for (int m : {1, 0}) {
       const std::string &scoresName = node.input(1 - m);
-      if (!isConstant(node.input(m)) || isConstant(scoresName))
+      if (!isConstant(node.input(m)) || isConstant(scoresName) ||
+          constants_.at(node.input(m))->dims_size() < 2)
         continue;
       const OnnxTensorValues *mask = constInput(node, m);
       if (!elementTypeOf(mask->dataType))
@@ -1561,6 +1657,10 @@ private:
 
   /// Initializers and Constant node values, by value name.
   std::map<std::string, const TensorProto *> constants_;
+  /// Initializers whose data is in an external file not read yet.
+  std::map<std::string, OnnxExternalData> external_;
+  /// The model's folder, which external data locations are relative to.
+  std::string modelDir_;
   std::vector<std::unique_ptr<TensorProto>> ownedConstants_;
   std::map<std::string, OnnxTensorValues> constantValues_;
   /// Constants that cannot be read, and why.
@@ -1683,18 +1783,39 @@ bool isHostParamInput(std::string_view opType, int index) {
 
 bool readOnnxModel(const std::string &path, onnx::ModelProto &model,
                    DiagnosticEngine &diags) {
-  std::string bytes;
+  std::optional<uint64_t> size;
   try {
-    bytes = readFile(path, kOnnxFileLimit);
+    size = checkInputFile(path, kOnnxFileLimit);
   } catch (const UserError &e) {
     diags.report(e.diagnostic());
     return false;
   }
-  if (bytes.empty()) {
+  if (size && *size == 0) {
     diags.error(SourceLoc{path}, "the file is empty; expected an ONNX model");
     return false;
   }
-  if (!model.ParseFromString(bytes)) {
+  // Parsed from the file as a stream: the file's bytes are not held in a
+  // buffer beside the message they become.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    diags.error(SourceLoc{path},
+                std::string("cannot open file: ") + std::strerror(errno));
+    return false;
+  }
+  google::protobuf::io::FileInputStream file(fd);
+  file.SetCloseOnDelete(true);
+  bool parsed = false;
+  {
+    google::protobuf::io::CodedInputStream coded(&file);
+    coded.SetTotalBytesLimit(std::numeric_limits<int>::max());
+    parsed = model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  }
+  if (file.GetErrno() != 0) {
+    diags.error(SourceLoc{path},
+                std::string("read error: ") + std::strerror(file.GetErrno()));
+    return false;
+  }
+  if (!parsed) {
     diags.error(SourceLoc{path},
                 "not an ONNX model: the file does not parse as an ONNX "
                 "ModelProto (protobuf)");

@@ -302,9 +302,10 @@ struct DeviceMemoryFull {
 
 class Emitter {
 public:
-  Emitter(Graph &graph, const hw::HwConfig &config, DiagnosticEngine &diags)
+  Emitter(Graph &graph, const hw::HwConfig &config, DiagnosticEngine &diags,
+          bool constantData)
       : g_(graph), cfg_(config), diags_(diags), pb_(config, graph.name()),
-        stickBytes_(config.chip.stickBytes) {}
+        stickBytes_(config.chip.stickBytes), constantData_(constantData) {}
 
   std::optional<isa::Program> run();
 
@@ -359,6 +360,8 @@ private:
   DiagnosticEngine &diags_;
   codegen::ProgramBuilder pb_;
   int stickBytes_;
+  /// Whether constant tensors carry their data (emitProgram).
+  bool constantData_;
   std::map<const Value *, TensorRef> refs_;
   /// Host ops in emission order, their tensors by name until finish()
   /// fixes the tensor indices.
@@ -400,9 +403,17 @@ TensorRef Emitter::declare(const Value *v, isa::TensorKind kind) {
 }
 
 TensorRef Emitter::declareConstant(const Value *v) {
+  const std::vector<int64_t> shape = refShapeOf(*v);
+  if (!constantData_) {
+    reserve(v->name(), isaDType(requireLayout(*v).dtype), shape);
+    const isa::TensorDecl &d = pb_.addConstWithoutData(
+        v->name(), isaDType(requireLayout(*v).dtype), shape);
+    TensorRef r = TensorRef::of(d);
+    refs_[v] = r;
+    return r;
+  }
   // The data in the order of the constant's layout (its stick dim last).
   const std::vector<double> host = v->constantData().toDoubles();
-  const std::vector<int64_t> shape = refShapeOf(*v);
   std::vector<float> values(host.size());
   const std::vector<int64_t> order = refOrder(*v);
   if (order.empty()) {
@@ -1474,8 +1485,9 @@ std::optional<isa::Program> Emitter::run() {
 
 std::optional<isa::Program> emitProgram(Graph &graph,
                                         const hw::HwConfig &config,
-                                        DiagnosticEngine &diags) {
-  Emitter e(graph, config, diags);
+                                        DiagnosticEngine &diags,
+                                        bool constantData) {
+  Emitter e(graph, config, diags, constantData);
   return e.run();
 }
 

@@ -67,9 +67,13 @@ int64_t coresPerBatch(int64_t batches, int64_t cores);
 
 /// The program of an annotated graph. Records the tiles the kernels chose
 /// into each op's mapping (so that a saved mapping replays exactly).
-/// nullopt after reporting errors.
+/// `constantData` false leaves the data of the constant tensors out (they
+/// are declared, but their bytes are never read): a program for a
+/// timing-only run, which computes no numbers. nullopt after reporting
+/// errors.
 std::optional<isa::Program> emitProgram(Graph &graph,
                                         const hw::HwConfig &config,
-                                        DiagnosticEngine &diags);
+                                        DiagnosticEngine &diags,
+                                        bool constantData = true);
 
 } // namespace spyre::compiler

@@ -137,6 +137,39 @@ TEST(OnnxCoverage, ResultsOfUnknownDomainsPropagate) {
       "is not converted\n");
 }
 
+TEST(OnnxCoverage, AFormTheDeviceRefusesRunsOnTheHost) {
+  // Pow's exponent is computed: the device refuses the form, the host runs
+  // the node, and the Add computing the exponent is converted for it.
+  ModelBuilder b;
+  b.input("x", {2, 3})
+      .input("e", {3})
+      .node("one_more", "Add", {"e", "e"}, {"e2"})
+      .node("pow", "Pow", {"x", "e2"}, {"y"})
+      .output("y", {2, 3});
+  DiagnosticEngine diags;
+  std::vector<OpCoverage> c = onnxCoverage(b.model(), "m.onnx", {}, diags);
+  EXPECT_EQ(diags.str(), "");
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(describe(c),
+            "0 one_more Add yes\n"
+            "1 pow Pow yes: the exponent 'e2' is not a constant; the device "
+            "takes only a constant exponent with one element\n");
+  EXPECT_TRUE(c[1].onHost);
+  std::optional<Graph> g = importOnnxModel(b.model(), "m.onnx", {}, diags);
+  ASSERT_TRUE(g.has_value()) << diags.str();
+  EXPECT_EQ(g->findOp("pow")->kind(), OpKind::Host);
+  EXPECT_EQ(g->findOp("one_more")->kind(), OpKind::Add);
+
+  OnnxImportOptions noFallback;
+  noFallback.hostFallback = false;
+  DiagnosticEngine refused;
+  EXPECT_FALSE(importOnnxModel(b.model(), "m.onnx", noFallback, refused));
+  EXPECT_EQ(refused.str(),
+            "m.onnx: error: at 'graph.node[1]': node 'pow' (Pow): the "
+            "exponent 'e2' is not a constant; the device takes only a "
+            "constant exponent with one element\n");
+}
+
 TEST(OnnxCoverage, ShapeOnlyNodesAreNotNeeded) {
   DiagnosticEngine diags;
   OnnxImportOptions options;
