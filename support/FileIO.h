@@ -32,9 +32,12 @@ inline constexpr FileLimit kIrTextLimit{256 * kMiB, "an IR text file"};
 inline constexpr FileLimit kTextFileLimit{64 * kMiB, "a text file"};
 inline constexpr FileLimit kJsonFileLimit{kGiB, "a JSON file", true};
 inline constexpr FileLimit kTraceFileLimit{4 * kGiB, "a trace", true};
-/// An ONNX file's protobuf: 2 GiB is the largest message protobuf parses
-/// (weights beyond go to external data files, which have no limit).
-inline constexpr FileLimit kOnnxFileLimit{2 * kGiB - 1, "an ONNX file", true};
+/// An ONNX file: read part by part, so above protobuf's 2 GiB message limit
+/// (ONNX writes models above 2 GB with external data files instead).
+inline constexpr FileLimit kOnnxFileLimit{64 * kGiB, "an ONNX file", true};
+/// An ONNX TensorProto file (.pb): one protobuf message, at most 2 GiB.
+inline constexpr FileLimit kOnnxTensorFileLimit{2 * kGiB - 1,
+                                               "an ONNX tensor file", true};
 /// A file of ONNX external data (weights of models above 2 GiB).
 inline constexpr FileLimit kOnnxDataFileLimit{uint64_t{1} << 40,
                                              "an ONNX external data file", true};
