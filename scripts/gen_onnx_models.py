@@ -531,7 +531,8 @@ def gen_opset11():
 
 def gen_opset18():
     """Opset 18 forms read as opset 17: Reduce* axes as a constant input,
-    Split by num_outputs, Pad without axes (host); IR version 9."""
+    Split by num_outputs, Pad without axes (host), a ReduceMin that
+    noop_with_empty_axes makes an identity; IR version 9."""
     x = rand(31, 2, 3, 4)
     nodes = [
         helper.make_node("ReduceMean", ["x", "last"], ["m"], name="mean"),
@@ -542,10 +543,12 @@ def gen_opset18():
         helper.make_node("Constant", [], ["mid"], name="mid_axis", value_ints=[1]),
         helper.make_node("ReduceMax", ["x", "mid"], ["mx"], name="max", keepdims=0),
         helper.make_node("Pad", ["x", "pads", "fill"], ["pd"], name="pad"),
+        helper.make_node("ReduceMin", ["x"], ["same"], name="noop",
+                         noop_with_empty_axes=1),
     ]
     m = model("opset18", nodes, [tensor_info("x", F32, [2, 3, 4])],
               [tensor_info("cat", F32, [2, 2, 4]), tensor_info("mx", F32, [2, 4]),
-               tensor_info("pd", F32, [2, 3, 6])],
+               tensor_info("pd", F32, [2, 3, 6]), tensor_info("same", F32, [2, 3, 4])],
               [init("last", np.array([-1], np.int64)),
                init("pads", np.array([0, 0, 1, 0, 0, 1], np.int64)),
                init("fill", np.array(0.25, np.float32))], opset=18)
@@ -555,7 +558,8 @@ def gen_opset18():
     save_good("opset18", m, {"x": x},
               {"cat": np.concatenate([c[:, 2:3], c[:, 0:1]], axis=1),
                "mx": d.max(axis=1),
-               "pd": np.pad(d, ((0, 0), (0, 0), (1, 1)), constant_values=0.25)})
+               "pd": np.pad(d, ((0, 0), (0, 0), (1, 1)), constant_values=0.25),
+               "same": d})
 
 
 # ---- External data ----

@@ -422,13 +422,16 @@ private:
       axes = *c;
     }
     const AttributeProto *noop = findAttribute(node, "noop_with_empty_axes");
-    if (noop && noop->i() != 0 && axes.empty())
-      return "added noop_with_empty_axes to " + op +
-             "; a reduction that does nothing for empty axes is not "
-             "supported";
+    const bool identity = noop && noop->i() != 0 && axes.empty();
     dropAttribute(node, "noop_with_empty_axes");
     while (node.input_size() > 1)
       node.mutable_input()->RemoveLast();
+    if (identity) {
+      // No axes with noop_with_empty_axes: the input as it is.
+      node.set_op_type("Identity");
+      node.clear_attribute();
+      return "";
+    }
     if (!axes.empty()) {
       AttributeProto *a = node.add_attribute();
       a->set_name("axes");

@@ -14,6 +14,7 @@
 //   changes nothing for the models the importer reads; a few changes are
 //   rewritten to their opset-17 form where a node does not use what they
 //   added (Reduce* axes given as a constant input become the attribute,
+//   a reduction that noop_with_empty_axes makes do nothing an Identity,
 //   Split's num_outputs is dropped, Cast's saturate and round_mode, which
 //   only concern float8 and float4, are dropped, Pad without axes or wrap
 //   mode is Pad-13); any other change, and an op that opset 17 does not
