@@ -655,6 +655,11 @@ def gen_bad():
     save_bad("opset_new_op", model(
         "gelu", [helper.make_node("Gelu", ["x"], ["y"], name="gelu")],
         [tensor_info("x", F32, [2, 3])], [tensor_info("y", F32, [2, 3])], opset=20))
+    save_bad("opset_uneven_split", model(
+        "split", [helper.make_node("Split", ["x"], ["a", "b"], name="split", axis=0,
+                                   num_outputs=2)],
+        [tensor_info("x", F32, [5])], [tensor_info("a", F32, [3]), tensor_info("b", F32, [2])],
+        opset=18))
     save_bad("opset_computed_axes", model(
         "axes", [helper.make_node("ReduceMean", ["x", "a"], ["y"], name="mean")],
         [tensor_info("x", F32, [2, 3]), tensor_info("a", TensorProto.INT64, [1])],

@@ -254,7 +254,7 @@ private:
 
   void prepare() {
     locateExternalData();
-    normalizeOpset(model_, file_);
+    opsetChange_ = normalizeOpset(model_, file_);
     try {
       onnx::checker::CheckerContext ctx;
       ctx.set_model_dir(modelDir_.empty() ? "." : modelDir_);
@@ -412,7 +412,13 @@ private:
       if (!name.empty() && nodes.Get(i).name() == name &&
           nodes.Get(i).op_type() == opType)
         fail(nodePath(i),
-             describeNode(nodes.Get(i)) + ": ONNX shape inference: " + message);
+             describeNode(nodes.Get(i)) + ": ONNX shape inference: " + message +
+                 (std::count(opsetChange_.splitsByCount.begin(),
+                             opsetChange_.splitsByCount.end(), i)
+                      ? " (a Split of opset 18 by num_outputs must be even "
+                        "here: the importer reads Split as opset 17 "
+                        "defines it)"
+                      : ""));
     fail("", "node (" + opType + "): ONNX shape inference: " + message);
   }
 
@@ -1664,6 +1670,8 @@ private:
   std::map<std::string, OnnxExternalData> external_;
   /// The model's folder, which external data locations are relative to.
   std::string modelDir_;
+  /// How the model's opset was brought to 13-17.
+  OpsetChange opsetChange_;
   std::vector<std::unique_ptr<TensorProto>> ownedConstants_;
   std::map<std::string, OnnxTensorValues> constantValues_;
   /// Constants that cannot be read, and why.

@@ -261,17 +261,23 @@ public:
       model_.set_ir_version(onnx::Version::IR_VERSION);
     if (opset < kUpgradeTarget) {
       upgrade(opset, path);
-      return {opset, kUpgradeTarget};
+      return {opset, kUpgradeTarget, {}};
     }
     if (opset <= kLibraryOpset)
-      return {opset, opset};
+      return {opset, opset, {}};
     indexConstants();
+    OpsetChange change{opset, kLibraryOpset, {}};
     auto *nodes = model_.mutable_graph()->mutable_node();
-    for (int i = 0; i < nodes->size(); ++i)
-      if (isDefaultDomain(nodes->Get(i).domain()))
-        readAsOpset17(*nodes->Mutable(i), i, opset);
+    for (int i = 0; i < nodes->size(); ++i) {
+      NodeProto &node = *nodes->Mutable(i);
+      if (!isDefaultDomain(node.domain()))
+        continue;
+      if (node.op_type() == "Split" && findAttribute(node, "num_outputs"))
+        change.splitsByCount.push_back(i);
+      readAsOpset17(node, i, opset);
+    }
     model_.mutable_opset_import(index)->set_version(kLibraryOpset);
-    return {opset, kLibraryOpset};
+    return change;
   }
 
 private:

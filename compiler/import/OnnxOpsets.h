@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace onnx {
 class ModelProto;
@@ -45,6 +46,9 @@ inline constexpr int64_t kOnnxNewestOpset = 27;
 struct OpsetChange {
   int64_t from = 0; ///< the model's opset of the default domain (0: none)
   int64_t to = 0;   ///< the opset it is read as
+  /// Nodes (graph.node indexes) that were Split-18 by num_outputs: an
+  /// uneven split of one fails opset-17 shape inference.
+  std::vector<int> splitsByCount;
 };
 
 /// Brings `model` to an opset of 13 to 17 (see above). `fileName` locates

@@ -58,6 +58,11 @@ const BadModel kBadModels[] = {
      ": error: at 'graph.node[0]': node 'gelu' (Gelu): op type 'Gelu' is not "
      "defined in opset 17, the newest the ONNX library of this importer "
      "knows (the model has opset 20)"},
+    {"opset_uneven_split",
+     ": error: at 'graph.node[0]': node 'split' (Split): ONNX shape "
+     "inference: The input is not evenly splittable (a Split of opset 18 by "
+     "num_outputs must be even here: the importer reads Split as opset 17 "
+     "defines it)"},
     {"opset_computed_axes",
      ": error: at 'graph.node[0]': node 'mean' (ReduceMean): opset 18 made "
      "the axes of ReduceMean an input; axes 'a' are not a constant of "
