@@ -424,8 +424,10 @@ private:
 
   void indexGraph() {
     const auto &g = model_.graph();
-    for (const TensorProto &t : g.initializer())
+    for (const TensorProto &t : g.initializer()) {
       constants_[t.name()] = &t;
+      initializers_.insert(t.name());
+    }
     for (const auto &s : g.sparse_initializer())
       constantProblems_[s.values().name()] = "it is a sparse initializer";
     for (int i = 0; i < g.node_size(); ++i) {
@@ -839,14 +841,24 @@ private:
       unsupported("constant '" + name + "' " + shapeStr(shape) + ": " +
                   problem);
     TensorType type{*et, shape};
+    requireFreshName(name);
     ConstantDataPtr data;
     if (auto ext = external_.find(name); ext != external_.end()) {
       data = deferredConstant(type, ext->second);
     } else if (t.has_raw_data() && t.data_location() != TensorProto::EXTERNAL &&
         std::endian::native == std::endian::little &&
         static_cast<int64_t>(t.raw_data().size()) == type.byteSize()) {
-      // raw_data holds little-endian elements, as the IR stores them.
-      data = ConstantData::create(type, t.raw_data());
+      // raw_data holds little-endian elements, as the IR stores them. An
+      // initializer's bytes move (the model is the importer's own copy), so
+      // a large model is not held twice; constInput reads them back from
+      // the IR constant.
+      if (initializers_.contains(name)) {
+        data = ConstantData::create(
+            type, std::move(*const_cast<TensorProto &>(t).mutable_raw_data()));
+        movedToIr_.insert(name);
+      } else {
+        data = ConstantData::create(type, t.raw_data());
+      }
     } else {
       std::string why;
       std::optional<OnnxTensorValues> v = readOnnxTensor(t, why);
@@ -854,7 +866,6 @@ private:
         unsupported("constant '" + name + "' cannot be read: " + why);
       data = ConstantData::fromDoubles(type, v->values);
     }
-    requireFreshName(name);
     Value *c = graph_.addConstant(name, std::move(data));
     values_[name] = c;
     return c;
@@ -915,6 +926,14 @@ private:
     auto cached = constantValues_.find(name);
     if (cached != constantValues_.end())
       return &cached->second;
+    if (movedToIr_.contains(name)) {
+      const ConstantData &d = values_.at(name)->constantData();
+      OnnxTensorValues v;
+      v.dims = d.type().shape;
+      v.dataType = c->second->data_type();
+      v.values = d.toDoubles();
+      return &constantValues_.emplace(name, std::move(v)).first->second;
+    }
     std::string why;
     std::optional<OnnxTensorValues> v = readOnnxTensor(withData(name), why);
     if (!v)
@@ -1666,6 +1685,10 @@ private:
 
   /// Initializers and Constant node values, by value name.
   std::map<std::string, const TensorProto *> constants_;
+  /// Initializers of the model (their TensorProto is the importer's).
+  std::set<std::string> initializers_;
+  /// Initializers whose raw bytes moved into their IR constant.
+  std::set<std::string> movedToIr_;
   /// Initializers whose data is in an external file not read yet.
   std::map<std::string, OnnxExternalData> external_;
   /// The model's folder, which external data locations are relative to.
