@@ -56,6 +56,19 @@ public:
     return *this;
   }
 
+  /// A FLOAT initializer with its values in raw_data.
+  ModelBuilder &initializer(const std::string &name, std::vector<int64_t> dims,
+                            const std::vector<float> &values) {
+    TensorProto *t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(TensorProto::FLOAT);
+    for (int64_t d : dims)
+      t->add_dims(d);
+    t->set_raw_data(std::string(reinterpret_cast<const char *>(values.data()),
+                                values.size() * sizeof(float)));
+    return *this;
+  }
+
   const onnx::ModelProto &model() const { return model_; }
 
 private:
@@ -168,6 +181,25 @@ TEST(OnnxCoverage, AFormTheDeviceRefusesRunsOnTheHost) {
             "m.onnx: error: at 'graph.node[1]': node 'pow' (Pow): the "
             "exponent 'e2' is not a constant; the device takes only a "
             "constant exponent with one element\n");
+}
+
+TEST(OnnxCoverage, AConstantReadAsDataAndAsAParameterKeepsItsValue) {
+  // `c` becomes an IR constant for the Add (its bytes move there), then the
+  // Pow reads it as its exponent.
+  ModelBuilder b;
+  b.input("x", {2, 3})
+      .initializer("c", {}, {3.0f})
+      .node("add", "Add", {"x", "c"}, {"a"})
+      .node("pow", "Pow", {"a", "c"}, {"y"})
+      .output("y", {2, 3});
+  DiagnosticEngine diags;
+  std::optional<Graph> g = importOnnxModel(b.model(), "m.onnx", {}, diags);
+  ASSERT_TRUE(g.has_value()) << diags.str();
+  EXPECT_EQ(g->findValue("c")->constantData().element(0), 3.0);
+  const Op *pow = g->findOp("pow");
+  ASSERT_NE(pow, nullptr);
+  EXPECT_EQ(pow->kind(), OpKind::Pow);
+  EXPECT_EQ(pow->attrs().get("exponent").asFloat(), 3.0);
 }
 
 TEST(OnnxCoverage, ShapeOnlyNodesAreNotNeeded) {
