@@ -301,6 +301,27 @@ std::vector<HostTensor> runMinMax(const HostOp &op, const Attrs &,
   return {std::move(out)};
 }
 
+// ---- Pow ----
+
+HostInference inferPow(const HostOp &, const Attrs &,
+                       std::span<const HostShape> in) {
+  HostShape s = broadcast(in[0], in[1]);
+  return {{s}, countOf(s), {}};
+}
+
+std::vector<HostTensor> runPow(const HostOp &, const Attrs &,
+                               std::span<const HostTensor> in) {
+  const HostShape s = broadcast(in[0].shape, in[1].shape);
+  const std::vector<int64_t> xs = stridesOf(in[0].shape);
+  const std::vector<int64_t> ys = stridesOf(in[1].shape);
+  HostTensor out{s, std::vector<double>(countOf(s))};
+  forEachIndex(s, [&](uint64_t k, const std::vector<int64_t> &idx) {
+    out.data[k] = std::pow(broadcastAt(in[0], idx, xs),
+                           broadcastAt(in[1], idx, ys));
+  });
+  return {std::move(out)};
+}
+
 // ---- Slice ----
 
 struct SliceDims {
@@ -739,6 +760,7 @@ const std::vector<Row> &rows() {
     unary("Clip", {"min", "max"});
     t.push_back({"Min", {}, 1, true, inferMinMax, runMinMax});
     t.push_back({"Max", {}, 1, true, inferMinMax, runMinMax});
+    t.push_back({"Pow", {}, 2, false, inferPow, runPow});
     t.push_back({"Slice", {"starts", "ends", "axes", "steps"}, 1, false,
                  inferSlice, runSlice});
     t.push_back({"Gather", {"axis", "indices", "indices_shape"}, 1, false,

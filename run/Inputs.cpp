@@ -112,7 +112,7 @@ NpyArray npyFromOnnx(const compiler::OnnxTensorValues &t, NpyDtype dtype) {
 /// A TensorProto file's values; a file that is empty, does not parse or
 /// holds no numbers is a UserError naming it.
 compiler::OnnxTensorValues readPb(const std::string &path, std::string &name) {
-  const std::string bytes = readFile(path, kOnnxFileLimit);
+  const std::string bytes = readFile(path, kOnnxTensorFileLimit);
   if (bytes.empty())
     throw UserError(SourceLoc{path},
                     "the file is empty; expected an ONNX TensorProto");

@@ -168,9 +168,10 @@ sim::Roofline runRoofline(const RunReport &r) {
 
 compiler::CompileResult compileOrThrow(const compiler::Graph &graph,
                                        const hw::HwConfig &config,
-                                       int optLevel) {
+                                       int optLevel, bool constantData) {
   compiler::CompileOptions co;
   co.optLevel = optLevel;
+  co.constantData = constantData;
   DiagnosticEngine diags;
   compiler::CompileOutcome outcome =
       compiler::compile(graph, config, co, diags);
@@ -394,7 +395,8 @@ RunReport runModel(const RunOptions &o) {
   }
 
   const compiler::CompileResult compiled =
-      compileOrThrow(graph, config, o.optLevel);
+      compileOrThrow(graph, config, o.optLevel,
+                     /*constantData=*/report.numerics);
   const Simulation sim =
       simulate(graph, compiled.program, config,
                report.numerics ? &inputs : nullptr, o.useSystemC, o.quantum,

@@ -144,10 +144,11 @@ Tolerance outputTolerance(const std::vector<double> &expected);
 sim::Roofline runRoofline(const RunReport &report);
 
 /// Compiles `graph` for `config` at `optLevel`; the compiler's refusal is a
-/// CompileError.
+/// CompileError. `constantData` false: constants are declared without their
+/// data (CompileOptions::constantData), for a timing-only run.
 compiler::CompileResult compileOrThrow(const compiler::Graph &graph,
                                        const hw::HwConfig &config,
-                                       int optLevel);
+                                       int optLevel, bool constantData = true);
 
 /// One finished simulation of a program compiled from a graph.
 struct Simulation {

@@ -26,6 +26,7 @@ import sys
 
 import numpy as np
 import onnx
+import onnx.external_data_helper
 from onnx import TensorProto, helper, numpy_helper
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -58,7 +59,9 @@ def model(name, nodes, inputs, outputs, initializers=(), opset=17):
         opset_imports=[helper.make_opsetid("", opset)],
         producer_name="gen_onnx_models.py",
     )
-    onnx.checker.check_model(m)
+    # This onnx (1.12) knows opsets up to 17 and checks nothing newer.
+    if opset <= 17:
+        onnx.checker.check_model(m)
     return m
 
 
@@ -499,6 +502,122 @@ def gen_attention_block():
     save_good("attention_block", m, {"x": x}, {"y": h + g @ f64(w2)})
 
 
+# ---- Other opsets ----
+
+
+def gen_opset11():
+    """Opset 11 forms the version converter upgrades: Softmax over the
+    flattened trailing axes, Unsqueeze and ReduceSum axes as attributes,
+    Split sizes as an attribute, Clip bounds as inputs (host)."""
+    x = rand(30, 2, 3, 4)
+    nodes = [
+        helper.make_node("Softmax", ["x"], ["s"], name="softmax", axis=1),
+        helper.make_node("Unsqueeze", ["s"], ["u"], name="unsqueeze", axes=[0]),
+        helper.make_node("Split", ["x"], ["a", "b"], name="split", axis=2, split=[1, 3]),
+        helper.make_node("ReduceSum", ["b"], ["rs"], name="sum", axes=[1], keepdims=0),
+        helper.make_node("Clip", ["a", "lo", "hi"], ["c"], name="clip"),
+    ]
+    m = model("opset11", nodes, [tensor_info("x", F32, [2, 3, 4])],
+              [tensor_info("u", F32, [1, 2, 3, 4]), tensor_info("rs", F32, [2, 4 - 1]),
+               tensor_info("c", F32, [2, 3, 1])],
+              [init("lo", np.array(-0.5, np.float32)), init("hi", np.array(0.5, np.float32))],
+              opset=11)
+    d = f64(x)
+    flat = softmax(d.reshape(2, 12), -1).reshape(2, 3, 4)
+    save_good("opset11", m, {"x": x},
+              {"u": flat[np.newaxis], "rs": d[:, :, 1:].sum(axis=1),
+               "c": np.clip(d[:, :, :1], -0.5, 0.5)})
+
+
+def gen_opset18():
+    """Opset 18 forms read as opset 17: Reduce* axes as a constant input,
+    Split by num_outputs, Pad without axes (host), a ReduceMin that
+    noop_with_empty_axes makes an identity; IR version 9."""
+    x = rand(31, 2, 3, 4)
+    nodes = [
+        helper.make_node("ReduceMean", ["x", "last"], ["m"], name="mean"),
+        helper.make_node("Sub", ["x", "m"], ["c"], name="center"),
+        helper.make_node("Split", ["c"], ["p0", "p1", "p2"], name="split", axis=1,
+                         num_outputs=3),
+        helper.make_node("Concat", ["p2", "p0"], ["cat"], name="concat", axis=1),
+        helper.make_node("Constant", [], ["mid"], name="mid_axis", value_ints=[1]),
+        helper.make_node("ReduceMax", ["x", "mid"], ["mx"], name="max", keepdims=0),
+        helper.make_node("Pad", ["x", "pads", "fill"], ["pd"], name="pad"),
+        helper.make_node("ReduceMin", ["x"], ["same"], name="noop",
+                         noop_with_empty_axes=1),
+    ]
+    m = model("opset18", nodes, [tensor_info("x", F32, [2, 3, 4])],
+              [tensor_info("cat", F32, [2, 2, 4]), tensor_info("mx", F32, [2, 4]),
+               tensor_info("pd", F32, [2, 3, 6]), tensor_info("same", F32, [2, 3, 4])],
+              [init("last", np.array([-1], np.int64)),
+               init("pads", np.array([0, 0, 1, 0, 0, 1], np.int64)),
+               init("fill", np.array(0.25, np.float32))], opset=18)
+    m.ir_version = 9
+    d = f64(x)
+    c = d - d.mean(axis=-1, keepdims=True)
+    save_good("opset18", m, {"x": x},
+              {"cat": np.concatenate([c[:, 2:3], c[:, 0:1]], axis=1),
+               "mx": d.max(axis=1),
+               "pd": np.pad(d, ((0, 0), (0, 0), (1, 1)), constant_values=0.25),
+               "same": d})
+
+
+# ---- External data ----
+
+
+def gen_external_data():
+    """Weights in a file beside the model, in a subfolder: a MatMul weight
+    and an Add bias stored externally, a small shape and a scalar inline."""
+    x, w, b = rand(32, 4, 16), rand(33, 16, 32, scale=0.25), rand(34, 32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"], name="fc"),
+        helper.make_node("Add", ["h", "b"], ["hb"], name="bias"),
+        helper.make_node("Relu", ["hb"], ["r"], name="act"),
+        helper.make_node("Mul", ["r", "half"], ["s"], name="scale"),
+        helper.make_node("Reshape", ["s", "shape"], ["y"], name="reshape"),
+    ]
+    m = model("external_data", nodes, [tensor_info("x", F32, [4, 16])],
+              [tensor_info("y", F32, [8, 16])],
+              [init("w", w), init("b", b), init("half", np.array(0.5, np.float32)),
+               init("shape", np.array([8, 16], np.int64))])
+    folder = os.path.join(OUT, "external_data")
+    os.makedirs(os.path.join(folder, "weights"))
+    # Tensors of 64 bytes and more go to weights/data.bin: w and b.
+    onnx.external_data_helper.convert_model_to_external_data(
+        m, all_tensors_to_one_file=True, location="weights/data.bin",
+        size_threshold=64)
+    y = np.maximum(f64(x) @ f64(w) + f64(b), 0) * 0.5
+    save_good("external_data", m, {"x": x}, {"y": y.reshape(8, 16)})
+
+
+def gen_external_bad():
+    """tests/data/onnx/external_bad/<case>/model.onnx: a MatMul weight
+    whose external data cannot be read as located (the bad-input catalogue
+    runs them)."""
+    def weight_at(location):
+        t = TensorProto()
+        t.name, t.data_type = "w", F32
+        t.dims.extend([4, 4])
+        t.data_location = TensorProto.EXTERNAL
+        e = t.external_data.add()
+        e.key, e.value = "location", location
+        return t
+    cases = {"absolute": "/etc/hostname", "escape": "../weights.bin",
+             "missing": "missing.bin", "short": "short.bin"}
+    for case, location in cases.items():
+        folder = os.path.join(OUT, "external_bad", case)
+        os.makedirs(folder)
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["x", "w"], ["y"], name="fc")], case,
+            [tensor_info("x", F32, [2, 4])], [tensor_info("y", F32, [2, 4])],
+            [weight_at(location)])
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              producer_name="gen_onnx_models.py")
+        onnx.save(m, os.path.join(folder, "model.onnx"))
+    with open(os.path.join(OUT, "external_bad", "short", "short.bin"), "wb") as f:
+        f.write(bytes(8))
+
+
 # ---- Bad models ----
 
 
@@ -526,7 +645,25 @@ def gen_bad():
         [tensor_info("x", F32, [2, 3])], [tensor_info("y", F32, [2, 3])]))
     save_bad("wrong_opset", model(
         "old", [helper.make_node("Relu", ["x"], ["y"], name="act")],
-        [tensor_info("x", F32, [2, 3])], [tensor_info("y", F32, [2, 3])], opset=11))
+        [tensor_info("x", F32, [2, 3])], [tensor_info("y", F32, [2, 3])], opset=6))
+    # Opsets after 17: an op whose semantics changed, one opset 17 lacks,
+    # and a form the rewrite to opset 17 cannot take.
+    save_bad("opset_changed_op", model(
+        "resize", [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize")],
+        [tensor_info("x", F32, [1, 1, 2, 2])], [tensor_info("y", F32, [1, 1, 4, 4])],
+        [init("scales", np.array([1, 1, 2, 2], np.float32))], opset=18))
+    save_bad("opset_new_op", model(
+        "gelu", [helper.make_node("Gelu", ["x"], ["y"], name="gelu")],
+        [tensor_info("x", F32, [2, 3])], [tensor_info("y", F32, [2, 3])], opset=20))
+    save_bad("opset_uneven_split", model(
+        "split", [helper.make_node("Split", ["x"], ["a", "b"], name="split", axis=0,
+                                   num_outputs=2)],
+        [tensor_info("x", F32, [5])], [tensor_info("a", F32, [3]), tensor_info("b", F32, [2])],
+        opset=18))
+    save_bad("opset_computed_axes", model(
+        "axes", [helper.make_node("ReduceMean", ["x", "a"], ["y"], name="mean")],
+        [tensor_info("x", F32, [2, 3]), tensor_info("a", TensorProto.INT64, [1])],
+        [tensor_info("y", F32, [2, 1])], opset=18))
     save_bad("shape_mismatch", model(
         "mismatch", [helper.make_node("Add", ["x", "y"], ["z"], name="add")],
         [tensor_info("x", F32, [2, 3]), tensor_info("y", F32, [4])],
@@ -568,7 +705,8 @@ def main():
     for gen in (gen_matmul, gen_gemm, gen_elementwise, gen_unary, gen_softmax,
                 gen_layernorm, gen_reduce, gen_shapes, gen_where, gen_float16,
                 gen_dynamic_batch, gen_gelu_erf, gen_rmsnorm, gen_causal_mask,
-                gen_attention_block, gen_bad):
+                gen_attention_block, gen_opset11, gen_opset18, gen_external_data,
+                gen_external_bad, gen_bad):
         gen()
     return 0
 

@@ -38,7 +38,8 @@ std::string sizeText(uint64_t bytes) {
 
 } // namespace
 
-std::string readFile(const std::string &path, const FileLimit &limit) {
+std::optional<uint64_t> checkInputFile(const std::string &path,
+                                       const FileLimit &limit) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw UserError(SourceLoc{path}, std::string("cannot open file: ") +
@@ -52,6 +53,17 @@ std::string readFile(const std::string &path, const FileLimit &limit) {
                         std::string(limit.what) + " must be a file");
   if (regular && static_cast<uint64_t>(st.st_size) > limit.maxBytes)
     tooLarge(path, limit, std::to_string(st.st_size) + " bytes");
+  if (!regular)
+    return std::nullopt;
+  return static_cast<uint64_t>(st.st_size);
+}
+
+std::string readFile(const std::string &path, const FileLimit &limit) {
+  const bool regular = checkInputFile(path, limit).has_value();
+  struct stat st {};
+  if (regular && ::stat(path.c_str(), &st) != 0)
+    throw UserError(SourceLoc{path}, std::string("cannot open file: ") +
+                                         std::strerror(errno));
   std::FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
     throw UserError(SourceLoc{path}, std::string("cannot open file: ") +

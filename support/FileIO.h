@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,8 +32,15 @@ inline constexpr FileLimit kIrTextLimit{256 * kMiB, "an IR text file"};
 inline constexpr FileLimit kTextFileLimit{64 * kMiB, "a text file"};
 inline constexpr FileLimit kJsonFileLimit{kGiB, "a JSON file", true};
 inline constexpr FileLimit kTraceFileLimit{4 * kGiB, "a trace", true};
-/// Protobuf parses one buffer of at most 2 GiB.
-inline constexpr FileLimit kOnnxFileLimit{2 * kGiB - 1, "an ONNX file", true};
+/// An ONNX file: read part by part, so above protobuf's 2 GiB message limit
+/// (ONNX writes models above 2 GB with external data files instead).
+inline constexpr FileLimit kOnnxFileLimit{64 * kGiB, "an ONNX file", true};
+/// An ONNX TensorProto file (.pb): one protobuf message, at most 2 GiB.
+inline constexpr FileLimit kOnnxTensorFileLimit{2 * kGiB - 1,
+                                               "an ONNX tensor file", true};
+/// A file of ONNX external data (weights of models above 2 GiB).
+inline constexpr FileLimit kOnnxDataFileLimit{uint64_t{1} << 40,
+                                             "an ONNX external data file", true};
 inline constexpr FileLimit kModelFileLimit{2 * kGiB - 1, "a model file", true};
 /// Programs and arrays hold tensor data, bounded by the largest device
 /// memory a config may describe.
@@ -45,6 +53,12 @@ inline constexpr const char *kStdoutPath = "-";
 /// True when an output path is `-`, standard output. A file named `-` is
 /// still reachable as `./-`.
 inline bool isStdout(const std::string &path) { return path == kStdoutPath; }
+
+/// The checks readFile makes before reading: the size of a regular file
+/// within the limit, nullopt for a device or pipe the limit admits; a
+/// UserError naming the path otherwise.
+std::optional<uint64_t> checkInputFile(const std::string &path,
+                                       const FileLimit &limit);
 
 /// Reads a whole file as bytes, at most `limit.maxBytes`. A missing,
 /// unreadable or too large file, a folder, or (for a `regularOnly` limit)

@@ -236,7 +236,7 @@ ProgramBuilder::addTensorAt(std::string name, isa::TensorKind kind,
   t.deviceShape = isa::deviceShapeOf(t.hostShape, dtype);
   t.sizeSticks = isa::sticksOf(t.deviceShape);
   t.address = address;
-  if (kind == isa::TensorKind::Const)
+  if (kind == isa::TensorKind::Const && !constWithoutData_)
     t.data.assign(t.sizeSticks * isa::kStickBytes, 0);
   tensors_.push_back(std::move(t));
   return tensors_.back();
@@ -286,6 +286,16 @@ ProgramBuilder::addConst(std::string name, isa::DType dtype,
     }
     }
   }
+  return decl;
+}
+
+const isa::TensorDecl &
+ProgramBuilder::addConstWithoutData(std::string name, isa::DType dtype,
+                                    std::vector<int64_t> hostShape) {
+  constWithoutData_ = true;
+  const isa::TensorDecl &decl = addTensor(
+      std::move(name), isa::TensorKind::Const, dtype, std::move(hostShape));
+  constWithoutData_ = false;
   return decl;
 }
 

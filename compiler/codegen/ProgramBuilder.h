@@ -165,6 +165,11 @@ public:
   const isa::TensorDecl &addConst(std::string name, isa::DType dtype,
                                   std::vector<int64_t> hostShape,
                                   const std::vector<float> &values);
+  /// A constant declared without its data (a program for a timing-only
+  /// run: the simulator reads constant data only to compute numbers).
+  const isa::TensorDecl &addConstWithoutData(std::string name,
+                                             isa::DType dtype,
+                                             std::vector<int64_t> hostShape);
   const isa::TensorDecl *findTensor(std::string_view name) const;
   /// Address of a constant of `sticks` zero sticks shared by all kernels
   /// (declared on first use as the const tensor `__zeros`, 64 sticks).
@@ -226,6 +231,8 @@ private:
   std::vector<int64_t> lxHighWater_;
   std::string zerosName_;
   bool finished_ = false;
+  /// Set while addConstWithoutData declares its tensor.
+  bool constWithoutData_ = false;
 };
 
 /// Checks a finished program against `config` as ProgramBuilder::finish()

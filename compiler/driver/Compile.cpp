@@ -108,8 +108,8 @@ CompileOutcome compile(const Graph &graph, const hw::HwConfig &config,
     return {CompileStatus::InternalError, std::nullopt};
   }
   const size_t errorsBefore = diags.errorCount();
-  std::optional<isa::Program> program =
-      emitProgram(*r.graph, config, diags, options.placement);
+  std::optional<isa::Program> program = emitProgram(
+      *r.graph, config, diags, options.placement, options.constantData);
   if (!program) {
     if (diags.errorCount() > errorsBefore)
       return {CompileStatus::UserError, std::nullopt};

@@ -41,6 +41,10 @@ struct CompileOptions {
   /// device that keeps them, run/Device.h); empty: everything is placed
   /// from address 0.
   Placement placement;
+  /// false: constant tensors are declared without their data, which is
+  /// never read (ONNX weights in external files stay on disk). The program
+  /// then serves a timing-only simulation, not a program file.
+  bool constantData = true;
 };
 
 struct CompileResult {

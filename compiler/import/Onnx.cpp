@@ -8,26 +8,45 @@
 // coverage walk records the reason and goes on.
 #include "compiler/import/Onnx.h"
 
+#include "compiler/import/OnnxOpsets.h"
 #include "compiler/import/OnnxPatterns.h"
 #include "compiler/import/OnnxTensor.h"
 #include "compiler/ir/Verifier.h"
 #include "host/HostOp.h"
 #include "support/FileIO.h"
+#include "support/HostMemory.h"
 
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <memory>
 #include <set>
+
+namespace onnx::checker {
+// Exported by libonnx (1.12) though its header declares only the overloads
+// without a context: the checker looks for external data files in the
+// context's model folder, which the overload for a ModelProto leaves empty
+// (the working folder).
+void check_model(const ModelProto &model, CheckerContext &ctx);
+} // namespace onnx::checker
 
 namespace spyre::compiler {
 
@@ -47,6 +66,10 @@ struct Unsupported {
 [[noreturn]] void unsupported(std::string reason) {
   throw Unsupported{std::move(reason)};
 }
+
+/// External integer tensors up to this many elements (shapes, axes, split
+/// sizes) are read at load time: ONNX shape inference needs their values.
+constexpr int64_t kEagerExternalElements = int64_t{1} << 16;
 
 /// A finite causal-mask fill counts as -inf when it is at most this and
 /// only a softmax over the last axis reads the masked scores: exp(s - 1e4 -
@@ -139,6 +162,9 @@ struct OpRule {
   /// exponent, a condition), read from a constant at import time instead of
   /// being computed as data.
   unsigned paramInputs = 0;
+  /// Bit i: static input i is data when the node runs on the host (Pow's
+  /// exponent), so a node computing it is converted too.
+  unsigned hostDataInputs = 0;
 };
 
 const OpRule *findRule(std::string_view opType);
@@ -155,7 +181,8 @@ public:
   Importer(ModelProto model, const std::string &fileName,
            const OnnxImportOptions &options)
       : model_(std::move(model)), file_(fileName), options_(options),
-        graph_(graphName(model_, fileName)) {}
+        graph_(graphName(model_, fileName)),
+        modelDir_(std::filesystem::path(fileName).parent_path().string()) {}
 
   /// Converts the model; throws UserError for the first problem.
   Graph run() {
@@ -226,9 +253,12 @@ private:
   }
 
   void prepare() {
-    checkOpset();
+    locateExternalData();
+    opsetChange_ = normalizeOpset(model_, file_);
     try {
-      onnx::checker::check_model(model_);
+      onnx::checker::CheckerContext ctx;
+      ctx.set_model_dir(modelDir_.empty() ? "." : modelDir_);
+      onnx::checker::check_model(model_, ctx);
     } catch (const std::exception &e) {
       reportCheckerError(e.what());
     }
@@ -237,6 +267,35 @@ private:
     indexGraph();
     markNeeded();
     addInputs();
+  }
+
+  /// Checks where every initializer stored in an external file lies (an
+  /// error at the initializer otherwise) without reading it; small integer
+  /// ones, which shape inference reads, are read into the model.
+  void locateExternalData() {
+    auto *inits = model_.mutable_graph()->mutable_initializer();
+    for (int i = 0; i < inits->size(); ++i) {
+      TensorProto &t = *inits->Mutable(i);
+      if (t.data_location() != TensorProto::EXTERNAL)
+        continue;
+      std::string why;
+      std::optional<OnnxExternalData> where =
+          locateOnnxExternalData(t, modelDir_, why);
+      if (!where)
+        fail("graph.initializer[" + std::to_string(i) + "]",
+             "initializer '" + t.name() + "': " + why);
+      int64_t count = 1;
+      for (int64_t d : t.dims())
+        count *= d;
+      if (isOnnxIntegerType(t.data_type()) &&
+          count <= kEagerExternalElements) {
+        t.set_raw_data(readOnnxExternalData(*where));
+        t.clear_external_data();
+        t.clear_data_location();
+        continue;
+      }
+      external_[t.name()] = *where;
+    }
   }
 
   /// The checker names a bad node in its context (`Bad node spec for node.
@@ -260,22 +319,6 @@ private:
           nodes.Get(i).op_type() == opType)
         fail(nodePath(i), describeNode(nodes.Get(i)) + ": " + message);
     fail("", "ONNX checker: " + oneLine(text));
-  }
-
-  void checkOpset() {
-    const auto &imports = model_.opset_import();
-    for (int i = 0; i < imports.size(); ++i) {
-      const auto &o = imports.Get(i);
-      if (!o.domain().empty() && o.domain() != "ai.onnx")
-        continue;
-      if (o.version() < kOnnxMinOpset || o.version() > kOnnxMaxOpset)
-        fail("opset_import[" + std::to_string(i) + "]",
-             "opset " + std::to_string(o.version()) +
-                 " of the default ONNX domain is not supported (this importer "
-                 "reads opsets " +
-                 std::to_string(kOnnxMinOpset) + " to " +
-                 std::to_string(kOnnxMaxOpset) + ")");
-    }
   }
 
   bool isInitializer(const std::string &name) const {
@@ -369,14 +412,22 @@ private:
       if (!name.empty() && nodes.Get(i).name() == name &&
           nodes.Get(i).op_type() == opType)
         fail(nodePath(i),
-             describeNode(nodes.Get(i)) + ": ONNX shape inference: " + message);
+             describeNode(nodes.Get(i)) + ": ONNX shape inference: " + message +
+                 (std::count(opsetChange_.splitsByCount.begin(),
+                             opsetChange_.splitsByCount.end(), i)
+                      ? " (a Split of opset 18 by num_outputs must be even "
+                        "here: the importer reads Split as opset 17 "
+                        "defines it)"
+                      : ""));
     fail("", "node (" + opType + "): ONNX shape inference: " + message);
   }
 
   void indexGraph() {
     const auto &g = model_.graph();
-    for (const TensorProto &t : g.initializer())
+    for (const TensorProto &t : g.initializer()) {
       constants_[t.name()] = &t;
+      initializers_.insert(t.name());
+    }
     for (const auto &s : g.sparse_initializer())
       constantProblems_[s.values().name()] = "it is a sparse initializer";
     for (int i = 0; i < g.node_size(); ++i) {
@@ -468,6 +519,10 @@ private:
         bool param = rule ? k < 32 && ((rule->paramInputs >> k) & 1u)
                           : isDefaultDomain(node) &&
                                 isHostParamInput(node.op_type(), k);
+        // A computed input the host fallback reads as data must exist.
+        if (param && rule && options_.hostFallback && k < 32 &&
+            ((rule->hostDataInputs >> k) & 1u) && !isConstant(node.input(k)))
+          param = false;
         if (!node.input(k).empty() && !param)
           work.push_back(node.input(k));
       }
@@ -612,7 +667,7 @@ private:
       if (!hasInput(node, k))
         continue;
       if (!isHostParamInput(type, k)) {
-        operands.push_back(data(node, k));
+        operands.push_back(hostData(node, k));
         continue;
       }
       const std::string name = hostParamName(type, k);
@@ -648,6 +703,33 @@ private:
       unsupported("a host op has exactly one output");
     emitOutput(OpKind::Host, std::move(operands),
                AttrDict{{"op", type}, {"attrs", host::hostAttrsText(attrs)}});
+  }
+
+  /// Input `k` of a host op as data: a constant of an integer type (Pow's
+  /// exponent) becomes a FLOAT constant, which holds its values exactly up
+  /// to 2^24; anything else as data().
+  Value *hostData(const NodeProto &node, int k) {
+    const std::string &name = node.input(k);
+    if (values_.contains(name) || !isConstant(name) ||
+        elementTypeOf(constants_.at(name)->data_type()))
+      return data(node, k);
+    const OnnxTensorValues *v = constInput(node, k);
+    if (!isOnnxIntegerType(v->dataType))
+      return data(node, k);
+    for (int64_t i : v->ints)
+      if (i < -(int64_t{1} << 24) || i > (int64_t{1} << 24))
+        unsupported("constant '" + name + "' holds " + std::to_string(i) +
+                    ", which FLOAT does not hold exactly");
+    Shape shape(v->dims.begin(), v->dims.end());
+    std::string problem = checkShape(shape);
+    if (!problem.empty())
+      unsupported("constant '" + name + "' " + shapeStr(shape) + ": " +
+                  problem);
+    requireFreshName(name);
+    Value *c = graph_.addConstant(
+        name, ConstantData::fromDoubles({ElementType::F32, shape}, v->values));
+    values_[name] = c;
+    return c;
   }
 
   /// Every needed output is defined, with the type ONNX inferred for it.
@@ -759,12 +841,24 @@ private:
       unsupported("constant '" + name + "' " + shapeStr(shape) + ": " +
                   problem);
     TensorType type{*et, shape};
+    requireFreshName(name);
     ConstantDataPtr data;
-    if (t.has_raw_data() && t.data_location() != TensorProto::EXTERNAL &&
+    if (auto ext = external_.find(name); ext != external_.end()) {
+      data = deferredConstant(type, ext->second);
+    } else if (t.has_raw_data() && t.data_location() != TensorProto::EXTERNAL &&
         std::endian::native == std::endian::little &&
         static_cast<int64_t>(t.raw_data().size()) == type.byteSize()) {
-      // raw_data holds little-endian elements, as the IR stores them.
-      data = ConstantData::create(type, t.raw_data());
+      // raw_data holds little-endian elements, as the IR stores them. An
+      // initializer's bytes move (the model is the importer's own copy), so
+      // a large model is not held twice; constInput reads them back from
+      // the IR constant.
+      if (initializers_.contains(name)) {
+        data = ConstantData::create(
+            type, std::move(*const_cast<TensorProto &>(t).mutable_raw_data()));
+        movedToIr_.insert(name);
+      } else {
+        data = ConstantData::create(type, t.raw_data());
+      }
     } else {
       std::string why;
       std::optional<OnnxTensorValues> v = readOnnxTensor(t, why);
@@ -772,10 +866,50 @@ private:
         unsupported("constant '" + name + "' cannot be read: " + why);
       data = ConstantData::fromDoubles(type, v->values);
     }
-    requireFreshName(name);
     Value *c = graph_.addConstant(name, std::move(data));
     values_[name] = c;
     return c;
+  }
+
+  /// An initializer's data in an external file, read when first needed.
+  static ConstantDataPtr deferredConstant(const TensorType &type,
+                                          const OnnxExternalData &where) {
+    std::string source = where.location + "@" + std::to_string(where.offset) +
+                         "+" + std::to_string(where.length);
+    return ConstantData::deferred(type, std::move(source), [type, where] {
+      std::string bytes = readOnnxExternalData(where);
+      if (std::endian::native == std::endian::little)
+        return bytes; // little-endian elements, as the IR stores them
+      TensorProto t;
+      t.set_data_type(type.elementType == ElementType::F16
+                          ? TensorProto::FLOAT16
+                          : TensorProto::FLOAT);
+      for (int64_t d : type.shape)
+        t.add_dims(d);
+      t.set_raw_data(std::move(bytes));
+      std::string why;
+      std::optional<OnnxTensorValues> v = readOnnxTensor(t, why);
+      SPYRE_ASSERT(v.has_value(), "external data re-read: " + why);
+      return ConstantData::fromDoubles(type, v->values)->bytes();
+    });
+  }
+
+  /// The tensor of constant `name` with its data in the message (external
+  /// data read now).
+  const TensorProto &withData(const std::string &name) {
+    const TensorProto &t = *constants_.at(name);
+    auto ext = external_.find(name);
+    if (ext == external_.end())
+      return t;
+    auto read = std::make_unique<TensorProto>(t);
+    read->clear_external_data();
+    read->clear_data_location();
+    read->set_raw_data(readOnnxExternalData(ext->second));
+    const TensorProto *p = read.get();
+    ownedConstants_.push_back(std::move(read));
+    constants_[name] = p;
+    external_.erase(ext);
+    return *p;
   }
 
   /// The values of input `k` when it is a constant; nullptr when it is
@@ -792,8 +926,16 @@ private:
     auto cached = constantValues_.find(name);
     if (cached != constantValues_.end())
       return &cached->second;
+    if (movedToIr_.contains(name)) {
+      const ConstantData &d = values_.at(name)->constantData();
+      OnnxTensorValues v;
+      v.dims = d.type().shape;
+      v.dataType = c->second->data_type();
+      v.values = d.toDoubles();
+      return &constantValues_.emplace(name, std::move(v)).first->second;
+    }
     std::string why;
-    std::optional<OnnxTensorValues> v = readOnnxTensor(*c->second, why);
+    std::optional<OnnxTensorValues> v = readOnnxTensor(withData(name), why);
     if (!v)
       unsupported("constant '" + name + "' cannot be read: " + why);
     return &constantValues_.emplace(name, std::move(*v)).first->second;
@@ -980,11 +1122,13 @@ public:
     const OnnxTensorValues *e = constInput(node, 1);
     if (!e)
       notConstant(node, 1, "the exponent",
-                  "; only a constant exponent is supported");
+                  "; the device takes only a constant exponent with one "
+                  "element");
     if (e->elementCount() != 1)
       unsupported("the exponent '" + node.input(1) + "' has " +
                   std::to_string(e->elementCount()) +
-                  " elements; only a single constant exponent is supported");
+                  " elements; the device takes only a constant exponent with "
+                  "one element");
     emitOutput(OpKind::Pow, {x}, {{"exponent", e->values[0]}});
   }
 
@@ -1280,6 +1424,22 @@ public:
     emitOutput(OpKind::Reshape, {x}, {{"shape", Attribute::ints(*shape)}});
   }
 
+  void convertFlatten(const NodeProto &node) {
+    Value *x = data(node, 0);
+    const Shape &in = x->type().shape;
+    int64_t axisAttr = intAttr(node, "axis", 1);
+    auto rank = static_cast<int64_t>(in.size());
+    if (axisAttr < -rank || axisAttr > rank)
+      unsupported("axis " + std::to_string(axisAttr) + " is out of range for " +
+                  x->type().str());
+    auto axis = static_cast<size_t>(axisAttr < 0 ? axisAttr + rank : axisAttr);
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < in.size(); ++d)
+      (d < axis ? outer : inner) *= in[d];
+    emitOutput(OpKind::Reshape, {x},
+               {{"shape", Attribute::ints({outer, inner})}});
+  }
+
   void convertIdentity(const NodeProto &node) {
     Value *x = data(node, 0);
     // A reshape to the same shape keeps the output's own name; the
@@ -1419,7 +1579,8 @@ private:
   bool fuseCausalMaskAdd(const NodeProto &node) {
     for (int m : {1, 0}) {
       const std::string &scoresName = node.input(1 - m);
-      if (!isConstant(node.input(m)) || isConstant(scoresName))
+      if (!isConstant(node.input(m)) || isConstant(scoresName) ||
+          constants_.at(node.input(m))->dims_size() < 2)
         continue;
       const OnnxTensorValues *mask = constInput(node, m);
       if (!elementTypeOf(mask->dataType))
@@ -1524,6 +1685,16 @@ private:
 
   /// Initializers and Constant node values, by value name.
   std::map<std::string, const TensorProto *> constants_;
+  /// Initializers of the model (their TensorProto is the importer's).
+  std::set<std::string> initializers_;
+  /// Initializers whose raw bytes moved into their IR constant.
+  std::set<std::string> movedToIr_;
+  /// Initializers whose data is in an external file not read yet.
+  std::map<std::string, OnnxExternalData> external_;
+  /// The model's folder, which external data locations are relative to.
+  std::string modelDir_;
+  /// How the model's opset was brought to 13-17.
+  OpsetChange opsetChange_;
   std::vector<std::unique_ptr<TensorProto>> ownedConstants_;
   std::map<std::string, OnnxTensorValues> constantValues_;
   /// Constants that cannot be read, and why.
@@ -1559,13 +1730,14 @@ const OpRule kRules[] = {
     {"Div", &Importer::convertBinary},
     {"Erf", &Importer::convertUnary},
     {"Exp", &Importer::convertUnary},
+    {"Flatten", &Importer::convertFlatten},
     {"Gemm", &Importer::convertGemm},
     {"Identity", &Importer::convertIdentity},
     {"LayerNormalization", &Importer::convertLayerNorm},
     {"MatMul", &Importer::convertMatMul},
     {"Mul", &Importer::convertBinary},
     {"Neg", &Importer::convertUnary},
-    {"Pow", &Importer::convertPow, kInput1},
+    {"Pow", &Importer::convertPow, kInput1, kInput1},
     {"Reciprocal", &Importer::convertUnary},
     {"ReduceMax", &Importer::convertReduce},
     {"ReduceMean", &Importer::convertReduce},
@@ -1643,20 +1815,166 @@ bool isHostParamInput(std::string_view opType, int index) {
   return !hostParamName(opType, index).empty();
 }
 
+namespace {
+
+namespace pbio = google::protobuf::io;
+using google::protobuf::internal::WireFormatLite;
+
+/// One field of a message read from `in`, through a CodedInputStream of its
+/// own: protobuf counts a stream's bytes in an int, so no single stream may
+/// read a whole model above 2 GiB, but each of its parts is smaller.
+class FieldReader {
+public:
+  explicit FieldReader(pbio::ZeroCopyInputStream &in) : coded_(&in) {
+    coded_.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  }
+  pbio::CodedInputStream &coded() { return coded_; }
+  /// Bytes read so far (the tag, a length, the field).
+  uint64_t used() const {
+    return static_cast<uint64_t>(coded_.CurrentPosition());
+  }
+
+private:
+  pbio::CodedInputStream coded_;
+};
+
+/// Appends the field of `tag`, read from `r`, to `rest` as it was encoded.
+bool copyField(FieldReader &r, uint32_t tag, std::string &rest) {
+  pbio::StringOutputStream sink(&rest);
+  pbio::CodedOutputStream out(&sink);
+  return WireFormatLite::SkipField(&r.coded(), tag, &out);
+}
+
+/// The repeated message field of GraphProto that `field` numbers, or
+/// nullptr for the others (name, doc_string), which are copied.
+google::protobuf::MessageLite *graphEntry(onnx::GraphProto &g, int field) {
+  switch (field) {
+  case onnx::GraphProto::kNodeFieldNumber:
+    return g.add_node();
+  case onnx::GraphProto::kInitializerFieldNumber:
+    return g.add_initializer();
+  case onnx::GraphProto::kSparseInitializerFieldNumber:
+    return g.add_sparse_initializer();
+  case onnx::GraphProto::kInputFieldNumber:
+    return g.add_input();
+  case onnx::GraphProto::kOutputFieldNumber:
+    return g.add_output();
+  case onnx::GraphProto::kValueInfoFieldNumber:
+    return g.add_value_info();
+  case onnx::GraphProto::kQuantizationAnnotationFieldNumber:
+    return g.add_quantization_annotation();
+  default:
+    return nullptr;
+  }
+}
+
+/// The `length` bytes of a GraphProto, entry by entry: each node and
+/// initializer is parsed on its own, so the graph may exceed 2 GiB as long
+/// as each of them does not.
+bool parseGraph(pbio::ZeroCopyInputStream &in, uint64_t length,
+                onnx::GraphProto &graph) {
+  std::string rest;
+  while (length > 0) {
+    FieldReader r(in);
+    const uint32_t tag = r.coded().ReadTag();
+    if (tag == 0)
+      return false;
+    google::protobuf::MessageLite *entry = nullptr;
+    if (WireFormatLite::GetTagWireType(tag) ==
+        WireFormatLite::WIRETYPE_LENGTH_DELIMITED)
+      entry = graphEntry(graph, WireFormatLite::GetTagFieldNumber(tag));
+    if (entry) {
+      uint32_t size = 0;
+      if (!r.coded().ReadVarint32(&size) ||
+          size > static_cast<uint32_t>(std::numeric_limits<int>::max() - 16))
+        return false;
+      pbio::CodedInputStream::Limit limit =
+          r.coded().PushLimit(static_cast<int>(size));
+      if (!entry->MergePartialFromCodedStream(&r.coded()) ||
+          !r.coded().ConsumedEntireMessage())
+        return false;
+      r.coded().PopLimit(limit);
+    } else if (!copyField(r, tag, rest)) {
+      return false;
+    }
+    if (r.used() > length)
+      return false;
+    length -= r.used();
+  }
+  return graph.MergeFromString(rest);
+}
+
+/// A ModelProto from `in`, its graph through parseGraph.
+bool parseModel(pbio::ZeroCopyInputStream &in, onnx::ModelProto &model) {
+  std::string rest;
+  for (;;) {
+    uint64_t graphLength = 0;
+    {
+      FieldReader r(in);
+      const uint32_t tag = r.coded().ReadTag();
+      if (tag == 0)
+        return r.coded().ConsumedEntireMessage() &&
+               model.MergeFromString(rest);
+      const bool graph = WireFormatLite::GetTagFieldNumber(tag) ==
+                             onnx::ModelProto::kGraphFieldNumber &&
+                         WireFormatLite::GetTagWireType(tag) ==
+                             WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+      if (!graph) {
+        if (!copyField(r, tag, rest))
+          return false;
+        continue;
+      }
+      if (!r.coded().ReadVarint64(&graphLength))
+        return false;
+    } // the reader gives back what it buffered beyond the length
+    if (!parseGraph(in, graphLength, *model.mutable_graph()))
+      return false;
+  }
+}
+
+} // namespace
+
 bool readOnnxModel(const std::string &path, onnx::ModelProto &model,
                    DiagnosticEngine &diags) {
-  std::string bytes;
+  std::optional<uint64_t> size;
   try {
-    bytes = readFile(path, kOnnxFileLimit);
+    size = checkInputFile(path, kOnnxFileLimit);
   } catch (const UserError &e) {
     diags.report(e.diagnostic());
     return false;
   }
-  if (bytes.empty()) {
+  if (size && *size == 0) {
     diags.error(SourceLoc{path}, "the file is empty; expected an ONNX model");
     return false;
   }
-  if (!model.ParseFromString(bytes)) {
+  // The parsed model holds about the file's bytes.
+  try {
+    HostMemoryEstimate need;
+    need.add("the model", size.value_or(0));
+    checkHostMemory(need, physicalMemoryBytes(), SourceLoc{path});
+  } catch (const UserError &e) {
+    diags.report(e.diagnostic());
+    return false;
+  }
+  // Parsed from the file as a stream, part by part: the file's bytes are
+  // not held in a buffer beside the message they become, and a model above
+  // protobuf's 2 GiB message limit reads as long as each node and
+  // initializer is below it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    diags.error(SourceLoc{path},
+                std::string("cannot open file: ") + std::strerror(errno));
+    return false;
+  }
+  pbio::FileInputStream file(fd);
+  file.SetCloseOnDelete(true);
+  const bool parsed = parseModel(file, model);
+  if (file.GetErrno() != 0) {
+    diags.error(SourceLoc{path},
+                std::string("read error: ") + std::strerror(file.GetErrno()));
+    return false;
+  }
+  if (!parsed) {
     diags.error(SourceLoc{path},
                 "not an ONNX model: the file does not parse as an ONNX "
                 "ModelProto (protobuf)");

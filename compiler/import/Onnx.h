@@ -1,7 +1,8 @@
 // ONNX import: a .onnx model file becomes a graph IR (docs/onnx.md).
 //
-// The file is parsed, its default-domain opset checked (13 to 17), the ONNX
-// checker run, the shape overrides applied to the inputs, and ONNX shape
+// The file is parsed (initializers stored in external files are located
+// but not read), its default-domain opset brought to 13-17 (OnnxOpsets.h:
+// models of opsets 7 to 27 are read), the ONNX checker run, the shape overrides applied to the inputs, and ONNX shape
 // inference run in strict mode (with data propagation, so shapes computed
 // by Shape/Gather/Concat chains become static). Every ONNX value keeps its
 // name; each IR op is named after the ONNX node it comes from (made unique)
@@ -22,6 +23,7 @@
 // node by node (onnxCoverage), so a caller can decide what to run elsewhere.
 #pragma once
 
+#include "compiler/import/OnnxOpsets.h"
 #include "compiler/ir/Graph.h"
 #include "support/Diagnostic.h"
 
@@ -37,10 +39,6 @@ class ModelProto;
 } // namespace onnx
 
 namespace spyre::compiler {
-
-/// The opsets of the default ONNX domain the importer reads.
-inline constexpr int64_t kOnnxMinOpset = 13;
-inline constexpr int64_t kOnnxMaxOpset = 17;
 
 struct OnnxImportOptions {
   /// Static shapes for graph inputs whose dimensions are dynamic or unknown

@@ -3,9 +3,15 @@
 
 #include "compiler/ir/Types.h"
 #include "numerics/Half.h"
+#include "support/Diagnostic.h"
+#include "support/FileIO.h"
 
+#include <atomic>
 #include <bit>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 namespace spyre::compiler {
 
@@ -104,7 +110,8 @@ std::optional<OnnxTensorValues> readOnnxTensor(const TensorProto &tensor,
   OnnxTensorValues out;
   out.dataType = tensor.data_type();
   if (tensor.data_location() == TensorProto::EXTERNAL) {
-    why = "its data is stored in an external file, which is not supported";
+    why = "its data is stored in an external file, which is only read for "
+          "initializers";
     return std::nullopt;
   }
   size_t elementBytes = rawElementBytes(out.dataType);
@@ -214,5 +221,125 @@ std::optional<OnnxTensorValues> readOnnxTensor(const TensorProto &tensor,
     return out;
   }
 }
+
+namespace {
+
+std::atomic<uint64_t> externalBytesRead{0};
+
+/// A decimal offset or length of external data, or nullopt.
+std::optional<uint64_t> parseSize(const std::string &text) {
+  if (text.empty() || text.size() > 19 ||
+      text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoull(text);
+}
+
+} // namespace
+
+std::optional<OnnxExternalData>
+locateOnnxExternalData(const TensorProto &tensor, const std::string &modelDir,
+                       std::string &why) {
+  namespace fs = std::filesystem;
+  OnnxExternalData out;
+  std::optional<uint64_t> offset = 0, length;
+  bool hasLocation = false;
+  for (const auto &entry : tensor.external_data()) {
+    if (entry.key() == "location") {
+      out.location = entry.value();
+      hasLocation = true;
+    } else if (entry.key() == "offset" || entry.key() == "length") {
+      std::optional<uint64_t> v = parseSize(entry.value());
+      if (!v) {
+        why = "external data " + entry.key() + " '" + entry.value() +
+              "' is not a byte count";
+        return std::nullopt;
+      }
+      (entry.key() == "offset" ? offset : length) = v;
+    }
+  }
+  if (!hasLocation || out.location.empty()) {
+    why = "its data is stored externally, but no location says where";
+    return std::nullopt;
+  }
+  fs::path location(out.location);
+  if (location.is_absolute() || location.has_root_name() ||
+      location.has_root_directory()) {
+    why = "external data location '" + out.location +
+          "' is an absolute path; it must be relative to the model's folder";
+    return std::nullopt;
+  }
+  fs::path normal = location.lexically_normal();
+  if (!normal.empty() && *normal.begin() == "..") {
+    why = "external data location '" + out.location +
+          "' leaves the model's folder";
+    return std::nullopt;
+  }
+  out.path = (fs::path(modelDir.empty() ? "." : modelDir) / normal).string();
+  size_t elementBytes = rawElementBytes(tensor.data_type());
+  if (elementBytes == 0) {
+    why = "its element type " + onnxTypeName(tensor.data_type()) +
+          " has no fixed size, so it cannot be stored externally";
+    return std::nullopt;
+  }
+  uint64_t count = 1;
+  for (int64_t d : tensor.dims()) {
+    if (d < 0 || (d > 0 && count > static_cast<uint64_t>(kMaxElements) /
+                                       static_cast<uint64_t>(d))) {
+      why = "its dimensions are negative or hold more than 2^40 elements";
+      return std::nullopt;
+    }
+    count *= static_cast<uint64_t>(d);
+  }
+  const uint64_t bytes = count * elementBytes;
+  std::optional<uint64_t> size;
+  try {
+    size = checkInputFile(out.path, kOnnxDataFileLimit);
+  } catch (const UserError &e) {
+    why = "external data file '" + out.location + "': " + e.diagnostic().message;
+    return std::nullopt;
+  }
+  if (!size) {
+    why = "external data file '" + out.location + "' is not a regular file";
+    return std::nullopt;
+  }
+  if (length && *length != bytes) {
+    why = "external data length " + std::to_string(*length) + " is not the " +
+          std::to_string(bytes) + " bytes of the tensor";
+    return std::nullopt;
+  }
+  if (*offset > *size || bytes > *size - *offset) {
+    why = "external data file '" + out.location + "' has " +
+          std::to_string(*size) + " bytes, too few for " +
+          std::to_string(bytes) + " bytes at offset " +
+          std::to_string(*offset);
+    return std::nullopt;
+  }
+  out.offset = *offset;
+  out.length = bytes;
+  return out;
+}
+
+std::string readOnnxExternalData(const OnnxExternalData &data) {
+  auto fail = [&](const std::string &why) {
+    return UserError(SourceLoc{data.path},
+                     "cannot read external data (" + std::to_string(data.length) +
+                         " bytes at offset " + std::to_string(data.offset) +
+                         "): " + why);
+  };
+  std::FILE *f = std::fopen(data.path.c_str(), "rb");
+  if (!f)
+    throw fail(std::strerror(errno));
+  std::string out(static_cast<size_t>(data.length), '\0');
+  bool ok = ::fseeko(f, static_cast<off_t>(data.offset), SEEK_SET) == 0 &&
+            std::fread(out.data(), 1, out.size(), f) == out.size();
+  int err = std::ferror(f) ? errno : 0;
+  std::fclose(f);
+  if (!ok)
+    throw fail(err != 0 ? std::strerror(err) : "the file is shorter");
+  externalBytesRead += data.length;
+  return out;
+}
+
+uint64_t onnxExternalBytesRead() { return externalBytesRead.load(); }
 
 } // namespace spyre::compiler

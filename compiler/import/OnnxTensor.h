@@ -35,9 +35,36 @@ std::string onnxTypeName(int32_t dataType);
 bool isOnnxIntegerType(int32_t dataType);
 
 /// The values of `tensor`, or nullopt with the reason in `why`: external
-/// data, a negative dimension, more than 2^40 elements, a data field of the
-/// wrong size, or a type without numbers (string, complex).
+/// data (see below), a negative dimension, more than 2^40 elements, a data
+/// field of the wrong size, or a type without numbers (string, complex).
 std::optional<OnnxTensorValues> readOnnxTensor(const onnx::TensorProto &tensor,
                                                std::string &why);
+
+/// Where the data of a tensor stored outside the model lies (ONNX external
+/// data: `location`, `offset`, `length` in the tensor's external_data).
+struct OnnxExternalData {
+  std::string location; ///< as the model gives it, relative to its folder
+  std::string path;     ///< the file: the model's folder joined with location
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+/// Locates and checks the external data of `tensor` (data_location
+/// EXTERNAL) for a model in folder `modelDir`, without reading it: the
+/// location must be a relative path that stays in the folder (no absolute
+/// path, no `..` that leaves it), name a regular file, and hold the
+/// tensor's bytes (a fixed-size element type) at offset, within length.
+/// nullopt with the reason in `why` otherwise.
+std::optional<OnnxExternalData>
+locateOnnxExternalData(const onnx::TensorProto &tensor,
+                       const std::string &modelDir, std::string &why);
+
+/// Reads the bytes of external data located by locateOnnxExternalData; a
+/// UserError naming the file when it can no longer be read as located.
+std::string readOnnxExternalData(const OnnxExternalData &data);
+
+/// Bytes this process has read from external data files (a timing-only run
+/// reads none: tests check it).
+uint64_t onnxExternalBytesRead();
 
 } // namespace spyre::compiler

@@ -23,6 +23,41 @@ ConstantData::ConstantData(TensorType type, std::string bytes)
   digest_ = h.digest();
 }
 
+ConstantData::ConstantData(TensorType type, std::string source,
+                           std::function<std::string()> load)
+    : type_(std::move(type)), load_(std::move(load)), loaded_(false) {
+  SPYRE_ASSERT(checkShape(type_.shape).empty(), "invalid constant shape");
+  Fnv1a64 h;
+  h.update(type_.str());
+  h.update("deferred:");
+  h.update(source);
+  digest_ = h.digest();
+}
+
+std::shared_ptr<const ConstantData>
+ConstantData::deferred(TensorType type, std::string source,
+                       std::function<std::string()> load) {
+  return std::make_shared<const ConstantData>(std::move(type), std::move(source),
+                                              std::move(load));
+}
+
+const std::string &ConstantData::bytes() const {
+  if (!loaded_.load(std::memory_order_acquire))
+    std::call_once(loadOnce_, [this] {
+      std::string bytes = load_();
+      SPYRE_ASSERT(static_cast<int64_t>(bytes.size()) == type_.byteSize(),
+                   "deferred constant data size does not match " +
+                       type_.str());
+      bytes_ = std::move(bytes);
+      loaded_.store(true, std::memory_order_release);
+    });
+  return bytes_;
+}
+
+bool ConstantData::loaded() const {
+  return loaded_.load(std::memory_order_acquire);
+}
+
 std::shared_ptr<const ConstantData> ConstantData::create(TensorType type,
                                                          std::string bytes) {
   return std::make_shared<const ConstantData>(std::move(type), std::move(bytes));
@@ -75,7 +110,7 @@ ConstantData::fromDoubles(const TensorType &type,
 double ConstantData::element(int64_t index) const {
   SPYRE_ASSERT(index >= 0 && index < type_.elementCount(),
                "constant element index out of range");
-  const char *p = bytes_.data() + index * elementTypeBytes(type_.elementType);
+  const char *p = bytes().data() + index * elementTypeBytes(type_.elementType);
   switch (type_.elementType) {
   case ElementType::F32: {
     float f;
@@ -109,7 +144,7 @@ NpyArray ConstantData::toNpy() const {
   NpyArray a;
   a.dtype = toNpyDtype(type_.elementType);
   a.shape = type_.shape;
-  a.data = bytes_;
+  a.data = bytes();
   return a;
 }
 

@@ -23,8 +23,11 @@
 #include "support/Npy.h"
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -45,11 +48,24 @@ struct OpUse {
 
 /// The immutable data of a constant: `type.elementCount()` little-endian
 /// elements in row-major order. Shared (never copied) between a graph and
-/// its clones.
+/// its clones. Deferred data is read when first asked for (weights in an
+/// ONNX external data file, which a timing-only compile never reads).
 class ConstantData {
 public:
   /// `bytes` must hold exactly type.byteSize() bytes.
   ConstantData(TensorType type, std::string bytes);
+  /// Deferred: `load` gives the type.byteSize() bytes when first needed (or
+  /// throws a UserError); `source` says where they lie and stands for them
+  /// in the digest.
+  ConstantData(TensorType type, std::string source,
+               std::function<std::string()> load);
+  ConstantData(const ConstantData &) = delete;
+  ConstantData &operator=(const ConstantData &) = delete;
+
+  /// A deferred constant (the constructor above).
+  static std::shared_ptr<const ConstantData>
+  deferred(TensorType type, std::string source,
+           std::function<std::string()> load);
 
   static std::shared_ptr<const ConstantData> create(TensorType type,
                                                     std::string bytes);
@@ -61,9 +77,13 @@ public:
   fromDoubles(const TensorType &type, const std::vector<double> &values);
 
   const TensorType &type() const { return type_; }
-  const std::string &bytes() const { return bytes_; }
-  /// FNV-1a 64 over the type text and the bytes: how printed IR names the
-  /// data without printing it.
+  /// The bytes (read first for a deferred constant).
+  const std::string &bytes() const;
+  /// Whether the bytes are in memory: false for deferred data not yet read.
+  bool loaded() const;
+  /// FNV-1a 64 over the type text and the bytes (for deferred data, its
+  /// source instead of the bytes): how printed IR names the data without
+  /// printing it.
   uint64_t digest() const { return digest_; }
   /// Element `index` (row-major) as a double; exact for every element type.
   double element(int64_t index) const;
@@ -72,8 +92,11 @@ public:
 
 private:
   TensorType type_;
-  std::string bytes_;
+  mutable std::string bytes_;
   uint64_t digest_ = 0;
+  std::function<std::string()> load_;
+  mutable std::once_flag loadOnce_;
+  mutable std::atomic<bool> loaded_{true};
 };
 
 using ConstantDataPtr = std::shared_ptr<const ConstantData>;

@@ -305,9 +305,10 @@ struct PlacementLayout {
 class Emitter {
 public:
   Emitter(Graph &graph, const hw::HwConfig &config, DiagnosticEngine &diags,
-          const Placement &placement)
+          const Placement &placement, bool constantData)
       : g_(graph), cfg_(config), diags_(diags), pb_(config, graph.name()),
-        stickBytes_(config.chip.stickBytes), placement_(placement) {
+        stickBytes_(config.chip.stickBytes), placement_(placement),
+        constantData_(constantData) {
     pb_.setAllocator(placement.firstFree);
   }
 
@@ -366,6 +367,8 @@ private:
   codegen::ProgramBuilder pb_;
   int stickBytes_;
   const Placement &placement_;
+  /// Whether constant tensors carry their data (emitProgram).
+  bool constantData_;
   std::map<const Value *, TensorRef> refs_;
   /// Host ops in emission order, their tensors by name until finish()
   /// fixes the tensor indices.
@@ -418,9 +421,17 @@ TensorRef Emitter::declare(const Value *v, isa::TensorKind kind) {
 }
 
 TensorRef Emitter::declareConstant(const Value *v) {
+  const std::vector<int64_t> shape = refShapeOf(*v);
+  if (!constantData_) {
+    reserve(v->name(), isaDType(requireLayout(*v).dtype), shape);
+    const isa::TensorDecl &d = pb_.addConstWithoutData(
+        v->name(), isaDType(requireLayout(*v).dtype), shape);
+    TensorRef r = TensorRef::of(d);
+    refs_[v] = r;
+    return r;
+  }
   // The data in the order of the constant's layout (its stick dim last).
   const std::vector<double> host = v->constantData().toDoubles();
-  const std::vector<int64_t> shape = refShapeOf(*v);
   std::vector<float> values(host.size());
   const std::vector<int64_t> order = refOrder(*v);
   if (order.empty()) {
@@ -1534,8 +1545,9 @@ std::optional<isa::Program> Emitter::run() {
 std::optional<isa::Program> emitProgram(Graph &graph,
                                         const hw::HwConfig &config,
                                         DiagnosticEngine &diags,
-                                        const Placement &placement) {
-  Emitter e(graph, config, diags, placement);
+                                        const Placement &placement,
+                                        bool constantData) {
+  Emitter e(graph, config, diags, placement, constantData);
   return e.run();
 }
 

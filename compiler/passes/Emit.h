@@ -84,11 +84,15 @@ struct Placement {
 
 /// The program of an annotated graph. Records the tiles the kernels chose
 /// into each op's mapping (so that a saved mapping replays exactly).
-/// nullopt after reporting errors (a placed value whose layout is not the
-/// default one is an error naming it).
+/// `constantData` false leaves the data of the constant tensors out (they
+/// are declared, but their bytes are never read): a program for a
+/// timing-only run, which computes no numbers. nullopt after reporting
+/// errors (a placed value whose layout is not the default one is an error
+/// naming it).
 std::optional<isa::Program> emitProgram(Graph &graph,
                                         const hw::HwConfig &config,
                                         DiagnosticEngine &diags,
-                                        const Placement &placement = {});
+                                        const Placement &placement = {},
+                                        bool constantData = true);
 
 } // namespace spyre::compiler

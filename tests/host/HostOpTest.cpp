@@ -67,6 +67,21 @@ TEST(HostOp, MinBroadcastsAndPropagatesNan) {
   EXPECT_EQ(y.data[3], -2);
 }
 
+TEST(HostOp, PowBroadcastsATensorExponent) {
+  // ONNX Pow example "pow_bcast_array": x [2, 3] to the power [1, 2, 3].
+  HostTensor x{{2, 3}, {1, 2, 3, 4, 5, 6}};
+  HostTensor e{{3}, {1, 2, 3}};
+  HostTensor y = run1(op("Pow"), {x, e});
+  EXPECT_EQ(y.shape, (HostShape{2, 3}));
+  EXPECT_EQ(y.data, (std::vector<double>{1, 4, 27, 4, 25, 216}));
+  // A negative base to a fractional power is NaN, as in C and NumPy.
+  HostTensor n = run1(op("Pow"), {HostTensor{{1}, {-8}}, HostTensor{{}, {0.5}}});
+  EXPECT_TRUE(std::isnan(n.data[0]));
+  EXPECT_EQ(hostOpFlops(op("Pow"), std::array{HostShape{2, 3}, HostShape{3}}), 6u);
+  EXPECT_NE(hostOpUnsupported(op("Pow"), std::array{HostShape{2, 3}, HostShape{2}}),
+            std::nullopt);
+}
+
 TEST(HostOp, RoundsHalvesToEvenAndElementwiseFormulas) {
   HostTensor x{{4}, {0.5, 1.5, 2.5, -2.5}};
   EXPECT_EQ(run1(op("Round"), {x}).data, (std::vector<double>{0, 2, 2, -2}));

@@ -3,6 +3,7 @@
 // parser, random inputs against `spyre graph eval --seed`, and a run in this
 // process (the plain event loop) against the CLI's SystemC run.
 #include "compiler/import/ModelLoader.h"
+#include "compiler/import/OnnxTensor.h"
 #include "run/RunModel.h"
 #include "support/FileIO.h"
 #include "testlib/Golden.h"
@@ -275,6 +276,29 @@ TEST(RunModelInProcess, SameCyclesAndCheckAsTheCommand) {
   EXPECT_NE(cli.out.find("\ncycles     " + std::to_string(r.cycles) + " ("),
             std::string::npos)
       << cli.out << "\nin process: " << r.cycles;
+}
+
+TEST(RunModelInProcess, TimingOnlyReadsNoExternalWeights) {
+  // The weights of external_data lie in weights/data.bin (2176 bytes); a
+  // timing-only run times the same program without reading them, a run
+  // with numbers reads them once and matches NumPy.
+  const std::string dir = test::srcPath("tests/data/onnx/external_data");
+  RunOptions o;
+  o.model = dir + "/model.onnx";
+  o.timingOnly = true;
+  o.useSystemC = false;
+  const uint64_t before = compiler::onnxExternalBytesRead();
+  RunReport timed = runModel(o);
+  EXPECT_EQ(compiler::onnxExternalBytesRead(), before);
+  EXPECT_GT(timed.cycles, 0u);
+
+  o.timingOnly = false;
+  o.inputs = dir + "/inputs";
+  o.check = true;
+  RunReport checked = runModel(o);
+  EXPECT_EQ(compiler::onnxExternalBytesRead(), before + 2176);
+  EXPECT_EQ(checked.exitCode(), 0) << summaryText(checked);
+  EXPECT_EQ(checked.cycles, timed.cycles);
 }
 
 } // namespace

@@ -56,6 +56,19 @@ public:
     return *this;
   }
 
+  /// A FLOAT initializer with its values in raw_data.
+  ModelBuilder &initializer(const std::string &name, std::vector<int64_t> dims,
+                            const std::vector<float> &values) {
+    TensorProto *t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(TensorProto::FLOAT);
+    for (int64_t d : dims)
+      t->add_dims(d);
+    t->set_raw_data(std::string(reinterpret_cast<const char *>(values.data()),
+                                values.size() * sizeof(float)));
+    return *this;
+  }
+
   const onnx::ModelProto &model() const { return model_; }
 
 private:
@@ -137,6 +150,58 @@ TEST(OnnxCoverage, ResultsOfUnknownDomainsPropagate) {
       "is not converted\n");
 }
 
+TEST(OnnxCoverage, AFormTheDeviceRefusesRunsOnTheHost) {
+  // Pow's exponent is computed: the device refuses the form, the host runs
+  // the node, and the Add computing the exponent is converted for it.
+  ModelBuilder b;
+  b.input("x", {2, 3})
+      .input("e", {3})
+      .node("one_more", "Add", {"e", "e"}, {"e2"})
+      .node("pow", "Pow", {"x", "e2"}, {"y"})
+      .output("y", {2, 3});
+  DiagnosticEngine diags;
+  std::vector<OpCoverage> c = onnxCoverage(b.model(), "m.onnx", {}, diags);
+  EXPECT_EQ(diags.str(), "");
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(describe(c),
+            "0 one_more Add yes\n"
+            "1 pow Pow yes: the exponent 'e2' is not a constant; the device "
+            "takes only a constant exponent with one element\n");
+  EXPECT_TRUE(c[1].onHost);
+  std::optional<Graph> g = importOnnxModel(b.model(), "m.onnx", {}, diags);
+  ASSERT_TRUE(g.has_value()) << diags.str();
+  EXPECT_EQ(g->findOp("pow")->kind(), OpKind::Host);
+  EXPECT_EQ(g->findOp("one_more")->kind(), OpKind::Add);
+
+  OnnxImportOptions noFallback;
+  noFallback.hostFallback = false;
+  DiagnosticEngine refused;
+  EXPECT_FALSE(importOnnxModel(b.model(), "m.onnx", noFallback, refused));
+  EXPECT_EQ(refused.str(),
+            "m.onnx: error: at 'graph.node[1]': node 'pow' (Pow): the "
+            "exponent 'e2' is not a constant; the device takes only a "
+            "constant exponent with one element\n");
+}
+
+TEST(OnnxCoverage, AConstantReadAsDataAndAsAParameterKeepsItsValue) {
+  // `c` becomes an IR constant for the Add (its bytes move there), then the
+  // Pow reads it as its exponent.
+  ModelBuilder b;
+  b.input("x", {2, 3})
+      .initializer("c", {}, {3.0f})
+      .node("add", "Add", {"x", "c"}, {"a"})
+      .node("pow", "Pow", {"a", "c"}, {"y"})
+      .output("y", {2, 3});
+  DiagnosticEngine diags;
+  std::optional<Graph> g = importOnnxModel(b.model(), "m.onnx", {}, diags);
+  ASSERT_TRUE(g.has_value()) << diags.str();
+  EXPECT_EQ(g->findValue("c")->constantData().element(0), 3.0);
+  const Op *pow = g->findOp("pow");
+  ASSERT_NE(pow, nullptr);
+  EXPECT_EQ(pow->kind(), OpKind::Pow);
+  EXPECT_EQ(pow->attrs().get("exponent").asFloat(), 3.0);
+}
+
 TEST(OnnxCoverage, ShapeOnlyNodesAreNotNeeded) {
   DiagnosticEngine diags;
   OnnxImportOptions options;
@@ -169,7 +234,7 @@ TEST(OnnxCoverage, ModelLevelProblemsGiveNoList) {
 TEST(OnnxCoverage, SupportedOpTypesAreSortedAndStatic) {
   std::span<const std::string_view> types = onnxSupportedOpTypes();
   EXPECT_TRUE(std::is_sorted(types.begin(), types.end()));
-  EXPECT_EQ(types.size(), 30u);
+  EXPECT_EQ(types.size(), 31u);
   for (std::string_view t :
        {"MatMul", "Gemm", "LayerNormalization", "Where", "Erf"})
     EXPECT_NE(std::find(types.begin(), types.end(), t), types.end()) << t;

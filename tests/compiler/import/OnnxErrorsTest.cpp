@@ -48,8 +48,25 @@ const BadModel kBadModels[] = {
      "supported ops)",
      true},
     {"wrong_opset",
-     ": error: at 'opset_import[0]': opset 11 of the default ONNX "
-     "domain is not supported (this importer reads opsets 13 to 17)"},
+     ": error: at 'opset_import[0]': opset 6 of the default ONNX "
+     "domain is not supported (this importer reads opsets 7 to 27)"},
+    {"opset_changed_op",
+     ": error: at 'graph.node[0]': node 'resize' (Resize): opset 18 changed "
+     "Resize (antialias, axes and keep_aspect_ratio_policy); this importer "
+     "reads it only as opset 17 defines it"},
+    {"opset_new_op",
+     ": error: at 'graph.node[0]': node 'gelu' (Gelu): op type 'Gelu' is not "
+     "defined in opset 17, the newest the ONNX library of this importer "
+     "knows (the model has opset 20)"},
+    {"opset_uneven_split",
+     ": error: at 'graph.node[0]': node 'split' (Split): ONNX shape "
+     "inference: The input is not evenly splittable (a Split of opset 18 by "
+     "num_outputs must be even here: the importer reads Split as opset 17 "
+     "defines it)"},
+    {"opset_computed_axes",
+     ": error: at 'graph.node[0]': node 'mean' (ReduceMean): opset 18 made "
+     "the axes of ReduceMean an input; axes 'a' are not a constant of "
+     "integers, which is not supported"},
     {"shape_mismatch",
      ": error: at 'graph.node[0]': node 'add' (Add): ONNX shape "
      "inference: Incompatible dimensions"},
@@ -61,9 +78,10 @@ const BadModel kBadModels[] = {
      ": error: at 'graph.node[0]': node 'add' (Add): input 'x' is a "
      "model input that has element type DOUBLE; model inputs must be "
      "FLOAT or FLOAT16"},
-    {"pow_input_exponent", ": error: at 'graph.node[0]': node 'pow' (Pow): the "
-                           "exponent 'e' is not a constant; only a constant "
-                           "exponent is supported"},
+    {"pow_input_exponent",
+     ": error: at 'graph.node[0]': node 'pow' (Pow): the exponent 'e' is not "
+     "a constant; the device takes only a constant exponent with one element",
+     true},
     {"tile_overflow",
      ": error: at 'graph.node[0]': node 'tile' (Tile): op type 'Tile' is "
      "not supported (docs/onnx.md lists the supported ops); the host "

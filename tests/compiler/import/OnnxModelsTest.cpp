@@ -96,7 +96,9 @@ INSTANTIATE_TEST_SUITE_P(Families, OnnxModel,
                                            "unary", "softmax", "layernorm",
                                            "reduce", "shapes", "where",
                                            "float16", "gelu_erf", "rmsnorm",
-                                           "causal_mask", "attention_block"));
+                                           "causal_mask", "attention_block",
+                                           "opset11", "opset18",
+                                           "external_data"));
 
 TEST(OnnxModels, ShapeOverrideFixesADynamicBatch) {
   // The reshape target comes from Shape/Gather/Concat on the input's shape;
