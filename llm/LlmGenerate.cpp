@@ -1,4 +1,5 @@
 #include "llm/LlmGenerate.h"
+#include "llm/LlmGraph.h"
 
 #include "compiler/ref/Random.h"
 #include "hw/HwConfig.h"
@@ -37,14 +38,6 @@ std::string tokenList(const std::vector<int64_t> &tokens) {
   for (int64_t t : tokens)
     out += (out.empty() ? "" : " ") + std::to_string(t);
   return out;
-}
-
-void checkRange(const char *flag, int64_t value, int64_t lo, int64_t hi) {
-  if (value < lo || value > hi)
-    throw UserError(SourceLoc{flag},
-                    "must be in [" + std::to_string(lo) + ", " +
-                        std::to_string(hi) + "], got " + std::to_string(value),
-                    ExitCode::Usage);
 }
 
 } // namespace

@@ -501,14 +501,6 @@ private:
   std::vector<Value *> outputs_;
 };
 
-void checkRange(const char *flag, int64_t value, int64_t lo, int64_t hi) {
-  if (value < lo || value > hi)
-    throw UserError(SourceLoc{flag},
-                    "must be in [" + std::to_string(lo) + ", " +
-                        std::to_string(hi) + "], got " + std::to_string(value),
-                    ExitCode::Usage);
-}
-
 /// `values` (doubles) stored as an array of `type`.
 NpyArray arrayOf(const TensorType &type, const std::vector<double> &values) {
   NpyArray a;
@@ -533,6 +525,14 @@ bool endsWith(const std::string &s, const std::string &tail) {
 }
 
 } // namespace
+
+void checkRange(const char *flag, int64_t value, int64_t lo, int64_t hi) {
+  if (value < lo || value > hi)
+    throw UserError(SourceLoc{flag},
+                    "must be in [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "], got " + std::to_string(value),
+                    ExitCode::Usage);
+}
 
 std::string cacheTensorName(int64_t layer, int64_t sequence,
                             const std::string &part) {

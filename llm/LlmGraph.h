@@ -150,4 +150,8 @@ StepBytes stepBytes(const LlmConfig &config, const StepShape &shape);
 /// Multiply-accumulates of the step (matmuls and linear layers).
 int64_t stepMacs(const LlmConfig &config, const StepShape &shape);
 
+/// A usage error naming `flag` unless lo <= value <= hi:
+/// `--layers: error: must be in [1, 40], got 41`.
+void checkRange(const char *flag, int64_t value, int64_t lo, int64_t hi);
+
 } // namespace spyre::llm
