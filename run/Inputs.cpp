@@ -369,12 +369,16 @@ ModelInputs givenInputs(const compiler::Graph &graph,
   ModelInputs in;
   in.kind = InputsKind::Given;
   const std::vector<Value *> inputs = graph.inputs();
-  for (const auto &[name, array] : arrays)
+  for (const auto &entry : arrays) {
+    // Named, not bound: clang 14 (the fuzz build) cannot capture a
+    // structured binding in a lambda.
+    const std::string &name = entry.first;
     if (std::none_of(inputs.begin(), inputs.end(),
                      [&](const Value *v) { return v->name() == name; }))
       throw UserError(SourceLoc{where, 0, 0, name},
                       "names no input of the model (inputs: " +
                           nameList(inputs) + ")");
+  }
   for (const Value *v : inputs) {
     auto it = arrays.find(v->name());
     const SourceLoc loc{where, 0, 0, v->name()};

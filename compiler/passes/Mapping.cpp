@@ -65,7 +65,11 @@ std::optional<OpMapping> OpMapping::fromAttribute(const Attribute &attr,
     return std::nullopt;
   }
   OpMapping m;
-  for (const auto &[name, value] : attr.asDict()) {
+  for (const auto &entry : attr.asDict()) {
+    // Named, not bound: clang 14 (the fuzz build) cannot capture a
+    // structured binding in a lambda.
+    const std::string &name = entry.name;
+    const Attribute &value = entry.value;
     auto wantInt = [&](int64_t &out, int64_t lo) {
       if (!value.isInt() || value.asInt() < lo) {
         error = "'" + name + "' must be an integer >= " + std::to_string(lo);
