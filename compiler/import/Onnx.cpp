@@ -254,6 +254,7 @@ private:
 
   void prepare() {
     locateExternalData();
+    checkIntegerInitializers();
     opsetChange_ = normalizeOpset(model_, file_);
     try {
       onnx::checker::CheckerContext ctx;
@@ -267,6 +268,37 @@ private:
     indexGraph();
     markNeeded();
     addInputs();
+  }
+
+  /// The integer initializers ONNX's checker, version converter and shape
+  /// inference read as values (shapes, axes, repeats) must hold as many
+  /// values as their dimensions say: libonnx reads them without checking
+  /// and runs past the end of a short one (found by the fuzzer). Those of
+  /// up to kEagerExternalElements elements are checked here, which is
+  /// every such tensor a real model has.
+  void checkIntegerInitializers() const {
+    const auto &inits = model_.graph().initializer();
+    for (int i = 0; i < inits.size(); ++i) {
+      const TensorProto &t = inits.Get(i);
+      if (t.data_location() == TensorProto::EXTERNAL ||
+          !isOnnxIntegerType(t.data_type()))
+        continue;
+      int64_t count = 1;
+      bool small = true;
+      for (int64_t d : t.dims()) {
+        if (d < 0 || (d > 0 && count > kEagerExternalElements / d)) {
+          small = d < 0; // a negative dimension: readOnnxTensor names it
+          break;
+        }
+        count *= d;
+      }
+      if (!small)
+        continue;
+      std::string why;
+      if (!readOnnxTensor(t, why))
+        fail("graph.initializer[" + std::to_string(i) + "]",
+             "initializer '" + t.name() + "': " + why);
+    }
   }
 
   /// Checks where every initializer stored in an external file lies (an

@@ -4,11 +4,15 @@
 #include "compiler/import/OnnxTensor.h"
 #include "support/Diagnostic.h"
 
+#include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/version_converter/convert.h"
 
+#include <fmt/format.h>
+
 #include <map>
+#include <set>
 #include <optional>
 #include <string_view>
 
@@ -228,6 +232,19 @@ bool isDefaultDomain(std::string_view domain) {
   return domain.empty() || domain == "ai.onnx";
 }
 
+/// `name` for a message: printable ASCII as it is, other bytes as `\xNN`.
+std::string printable(const std::string &name) {
+  std::string out;
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f && c != '\\')
+      out += ch;
+    else
+      out += fmt::format("\\x{:02x}", c);
+  }
+  return out;
+}
+
 std::string describe(const NodeProto &node) {
   if (node.name().empty())
     return "node (" + node.op_type() + ")";
@@ -299,6 +316,33 @@ private:
         t.clear_external_data();
         t.clear_data_location();
       }
+    // The converter builds ONNX's in-memory IR without checking the model
+    // and crashes on some malformed ones: the checker goes first, and a
+    // graph output that nothing defines (which the checker lets through
+    // and the converter dereferences; found by the fuzzer) is refused.
+    std::set<std::string> defined;
+    for (const auto &v : in.graph().input())
+      defined.insert(v.name());
+    for (const TensorProto &t : in.graph().initializer())
+      defined.insert(t.name());
+    for (const NodeProto &n : in.graph().node())
+      for (const std::string &o : n.output())
+        defined.insert(o);
+    for (int i = 0; i < in.graph().output_size(); ++i)
+      if (!defined.count(in.graph().output(i).name()))
+        fail("graph.output[" + std::to_string(i) + "]",
+             "output '" + printable(in.graph().output(i).name()) +
+                 "' is no input, initializer or node output of the graph");
+    try {
+      onnx::checker::check_model(in);
+    } catch (const std::exception &e) {
+      std::string why = e.what();
+      for (char &c : why)
+        if (c == '\n')
+          c = ' ';
+      fail(path, "ONNX checker (before upgrading opset " +
+                     std::to_string(opset) + "): " + why);
+    }
     ModelProto out;
     try {
       out = onnx::version_conversion::ConvertVersion(
