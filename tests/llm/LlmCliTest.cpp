@@ -91,7 +91,13 @@ TEST(LlmCli, UsageErrors) {
   EXPECT_EQ(r.exitCode, 2) << all(r);
   r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode", "decode",
                 "--timing-only", "--check"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);  // A negative seed wrapped silently to 2^64 - 1.
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode", "decode",
+                "--seed", "-1"});
   EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "spyre: error: --seed: must be a whole number in "
+            "0..18446744073709551615, got '-1'");
 }
 
 TEST(LlmCli, GenerateMatchesTheReference) {

@@ -149,6 +149,14 @@ TEST(ServeCli, UsageErrorsNameTheOption) {
   EXPECT_EQ(test::firstLine(r.err),
             "--slo: error: the milliseconds must be a number in (0, 1e9] in "
             "'ttft=fast'; expected KEY=MS,... with keys ttft, itl, tpot, e2el");
+  // nan passes CLI11's own range check; it then surfaced as an empty KV
+  // cache under another option's name.
+  r = runSpyre({"serve", "examples/llm/tiny-granite.json", "--requests",
+                "traces/poisson-granite.csv", "--memory-utilization", "nan"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "spyre: error: --memory-utilization: must be a share in 0.01..1, "
+            "got 'nan'");
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 // token or per-token latency against the step's bound (llm/LlmRun.h;
 // docs/llm.md).
 #include "Commands.h"
+#include "IntOption.h"
 
 #include "llm/LlmGenerate.h"
 #include "llm/LlmLadder.h"
@@ -170,7 +171,7 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                 "lookup itself is the input)");
   cmd->add_option("-O", opts->run.optLevel,
                   "Optimisation level: -O0, -O1, -O2 (default)")
-      ->check(CLI::Range(0, 2));
+      ->check(wholeNumberIn(0, 2));
   cmd->add_option("--config", opts->run.hwConfig,
                   "Hardware config YAML (default: the built-in Spyre config)");
   cmd->add_flag("--timing-only", opts->run.timingOnly,
@@ -180,7 +181,8 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                 "Compare every output with the double-precision host "
                 "reference fed the same weights (exit 3 on a mismatch)");
   cmd->add_option("--seed", opts->run.seed,
-                  "Seed of the random weights and inputs (default 1)");
+                  "Seed of the random weights and inputs (default 1)")
+      ->check(wholeNumberIn(0, UINT64_MAX));
   cmd->add_flag("--ladder", opts->ladder,
                 "Print IBM's ladder for the step's shape instead: every rung "
                 "of one layer, the layer and the whole model, timing only, "

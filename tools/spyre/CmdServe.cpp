@@ -168,13 +168,13 @@ void addServeCommand(CLI::App &app, Dispatch &dispatch) {
   cmd->add_option("--memory-utilization", o->run.memoryUtilization,
                   "Share of device memory weights and KV cache may take "
                   "(default 0.9)")
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(numberIn(0.01, 1.0, "share"));
   cmd->add_option("--slo", o->slo,
                   "Service-level objectives for goodput, milliseconds: "
                   "ttft=MS,itl=MS,tpot=MS,e2el=MS (any of them)");
   cmd->add_option("-O", o->run.optLevel,
                   "Optimisation level of the step programs (default -O2)")
-      ->check(CLI::Range(0, 2));
+      ->check(wholeNumberIn(0, 2));
   cmd->add_option("--simulated-layers", o->run.simulatedLayers,
                   "Decoder layers simulated per step shape (default 1); the "
                   "step's time scales them to the model's layers")

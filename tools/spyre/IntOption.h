@@ -9,6 +9,9 @@
 #include <CLI/CLI.hpp>
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -35,6 +38,24 @@ inline CLI::Validator wholeNumberIn(uint64_t lo, uint64_t hi) {
         return {};
       },
       "UINT in " + range);
+}
+
+/// Accepts the finite numbers from `lo` to `hi` (a decimal or exponent
+/// form), nothing else: CLI11's own range check lets `nan` through.
+inline CLI::Validator numberIn(double lo, double hi, const std::string &what) {
+  std::ostringstream range;
+  range << lo << ".." << hi;
+  const std::string text = what + " in " + range.str();
+  return CLI::Validator(
+      [lo, hi, text](std::string &value) -> std::string {
+        char *end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        if (value.empty() || end != value.c_str() + value.size() ||
+            !std::isfinite(v) || v < lo || v > hi)
+          return "must be a " + text + ", got '" + value + "'";
+        return {};
+      },
+      text);
 }
 
 /// The largest count an option of cycles or instructions takes: any sum of

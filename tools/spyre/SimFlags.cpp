@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <iostream>
 #include <unistd.h>
 
@@ -39,18 +38,7 @@ void addSimFlags(CLI::App &cmd, SimFlags &flags) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   cmd.add_option("--progress-interval", flags.progressSeconds,
                  "Seconds of wall time between progress lines (default 3)")
-      ->check(CLI::Validator(
-          [](std::string &text) -> std::string {
-            // Parsed here, not by CLI11's range check, which lets nan through.
-            char *end = nullptr;
-            const double v = std::strtod(text.c_str(), &end);
-            if (text.empty() || end != text.c_str() + text.size() ||
-                !std::isfinite(v) || v < 0 || v > 86400)
-              return "must be a number of seconds in 0..86400, got '" + text +
-                     "'";
-            return {};
-          },
-          "SECONDS in 0..86400"));
+      ->check(numberIn(0, 86400, "number of seconds"));
 }
 
 std::string progressLine(const char *command, const sim::RunProgress &p) {
