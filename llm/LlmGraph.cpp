@@ -22,6 +22,9 @@ using compiler::Shape;
 using compiler::TensorType;
 using compiler::Value;
 
+/// Longest prefill whose attention is the fused op (Builder::fusedAttention).
+constexpr int64_t kFusedAttentionMaxTokens = 2048;
+
 /// Largest batch, token count and context accepted on the command line:
 /// far beyond one card's memory, small enough for every product of shapes.
 constexpr int64_t kMaxStepDim = int64_t(1) << 20;
@@ -208,11 +211,22 @@ private:
   /// The tables every layer shares, inputs in a fixed order.
   void rotaryTables() {
     const int64_t B = s_.batch, S = s_.tokens;
-    cosQ_ = input("rope.cos_q", {B, S, c_.numHeads, c_.headDim});
-    sinQ_ = input("rope.sin_q", {B, S, c_.numHeads, c_.headDim});
-    cosK_ = input("rope.cos_k", {B, S, c_.numKvHeads, c_.headDim});
-    sinK_ = input("rope.sin_k", {B, S, c_.numKvHeads, c_.headDim});
+    // The rotary op takes one head's angles per token, the same for every
+    // head: [B, S, hd].
+    auto table = [&](const char *name, int64_t heads) {
+      return rotaryOp() ? input(name, {B, S, c_.headDim})
+                        : input(name, {B, S, heads, c_.headDim});
+    };
+    cosQ_ = table("rope.cos_q", c_.numHeads);
+    sinQ_ = table("rope.sin_q", c_.numHeads);
+    cosK_ = table("rope.cos_k", c_.numKvHeads);
+    sinK_ = table("rope.sin_k", c_.numKvHeads);
   }
+
+  /// Whether the rotary embedding is the one-pass `rotary` op: the halves
+  /// of a head must be whole DL16 sticks (its swap is then a choice of
+  /// blocks); otherwise split, concat, two mul and an add.
+  bool rotaryOp() const { return c_.headDim % 128 == 0; }
 
   /// The cache: keys stored transposed, [B, KV, hd, L] (sticked on the
   /// positions), which is how Q K^T reads them; values as they come,
@@ -272,27 +286,41 @@ private:
     const int64_t H = c_.numHeads, KV = c_.numKvHeads, hd = c_.headDim,
                   G = c_.groupSize();
     const std::string a = p + "self_attn.";
-    Value *q = reshape(a + "q_heads", qFlat, {B, S, H, hd});
-    Value *k = reshape(a + "k_heads", kFlat, {B, S, KV, hd});
+    Value *q = nullptr, *k = nullptr;
+    if (rotaryOp()) {
+      // One pass over q and one over k, on the projections as they are
+      // ([B, S, heads x hd]); the head split after it is a view.
+      q = reshape(a + "q_heads",
+                  op(OpKind::Rotary, a + "q_rope", {qFlat, cosQ_, sinQ_},
+                     {{"head_dim", hd}}),
+                  {B, S, H, hd});
+      k = reshape(a + "k_heads",
+                  op(OpKind::Rotary, a + "k_rope", {kFlat, cosK_, sinK_},
+                     {{"head_dim", hd}}),
+                  {B, S, KV, hd});
+    } else {
+      q = rotary(a + "q_rope", reshape(a + "q_heads", qFlat, {B, S, H, hd}),
+                 cosQ_, sinQ_);
+      k = rotary(a + "k_rope", reshape(a + "k_heads", kFlat, {B, S, KV, hd}),
+                 cosK_, sinK_);
+    }
     Value *v = reshape(a + "v_heads", vFlat, {B, S, KV, hd});
-    q = rotary(a + "q_rope", q, cosQ_, sinQ_);
     // Decode scales q (G rows per key/value head); prefill scales the
     // scores in the fused causal softmax, which reads them anyway.
     if (s_.mode == Mode::Decode)
       q = op(OpKind::Mul, a + "q_scale",
              {q, scalar("attention_scale", c_.attentionScale())});
-    k = rotary(a + "k_rope", k, cosK_, sinK_);
     // [B, S, heads, hd] -> [B, heads, S, hd]; the new keys and values are
     // outputs: what the cache appends.
     q = transpose(a + "q_t", q, {0, 2, 1, 3});
-    if (s_.residentCache) {
-      q = reshape(a + "q_groups", q, {B, KV, G * S, hd});
+    if (s_.residentCache)
       return residentAttention(l, q, k, v);
-    }
     k = transpose(p + "new_key", k, {0, 2, 1, 3});
     v = transpose(p + "new_value", v, {0, 2, 1, 3});
     outputs_.push_back(k);
     outputs_.push_back(v);
+    if (fusedAttention())
+      return mergeHeads(a, fused(a, q, k, v));
     // Grouped-query attention: the G query heads of key/value head j are
     // heads jG .. jG+G-1, so [B, H, S, hd] is [B, KV, G*S, hd] as it
     // stands, and each key/value head is one batch of one product with
@@ -325,10 +353,26 @@ private:
     return mergeHeads(a, o);
   }
 
-  /// The context [B, KV, G*S, hd] as [B, S, H*hd].
+  /// Whether prefill attention is the fused op (`attention`, the scores
+  /// never stored): the keys and values of one head must fit a core's LX
+  /// beside the tiles (codegen::planAttention; 2048 keys of 128 do).
+  bool fusedAttention() const {
+    return s_.mode == Mode::Prefill && s_.tokens <= kFusedAttentionMaxTokens &&
+           c_.headDim <= 128;
+  }
+
+  /// Causal grouped-query attention of q [B, H, S, hd] over k and v
+  /// [B, KV, S, hd] in one op: scores, mask, softmax and context.
+  Value *fused(const std::string &a, Value *q, Value *k, Value *v) {
+    return op(OpKind::Attention, a + "attention", {q, k, v},
+              {{"scale", c_.attentionScale()}, {"causal", true}});
+  }
+
+  /// The context [B, KV, G*S, hd] (or [B, H, S, hd]) as [B, S, H*hd].
   Value *mergeHeads(const std::string &a, Value *o) {
     const int64_t B = s_.batch, S = s_.tokens;
-    o = reshape(a + "context_heads", o, {B, c_.numHeads, S, c_.headDim});
+    if (o->type().shape != Shape{B, c_.numHeads, S, c_.headDim})
+      o = reshape(a + "context_heads", o, {B, c_.numHeads, S, c_.headDim});
     o = transpose(a + "context_t", o, {0, 2, 1, 3});
     return reshape(a + "context_merged", o, {B, S, c_.numHeads * c_.headDim});
   }
@@ -400,6 +444,9 @@ private:
         }
       k = transpose(a + "k_t", k, {0, 2, 1, 3});
       v = transpose(a + "v_t", v, {0, 2, 1, 3});
+      if (fusedAttention())
+        return mergeHeads(a, fused(a, q, k, v));
+      q = reshape(a + "q_groups", q, {B, KV, G * S, hd});
       Value *scores = matmul(a + "scores", q, k, true); // [B, KV, G*S, S]
       scores = reshape(a + "scores_heads", scores, {B, KV, G, S, S});
       Value *probs = op(OpKind::CausalSoftmax, a + "softmax", {scores},
@@ -543,8 +590,10 @@ std::string cacheTensorName(int64_t layer, int64_t sequence,
 // rotary embedding.
 std::vector<double> rotaryTable(const TensorType &type, const LlmConfig &c,
                                 const StepShape &shape, bool sine) {
-  const int64_t B = type.shape[0], S = type.shape[1], heads = type.shape[2],
-                hd = type.shape[3], half = hd / 2;
+  // [B, S, heads, hd], or [B, S, hd] for the rotary op (heads share it).
+  const int64_t B = type.shape[0], S = type.shape[1], hd = c.headDim,
+                heads = type.rank() == 4 ? type.shape[2] : type.shape[2] / hd,
+                half = hd / 2;
   std::vector<double> out;
   out.reserve(static_cast<size_t>(type.elementCount()));
   for (int64_t b = 0; b < B; ++b)

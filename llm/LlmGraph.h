@@ -128,7 +128,8 @@ run::ModelInputs llmInputs(const compiler::Graph &graph,
                            const LlmConfig &config, const StepShape &shape,
                            uint64_t seed);
 
-/// The rotary table input of `type` [B, S, heads, head_dim]: cos, or sin
+/// The rotary table input of `type` [B, S, heads, head_dim] (or
+/// [B, S, head_dim], one head's, which the rotary op takes): cos, or sin
 /// with the sign of rotate_half folded in (-sin on the first half of each
 /// head), for the positions of the step's tokens (context + s, or with a
 /// resident cache positions[b] + s).

@@ -213,6 +213,145 @@ InstrBuilder sfuScalar(std::string_view op, Addr dst, Addr src, float imm,
 /// `cvt dst, src, to=...` from n source sticks per row.
 InstrBuilder sfuCvt(Addr dst, Addr src, bool toF32, const Rows &r);
 
+// ------------------------------------------------- FP32 sub-tile helpers
+//
+// Row statistics on an FP32 copy of a sub-tile laid out [block][row][F]
+// (F = 2 FP32 sticks per DL16 stick, 1 for FP32): the row kernels' softmax
+// and norms, and the attention kernel's softmax.
+
+/// A sub-tile of h rows in FP32 in scratch: [block][row][F] sticks. F is 2
+/// for a DL16 source (a DL16 stick is two FP32 sticks) and 1 for FP32.
+struct F32Rows {
+  StreamBuilder &s;
+  int64_t h = 0;
+  int64_t nb = 0;    ///< blocks of the source
+  int64_t f = 1;     ///< FP32 sticks per block and row
+  int64_t rem = 0;   ///< valid elements of the last block; 0: it is full
+  int64_t nFull = 0; ///< blocks without padding
+
+  F32Rows(StreamBuilder &stream, const StickMatrix &x, int64_t rows)
+      : s(stream), h(rows), nb(x.blocks()), f(x.dtype == isa::DType::Fp32 ? 1 : 2),
+        rem(x.lastLanes() == x.lanes() ? 0 : x.lastLanes()),
+        nFull(x.blocks() - (rem != 0 ? 1 : 0)) {}
+
+  int64_t rowSticks() const { return h * f; } ///< one block of the sub-tile
+  Addr lastBlock(Addr a) const { return a + nFull * rowSticks(); }
+
+  /// xf = the tile rows at `in` (block stride bs) in FP32.
+  void load(Addr xf, Addr in, int64_t bs) {
+    if (f == 2) {
+      s.append(sfuCvt(xf, in, true, {h, nb, 2 * h, bs, 0, 0}));
+      return;
+    }
+    s.append(sfuUnary("copy", xf, in, {h, nb, h, bs, 0, 0}, true));
+  }
+  /// out (block stride bs) = xf rounded to the source's format.
+  void store(Addr out, Addr xf, int64_t bs) {
+    if (f == 2) {
+      s.append(sfuCvt(out, xf, false, {2 * h, nb, bs, 2 * h, 0, 0}));
+      return;
+    }
+    s.append(sfuUnary("copy", out, xf, {h, nb, bs, h, 0, 0}, true));
+  }
+  /// dst (h sticks) = per-row rsum or rmax of src, through `partial`
+  /// (nb * h sticks) when there are several blocks. Padding lanes are left
+  /// out of rmax with count; rsum needs them zero (they are, throughout).
+  void reduce(std::string_view op, Addr dst, Addr src, Addr partial) {
+    Addr p = nb > 1 ? partial : dst;
+    bool isMax = op == "rmax";
+    int64_t plain = isMax ? nFull : nb;
+    if (plain > 0)
+      s.append(sfuUnary(op, p, src, {f, plain * h, 1, f, 0, 0}, true));
+    if (isMax && rem != 0)
+      s.append(sfuUnary(op, p + nFull * h, lastBlock(src), {f, h, 1, f, 0, rem},
+                        true));
+    if (nb > 1)
+      s.append(sfuUnary(isMax ? "cmax" : "csum", dst, partial,
+                        {h, nb, 0, h, 0, 0}, true));
+  }
+  /// A per-row stick (h sticks) as [row][F] for whole-block operations;
+  /// returns where that is (the stat itself when F = 1).
+  Addr spread(Addr statF, Addr stat) {
+    if (f == 1)
+      return stat;
+    for (int64_t i = 0; i < f; ++i)
+      s.append(sfuUnary("copy", statF + i, stat, {1, h, f, 1, 0, 0}, true));
+    return statF;
+  }
+  /// dst = src op stat, stat one stick per row (spread: its [row][F] form).
+  void rowStat(std::string_view op, Addr dst, Addr src, Addr stat,
+               Addr spreadStat) {
+    if (nFull > 0)
+      s.append(sfuBinary(op, dst, src, spreadStat,
+                         {rowSticks(), nFull, rowSticks(), rowSticks(), 0, 0},
+                         false, true));
+    if (rem != 0)
+      s.append(sfuBinary(op, lastBlock(dst), lastBlock(src), stat,
+                         {f, h, f, f, 1, rem}, true, true));
+  }
+  /// dst = src op vec, vec [block][F] along the row (weights, bias).
+  void colVec(std::string_view op, Addr dst, Addr src, Addr vec) {
+    for (int64_t b = 0; b < nb; ++b) {
+      int64_t off = b * rowSticks();
+      s.append(sfuBinary(op, dst + off, src + off, vec + b * f,
+                         {f, h, f, f, 0, b == nFull ? rem : 0}, false, true));
+    }
+  }
+  /// dst = op(src) elementwise, padding lanes kept zero.
+  void map(std::string_view op, Addr dst, Addr src) {
+    if (nFull > 0)
+      s.append(sfuUnary(op, dst, src, {f, nFull * h, f, f, 0, 0}, true));
+    if (rem != 0)
+      s.append(sfuUnary(op, lastBlock(dst), lastBlock(src),
+                        {f, h, f, f, 0, rem}, true));
+  }
+  /// dst = a * b elementwise over every stick (0 * 0 keeps padding zero).
+  void square(Addr dst, Addr src) {
+    s.append(
+        sfuBinary("mul", dst, src, src, {f, nb * h, f, f, f, 0}, false, true));
+  }
+  /// On h stat sticks: x = op(x, imm).
+  void statScalar(std::string_view op, Addr dst, Addr src, float imm) {
+    s.append(sfuScalar(op, dst, src, imm, {1, h, 1, 1, 0, 0}, true));
+  }
+  void statUnary(std::string_view op, Addr dst, Addr src) {
+    s.append(sfuUnary(op, dst, src, {1, h, 1, 1, 0, 0}, true));
+  }
+};
+
+/// Scratch of the FP32 row kernels, per unit, for sub-tiles of hmax rows.
+struct F32Scratch {
+  int64_t xf = 0, sq = 0, partial = 0, stat = 0, stat2 = 0, spread = 0;
+  int64_t wf = 0, bf = 0;
+  int64_t end = 0;
+};
+
+/// Lays out the scratch from `base`: xf and (when `withSquare`) sq of
+/// nb*F*h sticks, partial sums nb*h, two stats h each, spread stat F*h,
+/// and `vecSticks` each for converted weight and bias.
+inline F32Scratch f32Scratch(int64_t base, const StickMatrix &x, int64_t h,
+                             bool withSquare, int64_t vecSticks) {
+  const int64_t f = x.dtype == isa::DType::Fp32 ? 1 : 2;
+  const int64_t nb = x.blocks();
+  F32Scratch s;
+  int64_t at = base;
+  auto take = [&](int64_t n) {
+    int64_t a = at;
+    at += n;
+    return a;
+  };
+  s.xf = take(nb * f * h);
+  s.sq = withSquare ? take(nb * f * h) : 0;
+  s.partial = take(nb * h);
+  s.stat = take(h);
+  s.stat2 = take(h);
+  s.spread = take(f * h);
+  s.wf = take(vecSticks);
+  s.bf = take(vecSticks);
+  s.end = at;
+  return s;
+}
+
 /// Whether mnemonic names an SFU op of a family.
 bool isUnaryOp(std::string_view op);
 bool isBinaryOp(std::string_view op);

@@ -171,6 +171,20 @@ RowPlan emitCausalSoftmax(ProgramBuilder &pb, const TensorRef &x,
                           const TensorRef &mask, const TensorRef &y,
                           float scale, const KernelOptions &opt = {});
 
+/// Rotary position embedding over heads of `headDim` along the last dim,
+/// in one pass: y = x * cos + swap(x) * sin per head, swap exchanging the
+/// two halves of the head (with the sign of rotate_half folded into sin,
+/// whose first half holds -sin, this is Hugging Face's
+/// apply_rotary_pos_emb). cos and sin have x's shape, or x's with the last
+/// dim one head (the same angles for every head, as a position's are: read
+/// once per row instead of once per head); each half of a head is whole
+/// sticks, so the swap is the other half's blocks, read in place.
+/// The products and the sum round to x's dtype as separate mul and add
+/// ops would.
+RowPlan emitRotary(ProgramBuilder &pb, const TensorRef &x, const TensorRef &cos,
+                   const TensorRef &sin, const TensorRef &y, int64_t headDim,
+                   const KernelOptions &opt = {});
+
 /// LayerNorm over the last dim with FP32 statistics:
 /// y = (x - mean) / sqrt(var + eps) * weight + bias; weight and bias are
 /// optional vectors of the last dim (DL16 or FP32).
@@ -348,5 +362,64 @@ MovePlan emitTranspose(ProgramBuilder &pb, const TensorRef &x,
 /// through LX by DMA; padding sticks of y are written as zero.
 MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
                       const TensorRef &y, const KernelOptions &opt = {});
+
+// ---------------------------------------------------------------- attention
+
+/// Attention of grouped-query heads in one kernel (AttentionKernel.cpp):
+/// y[b, h] = softmax(q[b, h] k[b, j]^T * scale (+ causal mask)) v[b, j]
+/// with j = h / (H / KV), for q and y [B, H, S, hd], k and v [B, KV, L, hd],
+/// all DL16, in any layout sticked on hd (a view of another tensor's memory
+/// too: the heads of a [B, S, H x hd] projection). The causal mask hides key
+/// i' from query i when i' > i + (L - S) (aligned to the bottom right, as
+/// causal_mask_add; L >= S). The scores never leave LX.
+struct AttentionArgs {
+  TensorRef q, k, v, y;
+  float scale = 1.0f;
+  bool causal = false;
+};
+
+/// Work division of the attention kernel: the key/value heads (groups) of
+/// every sequence are spread over the cores, `coresPerGroup` cores each,
+/// and a group's query tiles (tileRows rows of one query head) over its
+/// cores, balanced by the keys each tile sees.
+struct AttentionPlan {
+  struct Tile {
+    int64_t group = 0; ///< b * KV + j
+    int64_t head = 0;  ///< query head h
+    int64_t row0 = 0, rows = 0;
+    int64_t keys = 0; ///< keys the tile's last row sees (all of L without a mask)
+  };
+  struct Part {
+    int core = 0;
+    std::vector<Tile> tiles; ///< in the order the core runs them
+  };
+  int64_t tileRows = 0;
+  int coresPerGroup = 0;
+  int64_t lxSticks = 0;
+  /// The kernel's estimate of its cycles (memory or compute, whichever is
+  /// longer), from which coresPerGroup was chosen.
+  int64_t estimatedCycles = 0;
+  std::vector<Part> parts;
+  /// Why nothing can be emitted (the keys of one head do not fit LX);
+  /// empty when the plan is good.
+  std::string error;
+
+  /// One line per core: `core 3: 8 tiles of 64 rows in group 0, 139264 scores`.
+  std::string str() const;
+};
+
+/// The plan emitAttention uses for `args` (tile rows, cores per group and
+/// the tiles of each core).
+AttentionPlan planAttention(const hw::HwConfig &config,
+                            const AttentionArgs &args,
+                            const KernelOptions &opt = {});
+
+/// Emits the kernel: per core, the keys of a group transposed once into LX
+/// (xpose) and its values loaded once, then per query tile Q K^T on the PT
+/// units, mask, scale and softmax on the SFU units in FP32, P V on the PT
+/// units; the query tiles, scores and outputs double-buffered. Returns the
+/// plan; with an error in it, nothing was emitted.
+AttentionPlan emitAttention(ProgramBuilder &pb, const AttentionArgs &args,
+                            const KernelOptions &opt = {});
 
 } // namespace spyre::codegen

@@ -410,6 +410,64 @@ bool verifyCausalSoftmax(InferContext &c) {
   return true;
 }
 
+bool inferAttention(InferContext &c) {
+  for (size_t i = 0; i < 3; ++i)
+    if (c.operand(i).rank() != 4)
+      return c.operandError(i, c.describeOperand(i) +
+                                   " must have rank 4 ([batch, heads, "
+                                   "tokens, head_dim])");
+  const Shape &q = c.operand(0).shape, &k = c.operand(1).shape,
+              &v = c.operand(2).shape;
+  if (v != k)
+    return c.operandError(2, c.describeOperand(2) + " must have the shape " +
+                                 shapeStr(k) + " of k");
+  if (k[0] != q[0] || k[3] != q[3])
+    return c.operandError(1, c.describeOperand(1) +
+                                 " must have q's batch and head_dim ([" +
+                                 std::to_string(q[0]) + ", ., ., " +
+                                 std::to_string(q[3]) + "])");
+  if (k[1] < 1 || q[1] % k[1] != 0)
+    return c.operandError(1, c.describeOperand(1) + " has " +
+                                 std::to_string(k[1]) +
+                                 " heads, which must divide q's " +
+                                 std::to_string(q[1]));
+  if (c.boolAttr("causal") && k[2] < q[2])
+    return c.operandError(1, c.describeOperand(1) +
+                                 " must have at least as many keys as q has "
+                                 "queries under a causal mask");
+  c.addResult(c.operand(0));
+  return true;
+}
+
+bool verifyAttention(InferContext &c) {
+  const double scale = c.floatAttr("scale");
+  if (!std::isfinite(scale) || scale <= 0)
+    return c.attrError("scale", "scale must be finite and positive");
+  return true;
+}
+
+bool inferRotary(InferContext &c) {
+  const TensorType &x = c.operand(0);
+  const int64_t d = c.intAttr("head_dim");
+  if (x.rank() < 1 || d < 2 || d % 2 != 0 || x.shape.back() % d != 0)
+    return c.attrError("head_dim",
+                       "head_dim must be even and divide the last dimension " +
+                           (x.rank() < 1 ? std::string("of x")
+                                         : std::to_string(x.shape.back())));
+  Shape perHead = x.shape;
+  perHead.back() = d;
+  for (size_t i = 1; i < 3; ++i)
+    if (c.operand(i).shape != x.shape && c.operand(i).shape != perHead)
+      return c.operandError(i, c.describeOperand(i) + " must have x's shape " +
+                                   shapeStr(x.shape) + " or one head's " +
+                                   shapeStr(perHead));
+  if (c.operand(1).shape != c.operand(2).shape)
+    return c.operandError(2, c.describeOperand(2) +
+                                 " must have the shape of cos");
+  c.addResult(x);
+  return true;
+}
+
 /// A host op's results are what the host library infers for its ONNX op
 /// type and attributes (host/HostOp.h).
 bool inferHost(InferContext &c) {
@@ -746,6 +804,52 @@ std::vector<OpDef> buildTable() {
        "(m their maximum). What `mul` by a scalar, `causal_mask_add` and "
        "`softmax` compute in turn, in one pass over the scores; canonicalize "
        "makes that chain this op."});
+  t.push_back(
+      {OpKind::Attention,
+       "attention",
+       "Grouped-query attention, scores never stored: softmax(q k^T * scale "
+       "[+ causal mask]) v",
+       {{"q", OperandArity::Required, "queries [B, H, S, D]"},
+        {"k", OperandArity::Required, "keys [B, KV, L, D], KV dividing H"},
+        {"v", OperandArity::Required, "values [B, KV, L, D]"}},
+       kFloatTypes,
+       {{"scale", AttrType::Float, Attribute(1.0), {},
+         "the factor the scores are multiplied by (finite, positive)"},
+        {"causal", AttrType::Bool, false, {},
+         "hide from query i the keys after i + (L - S) (L >= S)"}},
+       inferAttention,
+       verifyAttention,
+       "the shape of q",
+       "For query head h of sequence b, with key/value head j = h / (H / KV) "
+       "(grouped-query attention: the heads of a group share one key and value "
+       "head, which is never repeated): s = q[b, h] k[b, j]^T * scale, [S, L]; "
+       "with causal, s[i, i'] = -inf for i' > i + (L - S) (the mask of "
+       "causal_mask_add); y[b, h] = softmax(s along the last axis) v[b, j]. "
+       "What matmul, mul by a scalar, causal_softmax (or softmax) and matmul "
+       "compute in turn, without the scores as a tensor: the device kernel "
+       "keeps them in LX."});
+  t.push_back(
+      {OpKind::Rotary,
+       "rotary",
+       "Rotary position embedding over heads, in one op: x * cos + swap(x) * "
+       "sin",
+       {{"x", OperandArity::Required, "[..., N], N heads of head_dim"},
+        {"cos", OperandArity::Required,
+         "cosines, x's shape or [..., head_dim] (shared by the heads)"},
+        {"sin", OperandArity::Required,
+         "sines, cos's shape, the first half of each head negated"}},
+       kFloatTypes,
+       {{"head_dim", AttrType::Int, std::nullopt, {},
+         "elements per head (even, dividing the last dimension)"}},
+       inferRotary,
+       nullptr,
+       "the shape of x",
+       "Along the last axis, in heads of head_dim elements with halves x1 and "
+       "x2: y = x * cos + [x2, x1] * sin (the halves of each head swapped), "
+       "cos and sin of one head's size applying to every head. "
+       "With sin's first half holding -sin this is Hugging Face's "
+       "apply_rotary_pos_emb, x * cos + rotate_half(x) * sin; the split, "
+       "concat, two mul and the add it replaces make one pass."});
   t.push_back(
       {OpKind::Host,
        "host",

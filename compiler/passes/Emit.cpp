@@ -200,6 +200,73 @@ bool isHeadSwap(const Graph &graph, const Op &op, int stickBytes) {
   }
 }
 
+/// Whether `t` is a transpose [B, S, H, D] <-> [B, H, S, D].
+bool swapsHeads(const Op &t) {
+  return t.kind() == OpKind::Transpose && t.result()->type().rank() == 4 &&
+         t.intsAttr("perm") == std::vector<int64_t>{0, 2, 1, 3};
+}
+
+/// Whether reshape `r` splits [B, S, H x D] into [B, S, H, D] (or, `back`,
+/// merges them), D whole sticks.
+bool splitsHeads(const Op &r, int stickBytes, bool back = false) {
+  if (r.kind() != OpKind::Reshape)
+    return false;
+  const Shape &flat = back ? r.result()->type().shape
+                           : r.operand(0)->type().shape;
+  const Shape &heads = back ? r.operand(0)->type().shape
+                            : r.result()->type().shape;
+  const int64_t lanes =
+      elementsPerStick(requireLayout(*r.operand(0)).dtype, stickBytes);
+  return flat.size() == 3 && heads.size() == 4 && heads[0] == flat[0] &&
+         heads[1] == flat[1] && heads[2] * heads[3] == flat[2] &&
+         heads[3] % lanes == 0;
+}
+
+/// The head split and merge around an attention op as views: q (or k, v)
+/// = transpose(reshape([B, S, H x D] -> [B, S, H, D])) used only by
+/// attention ops reads the projection's memory in place, and the merge
+/// reshape(transpose(attention)) back to [B, S, H x D] is where the
+/// attention kernel writes: with D whole sticks, head h of row s is
+/// blocks hD/lanes .. of row s, so both ends are the same sticks in
+/// another order ([H, blocks of D, B, S] as device dims) and nothing moves.
+/// `op` is one of the reshapes or transposes; the values between them are
+/// used by nothing else and are not graph outputs.
+bool isAttentionHeadView(const Graph &graph, const Op &op, int stickBytes) {
+  auto byAttention = [&](const Value *v) {
+    return onlyUsedBy(graph, v, [&](const Op &u) {
+      return u.kind() == OpKind::Attention;
+    });
+  };
+  auto splitPair = [&](const Op &t) {
+    if (!swapsHeads(t) || !t.operand(0)->isOpResult())
+      return false;
+    const Op &r = *t.operand(0)->definingOp();
+    return splitsHeads(r, stickBytes) &&
+           onlyUsedBy(graph, r.result(),
+                      [&](const Op &u) { return &u == &t; }) &&
+           byAttention(t.result());
+  };
+  auto mergePair = [&](const Op &t) {
+    if (!swapsHeads(t) || !t.operand(0)->isOpResult() ||
+        t.operand(0)->definingOp()->kind() != OpKind::Attention)
+      return false;
+    if (!onlyUsedBy(graph, t.operand(0), [&](const Op &u) { return &u == &t; }))
+      return false;
+    return onlyUsedBy(graph, t.result(), [&](const Op &u) {
+      return u.operand(0) == t.result() && splitsHeads(u, stickBytes, true);
+    });
+  };
+  if (op.kind() == OpKind::Transpose)
+    return splitPair(op) || mergePair(op);
+  if (splitsHeads(op, stickBytes)) {
+    const std::vector<OpUse> uses = graph.usesOf(op.result());
+    return uses.size() == 1 && splitPair(*uses.front().op);
+  }
+  if (splitsHeads(op, stickBytes, true) && op.operand(0)->isOpResult())
+    return mergePair(*op.operand(0)->definingOp());
+  return false;
+}
+
 } // namespace
 
 bool isFreeView(const Graph &graph, const Op &op, int stickBytes) {
@@ -220,7 +287,8 @@ bool isFreeView(const Graph &graph, const Op &op, int stickBytes) {
       return true;
     if (!xs.empty() && !ys.empty() && xs.back() == ys.back())
       return true;
-    return isHeadSwap(graph, op, stickBytes);
+    return isHeadSwap(graph, op, stickBytes) ||
+           isAttentionHeadView(graph, op, stickBytes);
   }
   case OpKind::Split: {
     const int64_t rank = x->type().rank();
@@ -237,7 +305,8 @@ bool isFreeView(const Graph &graph, const Op &op, int stickBytes) {
            product(xs, 0, static_cast<size_t>(axis)) == 1;
   }
   case OpKind::Transpose:
-    return isHeadSwap(graph, op, stickBytes);
+    return isHeadSwap(graph, op, stickBytes) ||
+           isAttentionHeadView(graph, op, stickBytes);
   default:
     return false;
   }
@@ -357,6 +426,8 @@ private:
   bool emitConcat(const Op &op);
   bool emitCausalMask(const Op &op);
   bool emitCausalSoftmax(const Op &op);
+  bool emitAttention(const Op &op);
+  bool emitRotary(const Op &op);
   bool emitRelayoutOp(const Op &op);
   bool emitHost(const Op &op);
   bool emitOutputs();
@@ -655,8 +726,44 @@ void Emitter::mergeLast(const TensorRef &x, const TensorRef &y) {
 
 // ------------------------------------------------------------------- ops
 
+/// [B, S, H, D] or [B, H, S, D] (`headsFirst`) in the memory of the
+/// default layout of [B, S, H x D] at `address`: device dims [H, blocks of
+/// D, B, S].
+TensorRef headsView(const std::string &name, const TensorRef &flat,
+                    const Shape &shape, bool headsFirst) {
+  TensorRef v;
+  v.name = name;
+  v.dtype = flat.dtype;
+  v.address = flat.address;
+  v.shape = shape;
+  v.blockPos = 1;
+  v.dimOrder = headsFirst ? std::vector<int>{1, 0, 2}
+                          : std::vector<int>{2, 0, 1};
+  return v;
+}
+
 bool Emitter::emitFreeView(const Op &op) {
   const TensorRef x = ref(op.operand(0));
+  if (isAttentionHeadView(g_, op, stickBytes_)) {
+    // Split: x is the flat projection; the reshape's result is [B, S, H, D]
+    // and the transpose's [B, H, S, D] in its memory. Merge: the attention
+    // wrote into the reshape's result (emitAttention), which is declared
+    // already; the transpose between is [B, S, H, D] in it.
+    const Shape &ys = op.result()->type().shape;
+    if (op.kind() == OpKind::Reshape && splitsHeads(op, stickBytes_)) {
+      SPYRE_ASSERT(x.isDefault(), "head split of '" + x.name +
+                                      "' from a layout that is not the default");
+      refs_[op.result()] = headsView(op.result()->name(), x, ys, false);
+    } else if (op.kind() == OpKind::Transpose) {
+      refs_[op.result()] =
+          headsView(op.result()->name(), x, ys, !x.dimOrder.empty() &&
+                                                    x.dimOrder[0] == 2);
+    } else {
+      SPYRE_ASSERT(refs_.count(op.result()) == 1,
+                   "head merge '" + op.name() + "' before its attention");
+    }
+    return true;
+  }
   if (isHeadSwap(g_, op, stickBytes_)) {
     // The value between the two ops, [.., S, H, L], is x's (or the
     // result's) memory with H outermost; the other end is in the default
@@ -1284,6 +1391,52 @@ bool Emitter::emitCausalSoftmax(const Op &op) {
       options()));
 }
 
+bool Emitter::emitAttention(const Op &op) {
+  codegen::AttentionArgs args;
+  args.q = ref(op.operand(0));
+  args.k = ref(op.operand(1));
+  args.v = ref(op.operand(2));
+  // Where the heads are merged back to [B, S, H x D] by views, the kernel
+  // writes the merged tensor.
+  const std::vector<OpUse> uses = g_.usesOf(op.result());
+  const Op *merge = nullptr;
+  if (uses.size() == 1 && isAttentionHeadView(g_, *uses.front().op, stickBytes_))
+    merge = g_.usesOf(uses.front().op->result()).front().op;
+  if (merge) {
+    const TensorRef flat = result(merge->result());
+    args.y = headsView(op.result()->name(), flat, op.result()->type().shape,
+                       true);
+    refs_[op.result()] = args.y;
+  } else {
+    args.y = result(op.result());
+  }
+  for (const TensorRef *t : {&args.q, &args.k, &args.v, &args.y})
+    if (t->dtype != isa::DType::Dl16)
+      return fail("attention runs on DL16 operands only");
+  args.scale = static_cast<float>(op.floatAttr("scale"));
+  args.causal = op.boolAttr("causal");
+  beginKernel();
+  const codegen::AttentionPlan plan =
+      codegen::emitAttention(pb_, args, options());
+  if (!plan.error.empty())
+    return fail(plan.error);
+  return true;
+}
+
+bool Emitter::emitRotary(const Op &op) {
+  const TensorRef y = result(op.result());
+  const TensorRef x = asDType(ref(op.operand(0)), y.dtype);
+  const TensorRef cos = asDType(ref(op.operand(1)), y.dtype);
+  const TensorRef sin = asDType(ref(op.operand(2)), y.dtype);
+  const int64_t d = op.intAttr("head_dim");
+  if ((d / 2) % y.lanes() != 0)
+    return fail("the halves of a head (" + std::to_string(d / 2) +
+                " elements) must be whole sticks of " +
+                std::to_string(y.lanes()));
+  beginKernel();
+  return rowDone(codegen::emitRotary(pb_, x, cos, sin, y, d, options()));
+}
+
 bool Emitter::emitRelayoutOp(const Op &op) {
   const Value *xv = op.operand(0), *yv = op.result();
   const TensorRef y = result(yv);
@@ -1442,6 +1595,12 @@ bool Emitter::emitOp(Op &op) {
     break;
   case OpKind::CausalSoftmax:
     ok = emitCausalSoftmax(op);
+    break;
+  case OpKind::Attention:
+    ok = emitAttention(op);
+    break;
+  case OpKind::Rotary:
+    ok = emitRotary(op);
     break;
   case OpKind::Relayout:
     ok = emitRelayoutOp(op);

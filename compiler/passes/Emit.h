@@ -22,6 +22,8 @@
 //  - causal_softmax: the fused row kernel, its mask a diagonal table of
 //    Q + K sticks (codegen::causalMaskTable), not a tensor of the scores'
 //    size.
+//  - attention: the fused kernel (codegen::emitAttention), the scores kept
+//    in LX.
 // Kernels one op runs one after another (a conversion, then the op) are
 // separated by a chip-wide barrier, as are phases. Values that are graph
 // outputs are written to output tensors in the default layout.

@@ -420,6 +420,72 @@ RefTensor causalSoftmax(const Op &op, const RefTensor &x) {
   return y;
 }
 
+/// Grouped-query attention in double: per query head h and its key/value
+/// head h / (H / KV), softmax(q k^T * scale [+ causal mask]) v, the masked
+/// scores left out (a query always sees key 0 under the mask).
+RefTensor attention(const Op &op, const RefTensor &q, const RefTensor &k,
+                    const RefTensor &v) {
+  const double scale = op.floatAttr("scale");
+  const bool causal = op.boolAttr("causal");
+  const int64_t B = q.shape[0], H = q.shape[1], S = q.shape[2],
+                D = q.shape[3], KV = k.shape[1], L = k.shape[2];
+  const int64_t G = H / KV;
+  RefTensor y{q.shape, std::vector<double>(q.values.size(), 0.0)};
+  std::vector<double> p(static_cast<size_t>(L));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t j = h / G;
+      const size_t qb = static_cast<size_t>((b * H + h) * S * D);
+      const size_t kb = static_cast<size_t>((b * KV + j) * L * D);
+      for (int64_t i = 0; i < S; ++i) {
+        const int64_t seen = causal ? i + (L - S) + 1 : L;
+        double mx = -kInf;
+        for (int64_t t = 0; t < seen; ++t) {
+          CompensatedSum dot;
+          for (int64_t d = 0; d < D; ++d)
+            dot.add(q.values[qb + static_cast<size_t>(i * D + d)] *
+                    k.values[kb + static_cast<size_t>(t * D + d)]);
+          p[static_cast<size_t>(t)] = dot.value() * scale;
+          mx = std::isnan(p[static_cast<size_t>(t)]) ||
+                       p[static_cast<size_t>(t)] > mx
+                   ? p[static_cast<size_t>(t)]
+                   : mx;
+        }
+        CompensatedSum total;
+        for (int64_t t = 0; t < seen; ++t) {
+          p[static_cast<size_t>(t)] = std::exp(p[static_cast<size_t>(t)] - mx);
+          total.add(p[static_cast<size_t>(t)]);
+        }
+        const double sum = total.value();
+        for (int64_t d = 0; d < D; ++d) {
+          CompensatedSum acc;
+          for (int64_t t = 0; t < seen; ++t)
+            acc.add(p[static_cast<size_t>(t)] *
+                    v.values[kb + static_cast<size_t>(t * D + d)]);
+          y.values[qb + static_cast<size_t>(i * D + d)] = acc.value() / sum;
+        }
+      }
+    }
+  return y;
+}
+
+/// x * cos + (x with the halves of each head swapped) * sin.
+RefTensor rotary(const Op &op, const RefTensor &x, const RefTensor &cos,
+                 const RefTensor &sin) {
+  const int64_t d = op.intAttr("head_dim"), half = d / 2;
+  // Tables of one head's size serve every head of their row.
+  const int64_t n = x.shape.back(), tn = cos.shape.back();
+  RefTensor y{x.shape, std::vector<double>(x.values.size())};
+  for (size_t i = 0; i < x.values.size(); ++i) {
+    const int64_t at = static_cast<int64_t>(i), within = at % d;
+    const size_t other = within < half ? i + static_cast<size_t>(half)
+                                       : i - static_cast<size_t>(half);
+    const auto t = static_cast<size_t>(tn == n ? at : at / n * tn + within);
+    y.values[i] = x.values[i] * cos.values[t] + x.values[other] * sin.values[t];
+  }
+  return y;
+}
+
 } // namespace
 
 RefTensor tensorFromNpy(const NpyArray &array) {
@@ -524,6 +590,10 @@ std::vector<RefTensor> evaluateOp(const Op &op,
     return {causalMaskAdd(x)};
   case OpKind::CausalSoftmax:
     return {causalSoftmax(op, x)};
+  case OpKind::Attention:
+    return {attention(op, x, *operands[1], *operands[2])};
+  case OpKind::Rotary:
+    return {rotary(op, x, *operands[1], *operands[2])};
   case OpKind::Host:
     return hostOp(op, operands);
   }

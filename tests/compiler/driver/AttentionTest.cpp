@@ -1,0 +1,159 @@
+// The fused attention op end to end (CompileCheck.h: -O0 and -O2, numerics
+// against the double-precision host reference within the DL16 tolerance of
+// docs/compiler.md, zero findings): causal and not, grouped-query ratios
+// of 1, 2 and 4, query and key counts that are not multiples of 64, more
+// keys than queries, a head_dim that is not whole sticks, more key/value
+// heads than cores (each core then runs several groups in turn). The
+// device writes only the result: the scores never leave LX. The rotary op
+// the same way, with tables of x's shape and of one head's.
+#include "compiler/driver/CompileCheck.h"
+
+#include "compiler/codegen/Kernels.h"
+#include "hw/HwConfig.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <string>
+
+namespace spyre::compiler {
+namespace {
+
+using test::CheckedRun;
+
+struct Case {
+  int64_t batch, heads, kvHeads, queries, keys, headDim;
+  bool causal;
+};
+
+std::string shape(int64_t b, int64_t h, int64_t s, int64_t d) {
+  return "f16[" + std::to_string(b) + ", " + std::to_string(h) + ", " +
+         std::to_string(s) + ", " + std::to_string(d) + "]";
+}
+
+std::string graphText(const Case &c, double scale) {
+  const std::string q = shape(c.batch, c.heads, c.queries, c.headDim),
+                    kv = shape(c.batch, c.kvHeads, c.keys, c.headDim);
+  return "graph @t {\n  input %q : " + q + "\n  input %k : " + kv +
+         "\n  input %v : " + kv + "\n  %y = attention @attn(%q, %k, %v) " +
+         "{causal = " + (c.causal ? "true" : "false") +
+         ", scale = " + std::to_string(scale) + "} : " + q +
+         "\n  return %y\n}";
+}
+
+std::string label(const Case &c) {
+  return std::to_string(c.batch) + "x" + std::to_string(c.heads) + "/" +
+         std::to_string(c.kvHeads) + " heads, " + std::to_string(c.queries) +
+         " queries, " + std::to_string(c.keys) + " keys, hd " +
+         std::to_string(c.headDim) + (c.causal ? ", causal" : "");
+}
+
+/// Compiles and checks `c` at -O0 and -O2; returns the -O2 run.
+CheckedRun check(const Case &c) {
+  SCOPED_TRACE(label(c));
+  std::unique_ptr<Graph> g = test::parseGraphText(
+      graphText(c, 1.0 / std::sqrt(static_cast<double>(c.headDim))));
+  EXPECT_TRUE(g);
+  if (!g)
+    return {};
+  CheckedRun last;
+  for (int level : {0, 2}) {
+    CompileOptions o;
+    o.optLevel = level;
+    // Three DL16 roundings on the way: the scores, the probabilities, the
+    // result.
+    last = test::checkCompiledWith(*g, o, 3, {-1, 1});
+    EXPECT_TRUE(last.compiled) << "-O" << level;
+  }
+  return last;
+}
+
+TEST(Attention, CausalGroupedQueriesMatchTheReference) {
+  check({1, 4, 2, 77, 77, 128, true});
+  check({1, 8, 2, 130, 130, 128, true});
+}
+
+TEST(Attention, NonCausalMatchesTheReference) {
+  check({2, 2, 1, 50, 130, 64, false});
+  check({1, 3, 3, 64, 64, 128, false});
+}
+
+TEST(Attention, MoreKeysThanQueriesSeeThePast) {
+  check({1, 8, 2, 40, 100, 128, true});
+}
+
+TEST(Attention, HeadDimNotWholeSticks) {
+  check({1, 2, 2, 70, 70, 96, true});
+}
+
+TEST(Attention, MoreGroupsThanCoresRunInTurn) {
+  // 3 x 12 = 36 key/value heads on 32 cores: some cores run two groups.
+  check({3, 12, 12, 20, 20, 64, true});
+}
+
+TEST(Attention, WritesOnlyTheResult) {
+  const Case c{1, 4, 2, 200, 200, 128, true};
+  CheckedRun r = check(c);
+  ASSERT_TRUE(r.compiled);
+  // The result, [1, 4, 200, 128] DL16; the scores ([4, 200, 200], 312 KB)
+  // are never written. The program's outputs are copied nowhere else.
+  EXPECT_EQ(r.writeBytes, uint64_t{4 * 200 * 128 * 2});
+}
+
+/// rotary over [2, 70, 4 x 128] with tables of `table` elements per row.
+void checkRotary(int64_t table) {
+  const std::string t = "f16[2, 70, " + std::to_string(table) + "]";
+  std::unique_ptr<Graph> g = test::parseGraphText(
+      "graph @t {\n  input %x : f16[2, 70, 512]\n  input %c : " + t +
+      "\n  input %s : " + t +
+      "\n  %y = rotary @rope(%x, %c, %s) {head_dim = 128} : f16[2, 70, 512]"
+      "\n  return %y\n}");
+  ASSERT_TRUE(g);
+  for (int level : {0, 2}) {
+    CompileOptions o;
+    o.optLevel = level;
+    // Two DL16 roundings: the products, then their sum.
+    CheckedRun r = test::checkCompiledWith(*g, o, 2);
+    ASSERT_TRUE(r.compiled);
+    // One pass: the result is all it writes.
+    EXPECT_EQ(r.writeBytes, uint64_t{2 * 70 * 512 * 2}) << "-O" << level;
+  }
+}
+
+TEST(Rotary, TablesOfXsShapeMatchTheReference) { checkRotary(512); }
+
+TEST(Rotary, TablesOfOneHeadServeEveryHead) { checkRotary(128); }
+
+TEST(AttentionPlan, TilesOfAGroupAreBalancedOverItsCores) {
+  // Granite-3.3-8B's prefill: 32 query heads over 8 key/value heads of 128,
+  // 512 tokens.
+  codegen::AttentionArgs args;
+  args.q.shape = {1, 32, 512, 128};
+  args.k.shape = args.v.shape = {1, 8, 512, 128};
+  args.y.shape = args.q.shape;
+  args.causal = true;
+  const codegen::AttentionPlan plan =
+      codegen::planAttention(hw::builtinConfig(), args);
+  ASSERT_EQ(plan.error, "");
+  EXPECT_EQ(plan.tileRows, 64);
+  ASSERT_EQ(plan.parts.size(),
+            static_cast<size_t>(8 * plan.coresPerGroup));
+  // Every tile of every head once, and the cores of a group within one
+  // tile's work of each other (largest first onto the least loaded).
+  int64_t tiles = 0, most = 0, least = INT64_MAX;
+  for (const codegen::AttentionPlan::Part &p : plan.parts) {
+    int64_t work = 0;
+    for (const codegen::AttentionPlan::Tile &t : p.tiles)
+      work += t.rows * t.keys;
+    tiles += static_cast<int64_t>(p.tiles.size());
+    most = std::max(most, work);
+    least = std::min(least, work);
+  }
+  EXPECT_EQ(tiles, 32 * 512 / 64);
+  EXPECT_LE(most - least, 64 * 512);
+}
+
+} // namespace
+} // namespace spyre::compiler
