@@ -259,8 +259,18 @@ bool isAttentionHeadView(const Graph &graph, const Op &op, int stickBytes) {
   if (op.kind() == OpKind::Transpose)
     return splitPair(op) || mergePair(op);
   if (splitsHeads(op, stickBytes)) {
+    // The split alone is a view also when the transpose after it must be
+    // stored (a graph output, such as the keys a cache appends): the
+    // transpose then reads it in place, one copy instead of two.
     const std::vector<OpUse> uses = graph.usesOf(op.result());
-    return uses.size() == 1 && splitPair(*uses.front().op);
+    if (uses.size() != 1 || graph.isOutput(op.result()) ||
+        !swapsHeads(*uses.front().op))
+      return false;
+    const std::vector<OpUse> after = graph.usesOf(uses.front().op->result());
+    return !after.empty() &&
+           std::all_of(after.begin(), after.end(), [](const OpUse &u) {
+             return u.op->kind() == OpKind::Attention;
+           });
   }
   if (splitsHeads(op, stickBytes, true) && op.operand(0)->isOpResult())
     return mergePair(*op.operand(0)->definingOp());
@@ -608,15 +618,23 @@ TensorRef Emitter::asDType(const TensorRef &x, isa::DType dtype) {
 
 void Emitter::relayoutPerm(const TensorRef &x, const std::vector<int> &p,
                            const TensorRef &y) {
-  // x's memory described in y's dims: x's leading dim i is y's dim pinv[i].
-  SPYRE_ASSERT(x.isDefault() && p.back() == x.rank() - 1,
+  // x's memory described in y's dims: x's leading dim i is y's dim pinv[i]
+  // (x in any order of its leading dims and block position: a view).
+  SPYRE_ASSERT(x.padded.empty() && x.broadcast.empty() && !x.window &&
+                   p.back() == x.rank() - 1,
                "relayoutPerm: the last dim must stay");
   std::vector<int> pinv(p.size());
   for (size_t k = 0; k < p.size(); ++k)
     pinv[static_cast<size_t>(p[k])] = static_cast<int>(k);
+  std::vector<int> order = x.dimOrder;
+  if (order.empty())
+    for (int i = 0; i + 1 < x.rank(); ++i)
+      order.push_back(i);
   TensorRef xv = x;
   xv.shape = y.shape;
-  xv.dimOrder.assign(pinv.begin(), pinv.end() - 1);
+  xv.dimOrder.clear();
+  for (int d : order)
+    xv.dimOrder.push_back(pinv[static_cast<size_t>(d)]);
   beginKernel();
   codegen::emitRelayout(pb_, xv, y, options());
 }

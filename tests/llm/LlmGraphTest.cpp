@@ -80,8 +80,11 @@ TEST(LlmGraph, PrefillLmHeadTakesTheLastToken) {
   auto g = buildLlmGraph(tiny(), s);
   expectDeviceOnly(*g);
   EXPECT_EQ(g->outputs()[0]->type().str(), "f16[1, 1, 250]");
-  EXPECT_EQ(shapeOf(*g, "model.layers.0.self_attn.scores_heads"),
-            "f16[1, 2, 2, 6, 6]");
+  // Prefill attention is one op over q [B, H, S, hd]; the scores are
+  // never a value.
+  EXPECT_EQ(shapeOf(*g, "model.layers.0.self_attn.attention"),
+            "f16[1, 4, 6, 128]");
+  EXPECT_EQ(g->findValue("model.layers.0.self_attn.scores"), nullptr);
 }
 
 TEST(LlmGraph, BytesAndMacs) {

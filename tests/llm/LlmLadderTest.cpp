@@ -47,7 +47,8 @@ TEST(LlmLadder, RungsArePartsOfTheLayer) {
   EXPECT_EQ(buildRungGraph(c, s, Rung::QkvProj)->outputs().size(), 3u);
   EXPECT_EQ(buildRungGraph(c, s, Rung::MlpProj)->outputs().size(), 3u);
   const auto attention = buildRungGraph(c, s, Rung::Attention);
-  EXPECT_TRUE(opKinds(*attention).contains("causal_softmax"));
+  EXPECT_TRUE(opKinds(*attention).contains("attention"));
+  EXPECT_TRUE(opKinds(*attention).contains("rotary"));
   EXPECT_FALSE(opKinds(*attention).contains("rmsnorm"));
   // The context, then the new keys and values.
   EXPECT_EQ(attention->outputs().size(), 3u);
