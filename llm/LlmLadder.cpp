@@ -13,10 +13,17 @@ namespace {
 
 constexpr int64_t kDeviceBytes = 2; // DL16
 
-/// Multiply-accumulates of the graph's matmuls.
+/// Multiply-accumulates of the graph's matmuls, and of its attention ops'
+/// two products (all S x L scores, as the matmuls they replace count them).
 int64_t graphMacs(const compiler::Graph &g) {
   int64_t macs = 0;
   for (const compiler::Op *op : g.ops()) {
+    if (op->kind() == compiler::OpKind::Attention) {
+      // y [B, H, S, D] elements, each from L keys, twice (Q K^T and P V).
+      macs += 2 * op->result()->type().elementCount() *
+              op->operand(1)->type().shape[2];
+      continue;
+    }
     if (op->kind() != compiler::OpKind::Matmul)
       continue;
     const compiler::Shape &a = op->operand(0)->type().shape;
