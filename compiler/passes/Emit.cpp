@@ -375,6 +375,14 @@ struct DeviceMemoryFull {
   uint64_t neededSticks;
 };
 
+/// Thrown inside the emitter when a tensor has more dims than a program's
+/// tensor may (docs/program-file.md: host rank 1..8); run() reports it.
+struct TooManyDims {
+  std::string tensor;
+  size_t dims;
+};
+constexpr size_t kMaxTensorDims = 8;
+
 /// Thrown inside the emitter when a placed value (Placement) has a layout
 /// other than the default one; run() reports it.
 struct PlacementLayout {
@@ -469,6 +477,8 @@ private:
 
 void Emitter::reserve(const std::string &name, isa::DType dtype,
                       const std::vector<int64_t> &shape) {
+  if (shape.size() > kMaxTensorDims)
+    throw TooManyDims{name, shape.size()};
   TensorRef t;
   t.dtype = dtype;
   t.shape = shape.empty() ? std::vector<int64_t>{1} : shape;
@@ -1682,6 +1692,14 @@ std::optional<isa::Program> Emitter::run() {
                           std::to_string(full.neededSticks * stickBytes_) +
                           " bytes, the card has " +
                           std::to_string(cfg_.memory.sizeBytes));
+    return std::nullopt;
+  } catch (const TooManyDims &many) {
+    diags_.error(op_ ? op_->loc() : graphLoc(g_),
+                 (op_ ? "op '" + op_->name() + "': " : std::string()) +
+                     "tensor '" + many.tensor + "' has " +
+                     std::to_string(many.dims) +
+                     " dims; a device tensor has at most " +
+                     std::to_string(kMaxTensorDims));
     return std::nullopt;
   } catch (const PlacementLayout &placed) {
     diags_.error(graphLoc(g_), "value '" + placed.value +
