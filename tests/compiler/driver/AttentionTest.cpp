@@ -155,5 +155,26 @@ TEST(AttentionPlan, TilesOfAGroupAreBalancedOverItsCores) {
   EXPECT_LE(most - least, 64 * 512);
 }
 
+TEST(AttentionPlan, TilesShrinkUntilOneHeadsKeysFitLx) {
+  // One head's K^T and V (2 x 2048 x 128 DL16, 1 MiB) leave room for
+  // 32-row tiles only; 4096 keys (2 MiB) do not fit beside any tile.
+  codegen::AttentionArgs args;
+  args.q.shape = {1, 32, 2048, 128};
+  args.k.shape = args.v.shape = {1, 8, 2048, 128};
+  args.y.shape = args.q.shape;
+  args.causal = true;
+  codegen::AttentionPlan plan =
+      codegen::planAttention(hw::builtinConfig(), args);
+  EXPECT_EQ(plan.error, "");
+  EXPECT_EQ(plan.tileRows, 32);
+  EXPECT_LE(plan.lxSticks, hw::builtinConfig().lxSticks());
+  args.q.shape = {1, 32, 4096, 128};
+  args.k.shape = args.v.shape = {1, 8, 4096, 128};
+  args.y.shape = args.q.shape;
+  plan = codegen::planAttention(hw::builtinConfig(), args);
+  EXPECT_NE(plan.error.find("do not fit the LX region"), std::string::npos)
+      << plan.error;
+}
+
 } // namespace
 } // namespace spyre::compiler
