@@ -36,12 +36,20 @@ const std::vector<std::string> &serveOutputNames() {
 }
 
 ServeReport runServe(const ServeOptions &o, StepCostModel *costs) {
+  // The configs first, then the trace: errors in the order the command
+  // line names the files.
+  llm::loadLlmConfig(o.modelConfig);
+  hw::loadConfigOrDefault(o.hwConfig);
+  return runServe(o, loadTrace(o.trace), costs);
+}
+
+ServeReport runServe(const ServeOptions &o, const std::vector<Request> &requests,
+                     StepCostModel *costs) {
   ServeReport report;
   report.options = o;
   report.model = llm::loadLlmConfig(o.modelConfig);
   const hw::HwConfig hw = hw::loadConfigOrDefault(o.hwConfig);
   report.hwName = hw.name;
-  const std::vector<Request> requests = loadTrace(o.trace);
   if (!o.outDir.empty())
     checkWritableFolder(o.outDir, serveOutputNames(), "outputs folder");
   if (o.simulatedLayers < 1 || o.simulatedLayers > report.model.numLayers)

@@ -16,12 +16,14 @@
 #include "sim/core/Report.h"
 #include "support/FileIO.h"
 #include "sweep/Results.h"
+#include "sweep/ServePoint.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -128,12 +130,35 @@ std::string checkOutputs(const compiler::Graph &graph,
                      graph.outputs().size());
 }
 
+/// A serve library error names the `spyre serve` flag it checks; a sweep
+/// point names the serving knob that sets it.
+std::string serveErrorText(const UserError &e) {
+  static const std::map<std::string, std::string> kKnobs = {
+      {"--warmup-shape", "serve.warmup_shapes"},
+      {"--num-kv-blocks", "serve.num_kv_blocks"},
+      {"--memory-utilization", "serve.memory_utilization"},
+      {"--simulated-layers", "serve.simulated_layers"},
+      {"--slo", "serve.slo"},
+      {"--max-model-len", "serve.max_model_len"},
+      {"--max-num-seqs", "serve.max_num_seqs"}};
+  Diagnostic d = e.diagnostic();
+  auto it = kKnobs.find(d.loc.file);
+  if (it != kKnobs.end())
+    d.loc.file = it->second;
+  const std::string text = d.str();
+  return text.substr(0, text.find('\n'));
+}
+
 void simulate(const SweepPlan &plan, const SweepPoint &p, bool useSystemC,
-              PointResult &r) {
+              PointResult &r, std::string &note) {
   DiagnosticEngine configDiags;
   if (!hw::validateConfig(p.config, "points/" + p.id + "/config.yaml",
                           configDiags)) {
     r.error = firstError(configDiags);
+    return;
+  }
+  if (plan.serve) {
+    runServePoint(plan, p, r, note);
     return;
   }
   const compiler::Graph graph = compiler::loadModelOrThrow(p.modelPath, {});
@@ -194,18 +219,23 @@ int runPoint(const SweepPlan &plan, size_t index, std::ostream &out,
                   hw::toYaml(p.config, true));
 
   PointResult r = resultFor(plan, p);
+  std::string note;
   try {
-    simulate(plan, p, useSystemC, r);
+    simulate(plan, p, useSystemC, r, note);
   } catch (const UserError &e) {
     r.ok = false;
-    const std::string text = e.diagnostic().str();
-    r.error = text.substr(0, text.find('\n'));
+    r.error = serveErrorText(e);
   }
   r.wallSeconds = secondsSince(start);
   writeFileAtomic(resultPath(plan, p), resultJson(r));
-  out << fmt::format("point {} ({}): {}\n", p.index, p.id,
-                           r.ok ? fmt::format("ok, {} cycles", r.cycles)
-                                : "failed: " + r.error);
+  std::string outcome = "failed: " + r.error;
+  if (r.ok && plan.serve)
+    outcome = fmt::format("ok, {:g} output tokens/s, ITL p99 {:.3f} ms ({})",
+                          r.serveFigures.outputThroughput,
+                          r.serveFigures.itl.p99, note);
+  else if (r.ok)
+    outcome = fmt::format("ok, {} cycles", r.cycles);
+  out << fmt::format("point {} ({}): {}\n", p.index, p.id, outcome);
   return static_cast<int>(ExitCode::Ok);
 }
 
