@@ -3,6 +3,7 @@
 #include "hw/HwConfig.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
+#include "support/SvgChart.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -381,19 +382,7 @@ std::string perfettoTrace(const ServeReport &r) {
 
 namespace {
 
-std::string escapeHtml(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
+std::string escapeHtml(const std::string &s) { return htmlEscape(s); }
 
 /// An axis label: whole numbers from 100 up, three digits below.
 std::string tick(double v) {

@@ -5,6 +5,7 @@
 #include "hw/HwConfig.h"
 #include "support/FileIO.h"
 #include "support/Nesting.h"
+#include "support/SvgChart.h"
 #include "sweep/Expr.h"
 #include "sweep/Results.h"
 
@@ -241,51 +242,9 @@ std::string costText(double cost, bool bytes) {
 
 // ------------------------------------------------------------------ HTML
 
-std::string esc(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
+std::string esc(std::string_view s) { return htmlEscape(s); }
 
-std::string px(double v) { return fmt::format("{:.2f}", v); }
-
-/// A step near `span / target` that is 1, 2 or 5 times a power of ten,
-/// found by multiplying (not log/pow), so the ticks are the same with any
-/// math library.
-double niceStep(double span, int target) {
-  const double raw = span / target;
-  double mag = 1;
-  while (mag * 10 <= raw)
-    mag *= 10;
-  while (mag > raw)
-    mag /= 10;
-  const double norm = raw / mag;
-  return (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
-}
-
-int decimalsFor(double step) {
-  int d = 0;
-  for (double s = step; s < 0.999999 && d < 9; s *= 10)
-    ++d;
-  return d;
-}
+std::string px(double v) { return svgPx(v); }
 
 /// Series colours, distinguishable in print and for most colour vision.
 constexpr std::array<const char *, 8> kColours = {
