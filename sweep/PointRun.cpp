@@ -1,19 +1,15 @@
 // One sweep point in this process (runPoint in Sweep.h): the effective config
-// written and validated, the model compiled (timed) and simulated through the
-// SystemC kernel, or the plain-C++ event loop for a process that runs
-// several points (timed), timing-only unless the spec asks for numerics, and
-// the figures of the run's statistics recorded as the point's result. Any
-// user error on the way (a config that fails its checks, a model the
-// compiler refuses) is the point's failure, written to its result like a
-// success.
+// written and validated, then `spyre run` on it through the run library
+// (run::runModel: the model compiled and simulated through the SystemC
+// kernel, or the plain-C++ event loop for a process that runs several
+// points, timing-only unless the spec asks for numerics), and the figures of
+// the run's statistics recorded as the point's result; or, for a serve
+// sweep, `spyre serve` (ServePoint.h). Any user error on the way (a config
+// that fails its checks, a model the compiler refuses) is the point's
+// failure, written to its result like a success.
 #include "sweep/Sweep.h"
 
-#include "compiler/driver/Compile.h"
-#include "compiler/import/ModelLoader.h"
-#include "run/Inputs.h"
 #include "run/RunModel.h"
-#include "sim/core/Machine.h"
-#include "sim/core/Report.h"
 #include "support/FileIO.h"
 #include "sweep/Results.h"
 #include "sweep/ServePoint.h"
@@ -118,16 +114,15 @@ void readStats(const std::string &statsText, const hw::HwConfig &config,
   r.findings = s.at("findings").size() + s.at("findings_dropped").get<uint64_t>();
 }
 
-/// Compares every output with the host reference, as `spyre run --check`.
-std::string checkOutputs(const compiler::Graph &graph,
-                         const run::Simulation &sim) {
+/// The check's outcome, as `spyre run --check` finds it.
+std::string checkText(const run::RunReport &report) {
   size_t failed = 0;
-  for (const run::OutputCheck &c : run::checkOutputs(graph, sim, {}))
+  for (const run::OutputCheck &c : report.checks)
     failed += c.result.ok() ? 0 : 1;
   if (failed == 0)
     return "ok";
   return fmt::format("mismatch in {} of {} outputs", failed,
-                     graph.outputs().size());
+                     report.checks.size());
 }
 
 /// A serve library error names the `spyre serve` flag it checks; a sweep
@@ -161,44 +156,47 @@ void simulate(const SweepPlan &plan, const SweepPoint &p, bool useSystemC,
     runServePoint(plan, p, r, note);
     return;
   }
-  const compiler::Graph graph = compiler::loadModelOrThrow(p.modelPath, {});
-
-  compiler::CompileOptions co;
-  co.optLevel = p.optLevel;
-  co.mappingIn = p.mappingPath;
-  DiagnosticEngine diags;
-  const Clock::time_point compileStart = Clock::now();
-  std::optional<compiler::CompileResult> compiled =
-      compiler::compileGraph(graph, p.config, co, diags);
-  r.compileSeconds = secondsSince(compileStart);
-  if (!compiled) {
-    r.error = firstError(diags);
+  // `spyre run` on the point's config: timing only, or random inputs from
+  // the seed with the outputs checked; the statistics go to the point's
+  // folder, where they stay with keep_stats.
+  const std::string dir = pointDir(plan, p);
+  const std::string stats = (fs::path(dir) / "stats.json").string();
+  run::RunOptions o;
+  o.model = p.modelPath;
+  o.config = (fs::path(dir) / "config.yaml").string();
+  o.optLevel = p.optLevel;
+  o.mappingIn = p.mappingPath;
+  o.timingOnly = !plan.numerics;
+  if (plan.numerics) {
+    o.seed = plan.seed;
+    o.check = true;
+  }
+  o.stats = stats;
+  o.quantum = kQuantum;
+  o.useSystemC = useSystemC;
+  run::RunReport report;
+  try {
+    report = run::runModel(o);
+  } catch (const run::CompileError &e) {
+    const std::string text = e.diagnostic().str();
+    r.error = text.substr(0, text.find('\n'));
+    if (e.count() > 1)
+      r.error += fmt::format(" (and {} more)", e.count() - 1);
     return;
   }
-  r.lxPlanPeakBytes = planPeakLx(compiled->statistics);
-
-  const Clock::time_point simStart = Clock::now();
-  run::ModelInputs inputs;
-  if (plan.numerics)
-    inputs = run::randomInputs(graph, plan.seed);
-  const run::Simulation sim =
-      run::simulate(graph, compiled->program, p.config,
-                    plan.numerics ? &inputs : nullptr, useSystemC, kQuantum,
-                    SourceLoc{p.modelPath});
-  const std::string stats = sim::statsJson(*sim.machine);
-  r.simulateSeconds = secondsSince(simStart);
-
-  readStats(stats, p.config, r);
-  for (const sim::Finding &f : sim.machine->findings()) {
+  r.compileSeconds = report.compileSeconds;
+  r.simulateSeconds = report.simulateSeconds;
+  r.lxPlanPeakBytes = planPeakLx(report.compileStatistics);
+  readStats(readFile(stats, kJsonFileLimit), p.config, r);
+  if (!plan.keepStats)
+    fs::remove(stats);
+  for (const std::string &f : report.findings) {
     if (r.firstFindings.size() == kListedFindings)
       break;
-    r.firstFindings.push_back(f.str());
+    r.firstFindings.push_back(f);
   }
   if (plan.numerics)
-    r.check = checkOutputs(graph, sim);
-  if (plan.keepStats)
-    writeFileAtomic((fs::path(pointDir(plan, p)) / "stats.json").string(),
-                    stats);
+    r.check = checkText(report);
   r.ok = true;
 }
 
