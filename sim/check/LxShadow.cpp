@@ -1,5 +1,7 @@
 #include "sim/check/LxShadow.h"
 
+#include "support/Diagnostic.h"
+
 #include <optional>
 
 namespace spyre::sim {
@@ -24,6 +26,22 @@ void note(std::optional<AccessConflict> &pending, AccessConflict::Kind kind,
 
 } // namespace
 
+uint32_t LxShadow::newReadList() {
+  if (!freeLists_.empty()) {
+    uint32_t id = freeLists_.back();
+    freeLists_.pop_back();
+    return id;
+  }
+  SPYRE_ASSERT(readLists_.size() < UINT32_MAX, "too many LX reader lists");
+  readLists_.emplace_back();
+  return static_cast<uint32_t>(readLists_.size() - 1);
+}
+
+void LxShadow::freeReadList(uint32_t id) {
+  readLists_[id].clear(); // keeps its storage for the next
+  freeLists_.push_back(id);
+}
+
 void LxShadow::access(int core, int64_t firstStick, int64_t count, bool isWrite,
                       const Epoch &e, const HappensBefore &hb,
                       std::vector<AccessConflict> &out) {
@@ -38,14 +56,23 @@ void LxShadow::access(int core, int64_t firstStick, int64_t count, bool isWrite,
     if (c.written && !hb.happensBefore(c.write, e.stream))
       note(race, AccessConflict::Kind::Race, s, c.write, true);
     if (isWrite) {
-      for (const Epoch &r : c.reads)
-        if (!hb.happensBefore(r, e.stream)) {
-          note(race, AccessConflict::Kind::Race, s, r, false);
-          break;
+      if (c.hasRead) {
+        if (!hb.happensBefore(c.firstRead, e.stream)) {
+          note(race, AccessConflict::Kind::Race, s, c.firstRead, false);
+        } else if (c.moreReads != 0) {
+          for (const Epoch &r : readLists_[c.moreReads])
+            if (!hb.happensBefore(r, e.stream)) {
+              note(race, AccessConflict::Kind::Race, s, r, false);
+              break;
+            }
         }
+        if (c.moreReads != 0)
+          freeReadList(c.moreReads);
+        c.moreReads = 0;
+        c.hasRead = false;
+      }
       c.write = e;
       c.written = true;
-      c.reads.clear();
       continue;
     }
     if (!c.written) {
@@ -54,15 +81,23 @@ void LxShadow::access(int core, int64_t firstStick, int64_t count, bool isWrite,
       else if (uninit->lastStick == s - 1)
         uninit->lastStick = s;
     }
+    if (!c.hasRead || c.firstRead.stream == e.stream) {
+      c.firstRead = e;
+      c.hasRead = true;
+      continue;
+    }
+    if (c.moreReads == 0)
+      c.moreReads = newReadList();
+    std::vector<Epoch> &more = readLists_[c.moreReads];
     bool replaced = false;
-    for (Epoch &r : c.reads)
+    for (Epoch &r : more)
       if (r.stream == e.stream) {
         r = e;
         replaced = true;
         break;
       }
     if (!replaced)
-      c.reads.push_back(e);
+      more.push_back(e);
   }
   if (race)
     out.push_back(*race);
