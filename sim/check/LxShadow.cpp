@@ -6,8 +6,9 @@
 
 namespace spyre::sim {
 
-LxShadow::LxShadow(int cores, int64_t sticksPerCore)
-    : cells_(static_cast<size_t>(cores)), sticksPerCore_(sticksPerCore) {}
+LxShadow::LxShadow(int cores, int64_t sticksPerCore, std::size_t compactAfter)
+    : cells_(static_cast<size_t>(cores)), compactAt_(compactAfter),
+      sticksPerCore_(sticksPerCore) {}
 
 namespace {
 
@@ -24,7 +25,25 @@ void note(std::optional<AccessConflict> &pending, AccessConflict::Kind kind,
     pending->lastStick = s;
 }
 
+bool sameEpoch(const Epoch &a, const Epoch &b) {
+  return a.clock == b.clock && a.instr == b.instr && a.stream == b.stream;
+}
+
 } // namespace
+
+uint32_t LxShadow::idOf(const Epoch &e) {
+  if (epochs_.size() >= compactAt_)
+    compact();
+  if (lastIdOfStream_.size() <= e.stream)
+    lastIdOfStream_.resize(static_cast<size_t>(e.stream) + 1, kNone);
+  uint32_t &last = lastIdOfStream_[e.stream];
+  if (last != kNone && sameEpoch(epochs_[last], e))
+    return last;
+  SPYRE_ASSERT(epochs_.size() < kList, "too many LX access epochs");
+  epochs_.push_back(e);
+  last = static_cast<uint32_t>(epochs_.size() - 1);
+  return last;
+}
 
 uint32_t LxShadow::newReadList() {
   if (!freeLists_.empty()) {
@@ -32,7 +51,7 @@ uint32_t LxShadow::newReadList() {
     freeLists_.pop_back();
     return id;
   }
-  SPYRE_ASSERT(readLists_.size() < UINT32_MAX, "too many LX reader lists");
+  SPYRE_ASSERT(readLists_.size() < kList, "too many LX reader lists");
   readLists_.emplace_back();
   return static_cast<uint32_t>(readLists_.size() - 1);
 }
@@ -40,6 +59,33 @@ uint32_t LxShadow::newReadList() {
 void LxShadow::freeReadList(uint32_t id) {
   readLists_[id].clear(); // keeps its storage for the next
   freeLists_.push_back(id);
+}
+
+void LxShadow::compact() {
+  std::vector<uint32_t> remap(epochs_.size(), kNone);
+  std::vector<Epoch> kept{Epoch{}};
+  auto keep = [&](uint32_t &id) {
+    if (id == kNone)
+      return;
+    if (remap[id] == kNone) {
+      kept.push_back(epochs_[id]);
+      remap[id] = static_cast<uint32_t>(kept.size() - 1);
+    }
+    id = remap[id];
+  };
+  for (std::vector<Cell> &cells : cells_)
+    for (Cell &c : cells) {
+      keep(c.write);
+      if (!(c.reads & kList))
+        keep(c.reads);
+    }
+  for (std::vector<uint32_t> &list : readLists_)
+    for (uint32_t &id : list)
+      keep(id);
+  for (uint32_t &id : lastIdOfStream_)
+    keep(id);
+  epochs_ = std::move(kept);
+  compactAt_ = std::max(compactAt_, 2 * epochs_.size());
 }
 
 void LxShadow::access(int core, int64_t firstStick, int64_t count, bool isWrite,
@@ -50,54 +96,74 @@ void LxShadow::access(int core, int64_t firstStick, int64_t count, bool isWrite,
   // host memory only for the cores a program uses.
   if (cells.empty())
     cells.resize(static_cast<size_t>(sticksPerCore_));
+  const uint32_t id = idOf(e);
+  // Neighbouring sticks were mostly last touched by the same access: its
+  // ordering and stream are looked up once.
+  uint32_t orderedId = kNone;
+  bool orderedAnswer = true;
+  auto ordered = [&](uint32_t other) {
+    if (other != orderedId) {
+      orderedId = other;
+      orderedAnswer = hb.happensBefore(epochs_[other], e.stream);
+    }
+    return orderedAnswer;
+  };
+  uint32_t streamId = kNone;
+  bool streamSame = false;
+  auto sameStream = [&](uint32_t other) {
+    if (other != streamId) {
+      streamId = other;
+      streamSame = epochs_[other].stream == e.stream;
+    }
+    return streamSame;
+  };
   std::optional<AccessConflict> race, uninit;
   for (int64_t s = firstStick; s < firstStick + count; ++s) {
     Cell &c = cells[static_cast<size_t>(s)];
-    if (c.written && !hb.happensBefore(c.write, e.stream))
-      note(race, AccessConflict::Kind::Race, s, c.write, true);
+    if (c.write != kNone && !ordered(c.write))
+      note(race, AccessConflict::Kind::Race, s, epochs_[c.write], true);
     if (isWrite) {
-      if (c.hasRead) {
-        if (!hb.happensBefore(c.firstRead, e.stream)) {
-          note(race, AccessConflict::Kind::Race, s, c.firstRead, false);
-        } else if (c.moreReads != 0) {
-          for (const Epoch &r : readLists_[c.moreReads])
-            if (!hb.happensBefore(r, e.stream)) {
-              note(race, AccessConflict::Kind::Race, s, r, false);
-              break;
-            }
-        }
-        if (c.moreReads != 0)
-          freeReadList(c.moreReads);
-        c.moreReads = 0;
-        c.hasRead = false;
+      if (c.reads & kList) {
+        const uint32_t list = c.reads & ~kList;
+        for (uint32_t r : readLists_[list])
+          if (!ordered(r)) {
+            note(race, AccessConflict::Kind::Race, s, epochs_[r], false);
+            break;
+          }
+        freeReadList(list);
+      } else if (c.reads != kNone && !ordered(c.reads)) {
+        note(race, AccessConflict::Kind::Race, s, epochs_[c.reads], false);
       }
-      c.write = e;
-      c.written = true;
+      c.reads = kNone;
+      c.write = id;
       continue;
     }
-    if (!c.written) {
+    if (c.write == kNone) {
       if (!uninit)
         uninit = AccessConflict{AccessConflict::Kind::UninitRead, s, s, {}, false};
       else if (uninit->lastStick == s - 1)
         uninit->lastStick = s;
     }
-    if (!c.hasRead || c.firstRead.stream == e.stream) {
-      c.firstRead = e;
-      c.hasRead = true;
+    if (c.reads == kNone || (!(c.reads & kList) && sameStream(c.reads))) {
+      c.reads = id;
       continue;
     }
-    if (c.moreReads == 0)
-      c.moreReads = newReadList();
-    std::vector<Epoch> &more = readLists_[c.moreReads];
+    if (!(c.reads & kList)) {
+      const uint32_t list = newReadList();
+      readLists_[list] = {c.reads, id};
+      c.reads = kList | list;
+      continue;
+    }
+    std::vector<uint32_t> &readers = readLists_[c.reads & ~kList];
     bool replaced = false;
-    for (Epoch &r : more)
-      if (r.stream == e.stream) {
-        r = e;
+    for (uint32_t &r : readers)
+      if (epochs_[r].stream == e.stream) {
+        r = id;
         replaced = true;
         break;
       }
     if (!replaced)
-      more.push_back(e);
+      readers.push_back(id);
   }
   if (race)
     out.push_back(*race);

@@ -4,14 +4,17 @@
 // happens-before edge is a race; a read of a stick never written is an
 // uninitialised read.
 //
-// A stick keeps its last write and its first reader since in place (most
-// sticks are read by one stream between writes: a PT or SFU engine, or the
-// store engine); the readers after the first, rare, go to a shared pool, so
-// the check allocates nothing per access.
+// A stick's state is two 32-bit numbers, its last write and its readers
+// since: an index into a table of the epochs accesses were made at (one per
+// instruction run, shared by all its sticks), or for several readers a list
+// of such indices from a shared pool. The check walks the sticks of every
+// access, so the bytes per stick are what it costs; the table is compacted
+// when it outgrows what the sticks still refer to.
 #pragma once
 
 #include "sim/check/HappensBefore.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -28,7 +31,10 @@ struct AccessConflict {
 
 class LxShadow {
 public:
-  LxShadow(int cores, int64_t sticksPerCore);
+  /// `compactAfter`: epochs the table holds before its first compaction
+  /// (small in tests, to exercise it).
+  LxShadow(int cores, int64_t sticksPerCore,
+           std::size_t compactAfter = std::size_t{1} << 20);
 
   /// Checks an access of `count` sticks from `firstStick` in `core`'s LX by
   /// the stream and instruction of `e`, then records it. Appends at most one
@@ -47,23 +53,30 @@ public:
   }
 
 private:
-  /// One entry per stream that read the stick since its last write, in the
-  /// order of their first reads: `firstRead` (when `hasRead`), then the
-  /// pool's list `moreReads` (0: none).
+  /// kNone, an epoch id, or (kList | id) a list of the readers' epoch ids
+  /// in the order of their first reads.
   struct Cell {
-    Epoch write;
-    Epoch firstRead;
-    uint32_t moreReads = 0;
-    bool written = false;
-    bool hasRead = false;
+    uint32_t write = kNone;
+    uint32_t reads = kNone;
   };
+  static constexpr uint32_t kNone = 0;
+  static constexpr uint32_t kList = 0x80000000u;
+
+  /// The id of epoch `e` in the table (the last one of its stream when it is
+  /// the same).
+  uint32_t idOf(const Epoch &e);
   uint32_t newReadList();
   void freeReadList(uint32_t id);
+  /// Rebuilds the epoch table with only the epochs the sticks refer to.
+  void compact();
 
   std::vector<std::vector<Cell>> cells_; ///< per core, empty until used
-  /// Readers after the first, per list id; id 0 is never used.
-  std::vector<std::vector<Epoch>> readLists_{1};
+  std::vector<Epoch> epochs_{Epoch{}};   ///< id 0 is kNone
+  std::vector<uint32_t> lastIdOfStream_;
+  /// Epoch ids of several readers, per list id; id 0 is never used.
+  std::vector<std::vector<uint32_t>> readLists_{1};
   std::vector<uint32_t> freeLists_;
+  std::size_t compactAt_;
   int64_t sticksPerCore_;
 };
 
