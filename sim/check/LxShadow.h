@@ -10,6 +10,14 @@
 // of such indices from a shared pool. The check walks the sticks of every
 // access, so the bytes per stick are what it costs; the table is compacted
 // when it outgrows what the sticks still refer to.
+//
+// Sticks go in blocks of kBlockSticks. A block whose sticks all hold the
+// same state (at most one reader) keeps it once, as tiles written by one
+// instruction and read by one engine do; an access covering such a block
+// checks and updates it in one step. An access that covers a block in part,
+// or would give its sticks several readers, spreads the block's state to
+// its sticks first and walks them; a write covering a block makes it
+// uniform again. The conflicts are those of a stick-by-stick walk.
 #pragma once
 
 #include "sim/check/HappensBefore.h"
@@ -61,6 +69,16 @@ private:
   };
   static constexpr uint32_t kNone = 0;
   static constexpr uint32_t kList = 0x80000000u;
+  static constexpr int64_t kBlockSticks = 64;
+  /// A block's state when `uniform` (its sticks' cells are then stale).
+  struct Block {
+    Cell cell;
+    bool uniform = true;
+  };
+  struct Core {
+    std::vector<Cell> cells;
+    std::vector<Block> blocks;
+  };
 
   /// The id of epoch `e` in the table (the last one of its stream when it is
   /// the same).
@@ -70,7 +88,7 @@ private:
   /// Rebuilds the epoch table with only the epochs the sticks refer to.
   void compact();
 
-  std::vector<std::vector<Cell>> cells_; ///< per core, empty until used
+  std::vector<Core> cores_; ///< cells and blocks empty until used
   std::vector<Epoch> epochs_{Epoch{}};   ///< id 0 is kNone
   std::vector<uint32_t> lastIdOfStream_;
   /// Epoch ids of several readers, per list id; id 0 is never used.

@@ -160,7 +160,7 @@ TEST(LxShadow, FindsWhatAStickByStickWalkFinds) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 50; ++trial) {
     constexpr int kStreams = 4;
-    constexpr int64_t kSticks = 96;
+    constexpr int64_t kSticks = 300; // blocks of 64 sticks, and a partial one
     HappensBefore hb{kStreams};
     // A table of a few epochs: compacted again and again.
     LxShadow runs{2, kSticks, 8};
@@ -175,7 +175,7 @@ TEST(LxShadow, FindsWhatAStickByStickWalkFinds) {
       const int64_t first = static_cast<int64_t>(rng() % kSticks);
       const int64_t count =
           1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(
-                                              std::min<int64_t>(24, kSticks - first)));
+                                              std::min<int64_t>(trial % 2 ? 24 : 150, kSticks - first)));
       const bool write = rng() % 3 == 0;
       const Epoch e = hb.epoch(stream, step % 5); // instructions repeat
       // Sometimes several runs of one row: ascending apart, touching or
