@@ -28,6 +28,11 @@ struct LlmRunOptions {
   std::string stats;
   std::string trace;
   bool useSystemC = true; ///< as run::RunOptions::useSystemC
+  /// More than one layer: compile every layer's copy of the code instead of
+  /// one layer's code in a loop over the layers (LlmLoop.h).
+  bool unrolled = false;
+  /// Write the compiled program file here (empty: none).
+  std::string programOut;
 };
 
 struct LlmReport {
@@ -39,6 +44,13 @@ struct LlmReport {
   double sustainedReadGBps = 0;
   /// Cycles of ops outside the layers (embedding scale, LM head).
   uint64_t outsideLayerCycles = 0;
+  /// The layers ran as one layer's code in a loop (LlmLoop.h).
+  bool looped = false;
+  /// Wall time of the compile, seconds (not deterministic).
+  double compileSeconds = 0;
+  /// The program file's size and instructions.
+  uint64_t programBytes = 0;
+  uint64_t instructions = 0;
 
   /// The simulated step, microseconds.
   double stepUs() const { return run.simulatedUs(); }
