@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 namespace spyre::llm {
 namespace {
 
@@ -29,6 +31,8 @@ std::string caseName(const Case &c) {
          (c.mode == Mode::Prefill ? " prefill, " : " decode, ") +
          std::to_string(c.layers) + " layers" + (c.ends ? ", head" : "");
 }
+
+void PrintTo(const Case &c, std::ostream *os) { *os << caseName(c); }
 
 StepShape shapeOf(const Case &c) {
   StepShape s;

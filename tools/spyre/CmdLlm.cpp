@@ -96,6 +96,9 @@ int runModelSteps(LlmCliOptions &o) {
   for (const llm::Mode mode : {llm::Mode::Prefill, llm::Mode::Decode}) {
     llm::LlmRunOptions r = o.run;
     r.timingOnly = true;
+    // Two runs in one process: the SystemC kernel elaborates only once (the
+    // plain event loop gives the same results).
+    r.useSystemC = false;
     llm::StepShape &s = r.shape;
     s.mode = mode;
     s.embedding = true;
