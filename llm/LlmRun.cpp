@@ -106,10 +106,8 @@ LlmReport runLlm(const LlmRunOptions &o) {
   if (!o.programOut.empty())
     writeFileAtomic(o.programOut, file);
   ro.program = &program;
-  // A looped program's ops span all the layers, so their records say
-  // little and would grow with the layers (about 70 MB a Granite layer):
-  // kept only for the statistics and the trace.
-  ro.records = !report.looped || !o.stats.empty() || !o.trace.empty();
+  ro.records = o.records || !report.looped || report.extrapolated() ||
+               !o.stats.empty() || !o.trace.empty();
   report.run = run::runModel(ro);
   report.bytes = stepBytes(report.config, report.shape);
   report.macs = stepMacs(report.config, report.shape);

@@ -31,6 +31,12 @@ struct LlmRunOptions {
   /// More than one layer: compile every layer's copy of the code instead of
   /// one layer's code in a loop over the layers (LlmLoop.h).
   bool unrolled = false;
+  /// false: a run of all the layers in a loop keeps no per-instruction
+  /// records (run::RunOptions::records; they grow by about 70 MB a Granite
+  /// layer, and the ops of the loop span all the layers), so the report has
+  /// no ops and no outsideLayerCycles. Kept whenever they are needed: fewer
+  /// layers (the extrapolation), an unrolled program, stats or a trace.
+  bool records = true;
   /// Write the compiled program file here (empty: none).
   std::string programOut;
 };

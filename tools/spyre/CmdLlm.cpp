@@ -99,6 +99,7 @@ int runModelSteps(LlmCliOptions &o) {
     // Two runs in one process: the SystemC kernel elaborates only once (the
     // plain event loop gives the same results).
     r.useSystemC = false;
+    r.records = false;
     llm::StepShape &s = r.shape;
     s.mode = mode;
     s.embedding = true;
@@ -161,6 +162,8 @@ int runLlm(LlmCliOptions &o) {
           llm::runLadder(o.run.modelConfig, o.run.hwConfig, s));
       return 0;
     }
+    // A looped run of every layer needs no per-instruction records.
+    o.run.records = false;
     const llm::LlmReport report = llm::runLlm(o.run);
     // With an output on standard output the summary goes to the side.
     const bool stdoutTaken = isStdout(o.run.stats) || isStdout(o.run.trace);
