@@ -241,6 +241,11 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
                         std::to_string(stride * isa::kStickBytes) +
                         " bytes, more than the 1 GiB a loop over the layers "
                         "can step (addi adds at most 2^23 sticks)");
+  if (layers > hw.limits.maxLoopCount)
+    throw UserError(SourceLoc{"config.json"},
+                    std::to_string(layers) + " layers are more than a loop "
+                    "runs (limits.max_loop_count " +
+                        std::to_string(hw.limits.maxLoopCount) + ")");
   if ((start + static_cast<uint64_t>(layers) * stride) * isa::kStickBytes >
       static_cast<uint64_t>(hw.memory.sizeBytes))
     throw UserError(SourceLoc{"config.json"},

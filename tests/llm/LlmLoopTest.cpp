@@ -10,6 +10,7 @@
 #include "hw/HwConfig.h"
 #include "run/RunModel.h"
 #include "sim/core/Machine.h"
+#include "support/Diagnostic.h"
 #include "testlib/Golden.h"
 
 #include <gtest/gtest.h>
@@ -136,6 +137,35 @@ TEST(LlmLoop, TheCodeDoesNotGrowWithTheLayers) {
   ASSERT_NE(first, nullptr);
   ASSERT_NE(last, nullptr);
   EXPECT_EQ(last->address - first->address, 11 * twelve.strideSticks);
+}
+
+/// The UserError's message, or "" when `f` throws none.
+template <typename F> std::string errorOf(F &&f) {
+  try {
+    f();
+  } catch (const UserError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LlmLoop, LimitsAreNamedErrors) {
+  const hw::HwConfig hw = hw::loadConfigOrDefault("");
+  Case c{"tiny-granite.json", Mode::Decode, 2, false};
+  // A layer of 3 x 8192 x 65536 DL16 weights (3.2 GB): more than addi steps.
+  LlmConfig wide = configOf(c);
+  wide.hiddenSize = 8192;
+  wide.intermediateSize = 65536;
+  wide.numHeads = 64;
+  wide.numKvHeads = 8;
+  EXPECT_NE(errorOf([&] { compileLoopedModel(wide, shapeOf(c), hw, 2); })
+                .find("more than the 1 GiB a loop over the layers can step"),
+            std::string::npos);
+  // More layers than a loop runs.
+  c.layers = hw.limits.maxLoopCount + 1;
+  EXPECT_NE(errorOf([&] { compileLoopedModel(configOf(c), shapeOf(c), hw, 2); })
+                .find("layers are more than a loop runs"),
+            std::string::npos);
 }
 
 } // namespace
