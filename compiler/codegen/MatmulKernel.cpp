@@ -57,6 +57,8 @@
 
 namespace spyre::codegen {
 
+using isa::Opcode;
+
 namespace {
 
 constexpr int64_t kStick = 64; ///< DL16 lanes: the granule of K and N
@@ -984,7 +986,7 @@ private:
   void emitRing();
   void emitReduce();
   /// A tile of the current iteration as ring transfer fields.
-  InstrBuilder aTransfer(std::string_view op, int peer, Addr slot,
+  InstrBuilder aTransfer(isa::Opcode op, int peer, Addr slot,
                          const NestIter &it, int upTo, int j) const;
   /// `j`: the member of the fill pair (0 otherwise).
   void loadA(const NestIter &it, int upTo, int j);
@@ -1319,11 +1321,11 @@ void MatmulCore::xposeA(const NestIter &it, int upTo, int j) {
   // past the valid k rows come out zero (K padding).
   for (int64_t mb = 0; mb * kStick < m; ++mb)
     for (int64_t kb = 0; kb * kStick < kRows; ++kb)
-      s.append(instr("xpose")
-                   .set("dst", a + kb * s_.tileM + mb * kStick)
-                   .set("src", raw + mb * s_.tileK + kb * kStick)
-                   .set("m", std::min(kStick, kRows - kb * kStick))
-                   .set("k", std::min(kStick, m - mb * kStick)));
+      s.append(instr<Opcode::Xpose>()
+                   .dst(a + kb * s_.tileM + mb * kStick)
+                   .src(raw + mb * s_.tileK + kb * kStick)
+                   .m(std::min(kStick, kRows - kb * kStick))
+                   .k(std::min(kStick, m - mb * kStick)));
   rawARing_->release(s);
   aRing_->release(s);
 }
@@ -1339,11 +1341,11 @@ void MatmulCore::xposeB(const NestIter &it, int upTo) {
   // are the zero padding of the stick, giving zero rows of B.
   for (int64_t nb = 0; nb * kStick < cols; ++nb)
     for (int64_t kb = 0; kb * kStick < kp; ++kb)
-      s.append(instr("xpose")
-                   .set("dst", b + nb * s_.tileK + kb * kStick)
-                   .set("src", raw + kb * s_.tileN + nb * kStick)
-                   .set("m", std::min(kStick, cols - nb * kStick))
-                   .set("k", kStick));
+      s.append(instr<Opcode::Xpose>()
+                   .dst(b + nb * s_.tileK + kb * kStick)
+                   .src(raw + kb * s_.tileN + nb * kStick)
+                   .m(std::min(kStick, cols - nb * kStick))
+                   .k(kStick));
   rawBRing_->release(s);
   bRing_->release(s);
 }
@@ -1376,20 +1378,20 @@ void MatmulCore::emitPt(int unit) {
     const int64_t i0 = unit * m / units_, i1 = (unit + 1) * m / units_;
     if (i1 <= i0)
       return;
-    InstrBuilder mm = instr("mm")
-                          .set("c", c + i0)
-                          .set("a", aRing_->slot(s) + i0)
-                          .set("b", s_.keepB ? Addr{bReg, 0} : bRing_->slot(s))
-                          .set("m", i1 - i0)
-                          .set("k", kPad(it, 2))
-                          .set("n", ceilDiv(size(DimN, it, 2), kStick) * kStick)
-                          .set("as", s_.tileM)
-                          .set("bs", s_.keepB ? s_.kPad : s_.tileK)
-                          .set("cs", s_.tileM);
+    auto mm = instr<Opcode::Mm>()
+                  .c(c + i0)
+                  .a(aRing_->slot(s) + i0)
+                  .b(s_.keepB ? Addr{bReg, 0} : bRing_->slot(s))
+                  .m(i1 - i0)
+                  .k(kPad(it, 2))
+                  .n(ceilDiv(size(DimN, it, 2), kStick) * kStick)
+                  .as(s_.tileM)
+                  .bs(s_.keepB ? s_.kPad : s_.tileK)
+                  .cs(s_.tileM);
     if (s_.directDl16)
-      mm.setEnum("out", "dl16");
+      mm.out(isa::StickFormat::Dl16);
     if (!it.first[2])
-      mm.set("acc", 1);
+      mm.acc(1);
     s.append(mm);
   };
   // The fill pair holds both C buffers: the first tile's is the one
@@ -1459,15 +1461,15 @@ void MatmulCore::emitPt(int unit) {
 
 // ---- Ring: the A chain
 
-InstrBuilder MatmulCore::aTransfer(std::string_view op, int peer, Addr slot,
+InstrBuilder MatmulCore::aTransfer(Opcode op, int peer, Addr slot,
                                    const NestIter &it, int upTo, int j) const {
   // The tile's k blocks of `rows` sticks each, tileM apart in LX.
-  return instr(op)
-      .set("core", peer)
-      .set("lx", slot)
-      .set("n", rows(it, upTo, j))
-      .set("m", kPad(it, upTo) / kStick)
-      .set("s", s_.tileM);
+  return instrOf<isa::Format::Ring>(op)
+      .core(peer)
+      .lx(slot)
+      .n(rows(it, upTo, j))
+      .m(kPad(it, upTo) / kStick)
+      .s(s_.tileM);
 }
 
 void MatmulCore::emitRing() {
@@ -1481,14 +1483,14 @@ void MatmulCore::emitRing() {
   auto step = [&](const NestIter &it, int upTo, int j) {
     aRing_->acquire(s);
     if (prev_ < 0) {
-      s.append(aTransfer("send", next_, aRing_->slot(s), it, upTo, j));
+      s.append(aTransfer(Opcode::Send, next_, aRing_->slot(s), it, upTo, j));
       aRing_->release(s);
       return;
     }
-    s.append(aTransfer("recv", prev_, aRing_->slot(s), it, upTo, j));
+    s.append(aTransfer(Opcode::Recv, prev_, aRing_->slot(s), it, upTo, j));
     aRing_->release(s);
     if (next_ >= 0)
-      s.append(aTransfer("send", next_, aRing_->released(s), it, upTo, j));
+      s.append(aTransfer(Opcode::Send, next_, aRing_->released(s), it, upTo, j));
   };
   NestIter none;
   none.tail.assign(3, false);
@@ -1524,18 +1526,18 @@ void MatmulCore::emitReduce() {
       cRing_->acquire(s);
       // The tile's FP32 blocks (two per 64 columns) of `rows` sticks each,
       // tileM apart.
-      auto transfer = [&](std::string_view op, int peer) {
-        return instr(op)
-            .set("core", peer)
-            .set("lx", cRing_->slot(s))
-            .set("n", rows(it, 1, j))
-            .set("m", 2 * ceilDiv(size(DimN, it, 1), kStick))
-            .set("s", s_.tileM);
+      auto transfer = [&](Opcode op, int peer) {
+        return instrOf<isa::Format::Ring>(op)
+            .core(peer)
+            .lx(cRing_->slot(s))
+            .n(rows(it, 1, j))
+            .m(2 * ceilDiv(size(DimN, it, 1), kStick))
+            .s(s_.tileM);
       };
       if (accFrom_ >= 0)
-        s.append(transfer("racc", accFrom_));
+        s.append(transfer(Opcode::Racc, accFrom_));
       if (sendTo_ >= 0)
-        s.append(transfer("rsend", sendTo_));
+        s.append(transfer(Opcode::Rsend, sendTo_));
       cRing_->release(s);
     }
   };
@@ -1624,7 +1626,7 @@ void MatmulCore::postTile(StreamBuilder &s, const NestIter &it, int biasReg,
   Addr c = cRing_->slot(s);
   if (!s_.convert) {
     // FP32 C: bias stick j on every row of FP32 block j, in place.
-    s.append(sfuBinary("add", c, c, Addr{biasReg, 0},
+    s.append(sfuBinary(Opcode::Add, c, c, Addr{biasReg, 0},
                        {m, 2 * nBlocks, s_.tileM, s_.tileM, 1, 0}, true, true));
     cRing_->release(s);
     return;
@@ -1645,10 +1647,10 @@ void MatmulCore::postTile(StreamBuilder &s, const NestIter &it, int biasReg,
       Addr dst = stage + (f / 2) * 2 * m + f % 2;
       Addr src = c + (2 * b0 + f) * s_.tileM;
       if (p_.bias)
-        s.append(sfuBinary("add", dst, src, Addr{biasReg, 2 * b0 + f},
+        s.append(sfuBinary(Opcode::Add, dst, src, Addr{biasReg, 2 * b0 + f},
                            {1, m, 2, 1, 0, 0}, true, true));
       else
-        s.append(sfuUnary("copy", dst, src, {1, m, 2, 1, 0, 0}, true));
+        s.append(sfuUnary(Opcode::Copy, dst, src, {1, m, 2, 1, 0, 0}, true));
     }
     s.append(sfuCvt(dRing_->slot(s) + b0 * s_.tileM, stage, false,
                     {2 * m, blocks, s_.tileM, 2 * m, 0, 0}));

@@ -858,7 +858,7 @@ bool Emitter::emitBinary(const Op &op) {
   TensorRef a = ref(op.operand(0)), b = ref(op.operand(1));
   const Value *bv = op.operand(1);
   const TensorRef y = result(op.result());
-  const std::string_view name = op.kindName();
+  const isa::Opcode sfuOp = binaryOpcode(op.kind());
   // One operand of the result's shape and one value per row in the other
   // ([.., R, 1], what reductions with keepdims give, as in softmax and the
   // norms written out as primitive ops): the column kernel broadcasts each
@@ -878,7 +878,7 @@ bool Emitter::emitBinary(const Op &op) {
       const TensorRef c = asDType(*col, y.dtype);
       beginKernel();
       return rowDone(
-          codegen::emitColumnBinary(pb_, name, x, c, y, colFirst, options()));
+          codegen::emitColumnBinary(pb_, sfuOp, x, c, y, colFirst, options()));
     }
   }
   auto smallOk = [&](const TensorRef &t) {
@@ -916,7 +916,7 @@ bool Emitter::emitBinary(const Op &op) {
   }
   b = asDType(b, y.dtype);
   beginKernel();
-  return rowDone(codegen::emitBinary(pb_, name, a, b, y, options()));
+  return rowDone(codegen::emitBinary(pb_, sfuOp, a, b, y, options()));
 }
 
 bool Emitter::emitUnaryOp(const Op &op) {
@@ -1263,7 +1263,8 @@ bool Emitter::emitCausalMask(const Op &op) {
       pb_.addConst(op.name() + ".mask", y.dtype, s, mask);
   beginKernel();
   return rowDone(
-      codegen::emitBinary(pb_, "add", x, TensorRef::of(d), y, options()));
+      codegen::emitBinary(pb_, isa::Opcode::Add, x, TensorRef::of(d), y,
+                          options()));
 }
 
 bool Emitter::emitCausalSoftmax(const Op &op) {
@@ -1350,8 +1351,8 @@ bool Emitter::emitHost(const Op &op) {
   h.decl.flops = host::hostOpFlops({h.decl.opType, *attrs}, shapes);
   pb_.setOp(op.name());
   pb_.stream(0, isa::Engine::DmaLoad)
-      .append(codegen::instr("host")
-                  .set("op", static_cast<int64_t>(hostOps_.size()))
+      .append(codegen::instr<isa::Opcode::Host>()
+                  .op(static_cast<int64_t>(hostOps_.size()))
                   .build());
   hostOps_.push_back(std::move(h));
   phase_ = m_.phase;
