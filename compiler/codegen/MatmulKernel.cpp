@@ -61,7 +61,7 @@ using isa::Opcode;
 
 namespace {
 
-constexpr int64_t kStick = 64; ///< DL16 lanes: the granule of K and N
+constexpr int64_t kDl16Lanes = 64; ///< lanes of a DL16 stick: the granule of K and N
 /// Pieces of a paced C tile store (MatmulCore::emitStore): enough to spread
 /// the writes over the next tile, few enough to keep the program short.
 constexpr int64_t kStorePieces = 8;
@@ -178,7 +178,7 @@ Shape shapeOf(const Problem &p, int64_t tileM, int64_t tileK, int64_t tileN,
   s.nTiles = ceilDiv(block.n, tileN);
   s.kTiles = ceilDiv(block.k, tileK);
   s.kLen = block.k;
-  s.kPad = ceilDiv(block.k, kStick) * kStick;
+  s.kPad = ceilDiv(block.k, kDl16Lanes) * kDl16Lanes;
   s.gridK = block.gridK;
   s.owner = block.owner;
   s.nOuter = nOuter;
@@ -240,7 +240,7 @@ struct LxLayout {
 
 LxLayout lxLayout(const Problem &p, const Shape &s) {
   LxLayout l;
-  const int64_t tkb = s.tileK / kStick, tnb = s.tileN / kStick;
+  const int64_t tkb = s.tileK / kDl16Lanes, tnb = s.tileN / kDl16Lanes;
   const std::array<int, 3> lvl = levelsOf(s.nOuter);
   const std::array<int64_t, 3> tiles = {s.mTiles, s.nTiles, s.kTiles};
   // An operand loaded once needs one buffer; the others two to overlap.
@@ -249,7 +249,7 @@ LxLayout lxLayout(const Problem &p, const Shape &s) {
   l.bSlots = bLoadLevel(s) < 0 ? 1 : buffers;
   l.cSlots = s.mTiles * s.nTiles == 1 ? 1 : buffers;
   l.aSlot = tkb * s.tileM;
-  l.rawASlot = p.transA ? ceilDiv(s.tileM, kStick) * s.tileK : 0;
+  l.rawASlot = p.transA ? ceilDiv(s.tileM, kDl16Lanes) * s.tileK : 0;
   l.bSlot = tnb * (s.keepB ? s.kPad : s.tileK);
   l.rawBSlot = p.transB ? tkb * s.tileN : 0;
   l.cSlot = (s.directDl16 ? 1 : 2) * tnb * s.tileM;
@@ -259,7 +259,7 @@ LxLayout lxLayout(const Problem &p, const Shape &s) {
   if (p.bias && s.owner) {
     // The FP32 bias covers whole 64-column blocks: a DL16 bias converts
     // into it, an FP32 one is loaded there directly, zero-padded.
-    const int64_t f32Sticks = 2 * ceilDiv(p.n, kStick);
+    const int64_t f32Sticks = 2 * ceilDiv(p.n, kDl16Lanes);
     l.biasRaw =
         p.bias->dtype == isa::DType::Fp32 ? f32Sticks : p.bias->blocks();
     l.biasF = p.bias->dtype == isa::DType::Fp32 ? 0 : f32Sticks;
@@ -395,12 +395,12 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
   const double dmaLatency =
       ldLatency * static_cast<double>(aLoads + bLoads + cTiles);
   const double memTime = memBytes / perCoreBw + dmaLatency;
-  const double xposeCost = 2.0 * kStick + cfg.sfu.pipelineLatencyCycles;
+  const double xposeCost = 2.0 * kDl16Lanes + cfg.sfu.pipelineLatencyCycles;
   const double sfuTime =
       xposeCost *
-      static_cast<double>((p.transA ? aLoads * ceilDiv(s.tileM, kStick) : 0) +
-                          (p.transB ? bLoads * (s.tileN / kStick) : 0)) *
-      static_cast<double>(s.tileK / kStick);
+      static_cast<double>((p.transA ? aLoads * ceilDiv(s.tileM, kDl16Lanes) : 0) +
+                          (p.transB ? bLoads * (s.tileN / kDl16Lanes) : 0)) *
+      static_cast<double>(s.tileK / kDl16Lanes);
   double fill =
       (2.0 * (s.tileM + s.tileN) * s.tileK) / perCoreBw + ldLatency + stepPt;
   double ringTime = 0;
@@ -464,7 +464,7 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
     // of each DL16 block, one stick per cycle).
     if (s.pair)
       fill += static_cast<double>(s.nTiles) *
-              (4.0 * static_cast<double>(s.tileN / kStick * s.tileM) +
+              (4.0 * static_cast<double>(s.tileN / kDl16Lanes * s.tileM) +
                cfg.sfu.pipelineLatencyCycles);
   }
   double overlapped = 0;
@@ -540,7 +540,7 @@ bool canShareA(const Problem &p, const Shape &s, int gridN) {
   if (gridN < 2 || p.transA)
     return false;
   for (int j = 0; j < gridN; ++j) {
-    auto [n0, n1] = gridRange(p.n, kStick, gridN, j);
+    auto [n0, n1] = gridRange(p.n, kDl16Lanes, gridN, j);
     if (ceilDiv(n1 - n0, s.tileN) != s.nTiles)
       return false;
   }
@@ -566,15 +566,15 @@ Estimate bestTiles(const hw::HwConfig &cfg, const Problem &p,
   const int64_t lxSticks = res.lxSticks();
   const int active = gridM * gridN * block.gridK;
   const AChains chains = aChains(cfg, res.firstCore, gridM, gridN);
-  const int64_t kPad = ceilDiv(block.k, kStick) * kStick;
-  const int64_t nPad = ceilDiv(block.n, kStick) * kStick;
+  const int64_t kPad = ceilDiv(block.k, kDl16Lanes) * kDl16Lanes;
+  const int64_t nPad = ceilDiv(block.n, kDl16Lanes) * kDl16Lanes;
   // K partners need different A tiles, and a grid row's cores are gridK
   // apart: no A chains with a K split.
   const std::vector<bool> shareChoices =
       block.gridK > 1 ? std::vector<bool>{false} : choices(search.shareA);
   for (int64_t tm : tileCandidates(block.m, mAlign))
-    for (int64_t tn : tileCandidates(nPad, kStick))
-      for (int64_t tk : tileCandidates(kPad, kStick))
+    for (int64_t tn : tileCandidates(nPad, kDl16Lanes))
+      for (int64_t tk : tileCandidates(kPad, kDl16Lanes))
         for (bool nOuter : {true, false})
           for (bool shareA : shareChoices)
             for (bool keepB : choices(search.keepB)) {
@@ -596,7 +596,7 @@ Estimate bestTiles(const hw::HwConfig &cfg, const Problem &p,
   return best;
 }
 
-int64_t mAlignOf(const Problem &p) { return p.transA ? kStick : 8; }
+int64_t mAlignOf(const Problem &p) { return p.transA ? kDl16Lanes : 8; }
 
 /// The largest block of a grid: the first grid row and column, and the
 /// first K partner's range (ranges are split larger first).
@@ -604,8 +604,8 @@ Block firstBlock(const Problem &p, int gridM, int gridN, int gridK) {
   const int64_t mAlign = mAlignOf(p);
   Block b;
   b.m = std::min(p.m, ceilDiv(ceilDiv(p.m, mAlign), gridM) * mAlign);
-  b.n = std::min(p.n, ceilDiv(ceilDiv(p.n, kStick), gridN) * kStick);
-  b.k = std::min(p.k, ceilDiv(ceilDiv(p.k, kStick), gridK) * kStick);
+  b.n = std::min(p.n, ceilDiv(ceilDiv(p.n, kDl16Lanes), gridN) * kDl16Lanes);
+  b.k = std::min(p.k, ceilDiv(ceilDiv(p.k, kDl16Lanes), gridK) * kDl16Lanes);
   b.gridK = gridK;
   b.owner = true;
   return b;
@@ -614,7 +614,7 @@ Block firstBlock(const Problem &p, int gridM, int gridN, int gridK) {
 /// Why the problem and cores cannot take a K split into gridK partners;
 /// empty when they can.
 std::string kSplitProblem(const Problem &p, int64_t gridK) {
-  const int64_t kSticks = ceilDiv(p.k, kStick);
+  const int64_t kSticks = ceilDiv(p.k, kDl16Lanes);
   if (gridK < 1)
     return "k_split " + std::to_string(gridK) +
            " is not a number of K partners (1 or more; 1 does not split)";
@@ -634,11 +634,11 @@ void addParts(MatmulPlan &plan, const Problem &p, int firstCore) {
   for (int i = 0; i < plan.gridM; ++i)
     for (int j = 0; j < plan.gridN; ++j) {
       auto [m0, m1] = gridRange(p.m, mAlign, plan.gridM, i);
-      auto [n0, n1] = gridRange(p.n, kStick, plan.gridN, j);
+      auto [n0, n1] = gridRange(p.n, kDl16Lanes, plan.gridN, j);
       if (m1 <= m0 || n1 <= n0)
         continue;
       for (int q = 0; q < plan.gridK; ++q) {
-        auto [k0, k1] = gridRange(p.k, kStick, plan.gridK, q);
+        auto [k0, k1] = gridRange(p.k, kDl16Lanes, plan.gridK, q);
         plan.parts.push_back({core++, m0, m1, n0, n1, k0, k1});
       }
     }
@@ -709,8 +709,8 @@ MatmulPlan planMatmul(const hw::HwConfig &config, const MatmulArgs &args,
   const Problem p = problemOf(args);
   const Resources res = resources(config, opt);
   const int64_t mAlign = mAlignOf(p);
-  const int64_t mUnits = ceilDiv(p.m, mAlign), nUnits = ceilDiv(p.n, kStick);
-  const int64_t kSticks = ceilDiv(p.k, kStick);
+  const int64_t mUnits = ceilDiv(p.m, mAlign), nUnits = ceilDiv(p.n, kDl16Lanes);
+  const int64_t kSticks = ceilDiv(p.k, kDl16Lanes);
   SPYRE_ASSERT((gridM > 0) == (gridN > 0),
                "matmul: give both grid sides or none");
   SPYRE_ASSERT(
@@ -784,7 +784,7 @@ std::string matmulPlanProblem(const hw::HwConfig &config,
   const Problem p = problemOf(args);
   const Resources res = resources(config, opt);
   const int64_t mAlign = mAlignOf(p);
-  const int64_t mUnits = ceilDiv(p.m, mAlign), nUnits = ceilDiv(p.n, kStick);
+  const int64_t mUnits = ceilDiv(p.m, mAlign), nUnits = ceilDiv(p.n, kDl16Lanes);
   const std::string grid =
       "grid " + std::to_string(t.gridM) + "x" + std::to_string(t.gridN);
   if (t.gridM < 1 || t.gridN < 1 || t.gridM > mUnits || t.gridN > nUnits)
@@ -804,14 +804,14 @@ std::string matmulPlanProblem(const hw::HwConfig &config,
                             std::to_string(t.tileK) + "x" +
                             std::to_string(t.tileN);
   if (t.tileM < 1 || t.tileM % mAlign != 0 || t.tileK < 1 ||
-      t.tileK % kStick != 0 || t.tileN < 1 || t.tileN % kStick != 0)
+      t.tileK % kDl16Lanes != 0 || t.tileN < 1 || t.tileN % kDl16Lanes != 0)
     return tiles + " are not multiples of " + std::to_string(mAlign) +
            " x 64 x 64";
   const Block block = firstBlock(p, t.gridM, t.gridN, t.gridK);
   const Shape s =
       shapeOf(p, std::min(t.tileM, ceilDiv(block.m, mAlign) * mAlign),
-              std::min(t.tileK, ceilDiv(block.k, kStick) * kStick),
-              std::min(t.tileN, ceilDiv(block.n, kStick) * kStick), block,
+              std::min(t.tileK, ceilDiv(block.k, kDl16Lanes) * kDl16Lanes),
+              std::min(t.tileN, ceilDiv(block.n, kDl16Lanes) * kDl16Lanes), block,
               t.nOuter, t.shareA, t.keepB, res.buffers == 2);
   if (t.shareA && t.gridK > 1)
     return "share_a needs k_split 1 (K partners read different A tiles, and "
@@ -858,8 +858,8 @@ MatmulPlan planMatmulWith(const hw::HwConfig &config, const MatmulArgs &args,
   plan.gridN = t.gridN;
   plan.gridK = t.gridK;
   plan.tileM = std::min(t.tileM, ceilDiv(block.m, mAlign) * mAlign);
-  plan.tileK = std::min(t.tileK, ceilDiv(block.k, kStick) * kStick);
-  plan.tileN = std::min(t.tileN, ceilDiv(block.n, kStick) * kStick);
+  plan.tileK = std::min(t.tileK, ceilDiv(block.k, kDl16Lanes) * kDl16Lanes);
+  plan.tileN = std::min(t.tileN, ceilDiv(block.n, kDl16Lanes) * kDl16Lanes);
   plan.nOuter = t.nOuter;
   plan.shareA = t.shareA;
   plan.keepB = t.keepB;
@@ -944,7 +944,7 @@ private:
     return isTail(d, it, upTo) ? tail_[d] : full_[d];
   }
   int64_t kPad(const NestIter &it, int upTo) const {
-    return ceilDiv(size(DimK, it, upTo), kStick) * kStick;
+    return ceilDiv(size(DimK, it, upTo), kDl16Lanes) * kDl16Lanes;
   }
   /// Whether the iteration is the fill pair (for hooks at the M level or
   /// inside it).
@@ -1123,7 +1123,7 @@ void MatmulCore::makeStreams() {
 // ---- DMA load
 
 int64_t MatmulCore::aStepM() const {
-  return p_.transA ? s_.tileM / kStick * p_.a.blockStride
+  return p_.transA ? s_.tileM / kDl16Lanes * p_.a.blockStride
                    : s_.tileM * p_.a.rowStride;
 }
 
@@ -1136,7 +1136,7 @@ void MatmulCore::loadA(const NestIter &it, int upTo, int j) {
     // A^T [K, M] sticked on M: the tile's k rows of each of its m blocks.
     rawARing_->acquire(*load_);
     load_->append(loadSticks(rawARing_->slot(*load_), mem,
-                             {size(DimK, it, upTo), ceilDiv(m, kStick),
+                             {size(DimK, it, upTo), ceilDiv(m, kDl16Lanes),
                               a.rowStride, a.blockStride, s_.tileK}));
     rawARing_->release(*load_);
     return;
@@ -1144,20 +1144,20 @@ void MatmulCore::loadA(const NestIter &it, int upTo, int j) {
   aRing_->acquire(*load_);
   load_->append(
       loadSticks(aRing_->slot(*load_), mem,
-                 {m, kp / kStick, a.rowStride, a.blockStride, s_.tileM}));
+                 {m, kp / kDl16Lanes, a.rowStride, a.blockStride, s_.tileM}));
   aRing_->release(*load_);
 }
 
 void MatmulCore::loadB(const NestIter &it, int upTo) {
   const int64_t cols = size(DimN, it, upTo), kp = kPad(it, upTo);
-  const int64_t nBlocks = ceilDiv(cols, kStick);
+  const int64_t nBlocks = ceilDiv(cols, kDl16Lanes);
   const StickMatrix &b = p_.b;
   if (p_.transB) {
     // B^T [N, K] sticked on K: the tile's n rows of each of its k blocks.
     rawBRing_->acquire(*load_);
     load_->append(
         loadSticks(rawBRing_->slot(*load_), Addr{bMemReg_, 0},
-                   {cols, kp / kStick, b.rowStride, b.blockStride, s_.tileN}));
+                   {cols, kp / kDl16Lanes, b.rowStride, b.blockStride, s_.tileN}));
     rawBRing_->release(*load_);
     return;
   }
@@ -1218,21 +1218,21 @@ void MatmulCore::emitLoad() {
   std::vector<int64_t> aStep(3, 0), bStep(3, 0);
   const int64_t k0 = part_.k0;
   if (p_.transA) {
-    s.li(aMemReg_, a.stick(k0, part_.m0 / kStick));
-    aStep[static_cast<size_t>(lvl_[DimM])] = s_.tileM / kStick * a.blockStride;
+    s.li(aMemReg_, a.stick(k0, part_.m0 / kDl16Lanes));
+    aStep[static_cast<size_t>(lvl_[DimM])] = s_.tileM / kDl16Lanes * a.blockStride;
     aStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK * a.rowStride;
   } else {
-    s.li(aMemReg_, a.stick(part_.m0, k0 / kStick));
+    s.li(aMemReg_, a.stick(part_.m0, k0 / kDl16Lanes));
     aStep[static_cast<size_t>(lvl_[DimM])] = s_.tileM * a.rowStride;
-    aStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK / kStick * a.blockStride;
+    aStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK / kDl16Lanes * a.blockStride;
   }
   if (p_.transB) {
-    s.li(bMemReg_, b.stick(part_.n0, k0 / kStick));
+    s.li(bMemReg_, b.stick(part_.n0, k0 / kDl16Lanes));
     bStep[static_cast<size_t>(lvl_[DimN])] = s_.tileN * b.rowStride;
-    bStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK / kStick * b.blockStride;
+    bStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK / kDl16Lanes * b.blockStride;
   } else {
-    s.li(bMemReg_, b.stick(k0, part_.n0 / kStick));
-    bStep[static_cast<size_t>(lvl_[DimN])] = s_.tileN / kStick * b.blockStride;
+    s.li(bMemReg_, b.stick(k0, part_.n0 / kDl16Lanes));
+    bStep[static_cast<size_t>(lvl_[DimN])] = s_.tileN / kDl16Lanes * b.blockStride;
     bStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK * b.rowStride;
   }
   NestIter none;
@@ -1319,13 +1319,13 @@ void MatmulCore::xposeA(const NestIter &it, int upTo, int j) {
   // Raw block mb holds k rows (sticks of 64 m values); A block kb holds m
   // rows (sticks of 64 k values). Each 64 x 64 piece turns over once; lanes
   // past the valid k rows come out zero (K padding).
-  for (int64_t mb = 0; mb * kStick < m; ++mb)
-    for (int64_t kb = 0; kb * kStick < kRows; ++kb)
+  for (int64_t mb = 0; mb * kDl16Lanes < m; ++mb)
+    for (int64_t kb = 0; kb * kDl16Lanes < kRows; ++kb)
       s.append(instr<Opcode::Xpose>()
-                   .dst(a + kb * s_.tileM + mb * kStick)
-                   .src(raw + mb * s_.tileK + kb * kStick)
-                   .m(std::min(kStick, kRows - kb * kStick))
-                   .k(std::min(kStick, m - mb * kStick)));
+                   .dst(a + kb * s_.tileM + mb * kDl16Lanes)
+                   .src(raw + mb * s_.tileK + kb * kDl16Lanes)
+                   .m(std::min(kDl16Lanes, kRows - kb * kDl16Lanes))
+                   .k(std::min(kDl16Lanes, m - mb * kDl16Lanes)));
   rawARing_->release(s);
   aRing_->release(s);
 }
@@ -1339,13 +1339,13 @@ void MatmulCore::xposeB(const NestIter &it, int upTo) {
   // Raw block kb holds n rows (sticks of 64 k values); B block nb holds k
   // rows (sticks of 64 n values). All 64 k lanes are taken: past K they
   // are the zero padding of the stick, giving zero rows of B.
-  for (int64_t nb = 0; nb * kStick < cols; ++nb)
-    for (int64_t kb = 0; kb * kStick < kp; ++kb)
+  for (int64_t nb = 0; nb * kDl16Lanes < cols; ++nb)
+    for (int64_t kb = 0; kb * kDl16Lanes < kp; ++kb)
       s.append(instr<Opcode::Xpose>()
-                   .dst(b + nb * s_.tileK + kb * kStick)
-                   .src(raw + kb * s_.tileN + nb * kStick)
-                   .m(std::min(kStick, cols - nb * kStick))
-                   .k(kStick));
+                   .dst(b + nb * s_.tileK + kb * kDl16Lanes)
+                   .src(raw + kb * s_.tileN + nb * kDl16Lanes)
+                   .m(std::min(kDl16Lanes, cols - nb * kDl16Lanes))
+                   .k(kDl16Lanes));
   rawBRing_->release(s);
   bRing_->release(s);
 }
@@ -1384,7 +1384,7 @@ void MatmulCore::emitPt(int unit) {
                   .b(s_.keepB ? Addr{bReg, 0} : bRing_->slot(s))
                   .m(i1 - i0)
                   .k(kPad(it, 2))
-                  .n(ceilDiv(size(DimN, it, 2), kStick) * kStick)
+                  .n(ceilDiv(size(DimN, it, 2), kDl16Lanes) * kDl16Lanes)
                   .as(s_.tileM)
                   .bs(s_.keepB ? s_.kPad : s_.tileK)
                   .cs(s_.tileM);
@@ -1468,7 +1468,7 @@ InstrBuilder MatmulCore::aTransfer(Opcode op, int peer, Addr slot,
       .core(peer)
       .lx(slot)
       .n(rows(it, upTo, j))
-      .m(kPad(it, upTo) / kStick)
+      .m(kPad(it, upTo) / kDl16Lanes)
       .s(s_.tileM);
 }
 
@@ -1531,7 +1531,7 @@ void MatmulCore::emitReduce() {
             .core(peer)
             .lx(cRing_->slot(s))
             .n(rows(it, 1, j))
-            .m(2 * ceilDiv(size(DimN, it, 1), kStick))
+            .m(2 * ceilDiv(size(DimN, it, 1), kDl16Lanes))
             .s(s_.tileM);
       };
       if (accFrom_ >= 0)
@@ -1621,7 +1621,7 @@ void MatmulCore::emitSfu(StreamBuilder &s) {
 void MatmulCore::postTile(StreamBuilder &s, const NestIter &it, int biasReg,
                           int j) {
   const int64_t m = rows(it, 1, j);
-  const int64_t nBlocks = ceilDiv(size(DimN, it, 1), kStick);
+  const int64_t nBlocks = ceilDiv(size(DimN, it, 1), kDl16Lanes);
   cRing_->acquire(s);
   Addr c = cRing_->slot(s);
   if (!s_.convert) {
@@ -1774,7 +1774,7 @@ MatmulPlan emitMatmul(ProgramBuilder &pb, const MatmulArgs &args,
   SPYRE_ASSERT(plan.error.empty(), "matmul: " + plan.error);
   SPYRE_ASSERT(plan.m == p.m && plan.k == p.k && plan.n == p.n,
                "matmul: the plan is for another problem");
-  SPYRE_ASSERT(plan.tileK % kStick == 0 && plan.tileN % kStick == 0 &&
+  SPYRE_ASSERT(plan.tileK % kDl16Lanes == 0 && plan.tileN % kDl16Lanes == 0 &&
                    plan.tileM % mAlignOf(p) == 0 && plan.tileM > 0,
                "matmul: tile sizes break the stick granularity");
   SPYRE_ASSERT(plan.units >= 1 &&

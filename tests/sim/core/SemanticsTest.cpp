@@ -31,7 +31,7 @@ using isa::Instr;
 
 namespace {
 
-constexpr int64_t kStick = 128;
+constexpr int64_t kStickBytes = isa::kStickBytes;
 
 using isa::Field;
 using isa::makeInstr;
@@ -48,12 +48,12 @@ const char *fmtName(Fmt f) { return f == Fmt::F32 ? "f32" : "dl16"; }
 class Image {
 public:
   explicit Image(int64_t sticks, uint8_t fill = 0xA5)
-      : bytes_(static_cast<size_t>(sticks * kStick), fill) {}
+      : bytes_(static_cast<size_t>(sticks * kStickBytes), fill) {}
 
   uint8_t *data() { return bytes_.data(); }
   const uint8_t *data() const { return bytes_.data(); }
   int64_t sticks() const {
-    return static_cast<int64_t>(bytes_.size()) / kStick;
+    return static_cast<int64_t>(bytes_.size()) / kStickBytes;
   }
 
   uint16_t code(int64_t stick, int64_t lane) const {
@@ -123,10 +123,10 @@ public:
 
 private:
   uint8_t *at(int64_t stick, int64_t byte) {
-    return bytes_.data() + stick * kStick + byte;
+    return bytes_.data() + stick * kStickBytes + byte;
   }
   const uint8_t *at(int64_t stick, int64_t byte) const {
-    return bytes_.data() + stick * kStick + byte;
+    return bytes_.data() + stick * kStickBytes + byte;
   }
 
   std::vector<uint8_t> bytes_;
@@ -146,8 +146,8 @@ private:
   if (mismatches == 0)
     return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
-         << mismatches << " bytes differ; first at stick " << first / kStick
-         << " byte " << first % kStick << ": got " << int(a[first])
+         << mismatches << " bytes differ; first at stick " << first / kStickBytes
+         << " byte " << first % kStickBytes << ": got " << int(a[first])
          << ", expected " << int(e[first]);
 }
 
@@ -1105,10 +1105,10 @@ void fillBytes(uint8_t *p, size_t n, uint32_t seed) {
 
 TEST(Dma, LoadAndStoreWithTwoStridedDimensions) {
   DeviceMemory mem(uint64_t(1) << 30);
-  std::vector<uint8_t> src(4000 * kStick);
+  std::vector<uint8_t> src(4000 * kStickBytes);
   fillBytes(src.data(), src.size(), 23);
   const int64_t memBase = 1000; // in sticks
-  mem.write(memBase * kStick, src.data(), src.size());
+  mem.write(memBase * kStickBytes, src.data(), src.size());
 
   const int64_t lxAt = 300, memAt = memBase + 500, run = 3, n1 = 4, n2 = 2;
   const int64_t lxs1 = 5, ms1 = -7, lxs2 = -40, ms2 = 100;
@@ -1127,8 +1127,8 @@ TEST(Dma, LoadAndStoreWithTwoStridedDimensions) {
       for (int64_t t = 0; t < run; ++t) {
         int64_t from = memAt - memBase + i2 * ms2 + i1 * ms1 + t;
         int64_t to = lxAt + i2 * lxs2 + i1 * lxs1 + t;
-        std::memcpy(expected.data() + to * kStick, src.data() + from * kStick,
-                    kStick);
+        std::memcpy(expected.data() + to * kStickBytes, src.data() + from * kStickBytes,
+                    kStickBytes);
       }
   executeLoad(ld, mem, lx.data());
   EXPECT_TRUE(sameImage(lx, expected));
@@ -1145,30 +1145,30 @@ TEST(Dma, LoadAndStoreWithTwoStridedDimensions) {
                              {Field::Lxs2, lxs2},
                              {Field::Ms2, ms2}});
   executeStore(st, lx.data(), mem);
-  std::vector<uint8_t> got(300 * kStick), want(300 * kStick, 0);
+  std::vector<uint8_t> got(300 * kStickBytes), want(300 * kStickBytes, 0);
   const int64_t window = outAt - 100;
-  mem.read(window * kStick, got.data(), got.size());
+  mem.read(window * kStickBytes, got.data(), got.size());
   for (int64_t i2 = 0; i2 < n2; ++i2)
     for (int64_t i1 = 0; i1 < n1; ++i1)
       for (int64_t t = 0; t < run; ++t) {
         int64_t from = lxAt + i2 * lxs2 + i1 * lxs1 + t;
         int64_t to = outAt + i2 * ms2 + i1 * ms1 + t - window;
-        std::memcpy(want.data() + to * kStick, lx.data() + from * kStick,
-                    kStick);
+        std::memcpy(want.data() + to * kStickBytes, lx.data() + from * kStickBytes,
+                    kStickBytes);
       }
   EXPECT_EQ(got, want);
 }
 
 TEST(Dma, OverlappingLoadRunsKeepTheLastRun) {
   DeviceMemory mem(uint64_t(1) << 24);
-  std::vector<uint8_t> src(64 * kStick);
+  std::vector<uint8_t> src(64 * kStickBytes);
   fillBytes(src.data(), src.size(), 24);
   mem.write(0, src.data(), src.size());
   // Runs of 4 at LX stride 1: each run overwrites three sticks of the last.
   Image lx(16), expected(16);
   for (int64_t i1 = 0; i1 < 3; ++i1)
-    std::memcpy(expected.data() + i1 * kStick, src.data() + i1 * 10 * kStick,
-                4 * kStick);
+    std::memcpy(expected.data() + i1 * kStickBytes, src.data() + i1 * 10 * kStickBytes,
+                4 * kStickBytes);
   executeLoad(makeInstr(Opcode::Ld, {{Field::Lx, 0},
                                {Field::Mem, 0},
                                {Field::Run, 4},
@@ -1179,23 +1179,23 @@ TEST(Dma, OverlappingLoadRunsKeepTheLastRun) {
   EXPECT_TRUE(sameImage(lx, expected));
   // Sticks 0..2 come from the first sticks of runs 0..2, 3..5 from run 2.
   EXPECT_EQ(
-      std::memcmp(lx.data() + 3 * kStick, src.data() + 21 * kStick, 3 * kStick),
+      std::memcmp(lx.data() + 3 * kStickBytes, src.data() + 21 * kStickBytes, 3 * kStickBytes),
       0);
 }
 
 TEST(RingPayload, GatherScatterRoundTrip) {
   Image lx(256);
-  fillBytes(lx.data(), 256 * kStick, 25);
+  fillBytes(lx.data(), 256 * kStickBytes, 25);
   Region r{100, 2, 3, -10, 2, 50}; // negative inner stride
   std::string payload = gather(r, lx.data());
-  ASSERT_EQ(payload.size(), static_cast<size_t>(12 * kStick));
+  ASSERT_EQ(payload.size(), static_cast<size_t>(12 * kStickBytes));
   // Naive concatenation in (i2, i1) order.
   std::string want;
   for (int64_t i2 = 0; i2 < 2; ++i2)
     for (int64_t i1 = 0; i1 < 3; ++i1)
       want.append(reinterpret_cast<const char *>(lx.data()) +
-                      (100 + i2 * 50 + i1 * -10) * kStick,
-                  2 * kStick);
+                      (100 + i2 * 50 + i1 * -10) * kStickBytes,
+                  2 * kStickBytes);
   EXPECT_EQ(payload, want);
 
   Image other(256, 0);
@@ -1203,8 +1203,8 @@ TEST(RingPayload, GatherScatterRoundTrip) {
   EXPECT_EQ(gather(r, other.data()), payload);
   Image expected(256, 0);
   r.forEachRun([&](int64_t s, int64_t n) {
-    std::memcpy(expected.data() + s * kStick, lx.data() + s * kStick,
-                static_cast<size_t>(n * kStick));
+    std::memcpy(expected.data() + s * kStickBytes, lx.data() + s * kStickBytes,
+                static_cast<size_t>(n * kStickBytes));
   });
   EXPECT_TRUE(sameImage(other, expected));
 }

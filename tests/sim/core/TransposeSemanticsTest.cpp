@@ -28,7 +28,7 @@ using isa::Instr;
 
 namespace {
 
-constexpr int64_t kStick = 128;
+constexpr int64_t kStickBytes = isa::kStickBytes;
 
 using isa::Field;
 using isa::makeInstr;
@@ -37,26 +37,26 @@ using isa::Opcode;
 /// An LX image filled with a byte pattern that no test writes, so untouched
 /// sticks are recognisable.
 std::vector<uint8_t> image(int64_t sticks) {
-  return std::vector<uint8_t>(static_cast<size_t>(sticks * kStick), 0xA5);
+  return std::vector<uint8_t>(static_cast<size_t>(sticks * kStickBytes), 0xA5);
 }
 
 uint16_t code(const std::vector<uint8_t> &lx, int64_t stick, int64_t lane) {
   uint16_t c;
-  std::memcpy(&c, lx.data() + stick * kStick + lane * 2, 2);
+  std::memcpy(&c, lx.data() + stick * kStickBytes + lane * 2, 2);
   return c;
 }
 void setCode(std::vector<uint8_t> &lx, int64_t stick, int64_t lane,
              uint16_t c) {
-  std::memcpy(lx.data() + stick * kStick + lane * 2, &c, 2);
+  std::memcpy(lx.data() + stick * kStickBytes + lane * 2, &c, 2);
 }
 uint32_t word(const std::vector<uint8_t> &lx, int64_t stick, int64_t lane) {
   uint32_t v;
-  std::memcpy(&v, lx.data() + stick * kStick + lane * 4, 4);
+  std::memcpy(&v, lx.data() + stick * kStickBytes + lane * 4, 4);
   return v;
 }
 void setWord(std::vector<uint8_t> &lx, int64_t stick, int64_t lane,
              uint32_t v) {
-  std::memcpy(lx.data() + stick * kStick + lane * 4, &v, 4);
+  std::memcpy(lx.data() + stick * kStickBytes + lane * 4, &v, 4);
 }
 
 /// Distinct DL16 codes per (stick, lane), including the special code, -0
