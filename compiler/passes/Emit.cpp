@@ -19,20 +19,6 @@ using codegen::TensorRef;
 
 namespace {
 
-isa::DType isaDType(DeviceDType d) {
-  switch (d) {
-  case DeviceDType::DL16:
-    return isa::DType::Dl16;
-  case DeviceDType::F32:
-    return isa::DType::Fp32;
-  case DeviceDType::I8:
-    return isa::DType::Int8;
-  case DeviceDType::I32:
-    return isa::DType::Int32;
-  }
-  SPYRE_UNREACHABLE("device dtype");
-}
-
 int64_t product(const std::vector<int64_t> &s, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i)
@@ -252,7 +238,7 @@ MatmulWork matmulWork(const Graph &graph, const Op &op,
   auto refOf = [](const Value *v) {
     TensorRef t;
     t.name = v->name();
-    t.dtype = isaDType(requireLayout(*v).dtype);
+    t.dtype = requireLayout(*v).dtype;
     t.shape = refShapeOf(*v);
     return t;
   };
@@ -401,7 +387,7 @@ TensorRef Emitter::declare(const Value *v, isa::TensorKind kind) {
   auto it = refs_.find(v);
   if (it != refs_.end())
     return it->second;
-  const isa::DType dtype = isaDType(requireLayout(*v).dtype);
+  const isa::DType dtype = requireLayout(*v).dtype;
   auto placed = placement_.addresses.find(v->name());
   if (placed != placement_.addresses.end()) {
     if (refShapeOf(*v) != v->type().shape)
@@ -423,9 +409,9 @@ TensorRef Emitter::declare(const Value *v, isa::TensorKind kind) {
 TensorRef Emitter::declareConstant(const Value *v) {
   const std::vector<int64_t> shape = refShapeOf(*v);
   if (!constantData_) {
-    reserve(v->name(), isaDType(requireLayout(*v).dtype), shape);
+    reserve(v->name(), requireLayout(*v).dtype, shape);
     const isa::TensorDecl &d = pb_.addConstWithoutData(
-        v->name(), isaDType(requireLayout(*v).dtype), shape);
+        v->name(), requireLayout(*v).dtype, shape);
     TensorRef r = TensorRef::of(d);
     refs_[v] = r;
     return r;
@@ -451,9 +437,9 @@ TensorRef Emitter::declareConstant(const Value *v) {
       }
     }
   }
-  reserve(v->name(), isaDType(requireLayout(*v).dtype), shape);
+  reserve(v->name(), requireLayout(*v).dtype, shape);
   const isa::TensorDecl &d = pb_.addConst(
-      v->name(), isaDType(requireLayout(*v).dtype), shape, values);
+      v->name(), requireLayout(*v).dtype, shape, values);
   TensorRef r = TensorRef::of(d);
   refs_[v] = r;
   return r;
