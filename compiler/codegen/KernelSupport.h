@@ -5,8 +5,8 @@
 #pragma once
 
 #include "compiler/codegen/Kernels.h"
-#include "compiler/codegen/Layout.h"
 #include "compiler/codegen/ProgramBuilder.h"
+#include "compiler/codegen/TensorRef.h"
 
 #include <functional>
 #include <map>

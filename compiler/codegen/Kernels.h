@@ -23,8 +23,8 @@
 // lanes are ignored by reductions (count=) and written as zero.
 #pragma once
 
-#include "compiler/codegen/Layout.h"
 #include "compiler/codegen/ProgramBuilder.h"
+#include "compiler/codegen/TensorRef.h"
 
 #include <optional>
 #include <string>

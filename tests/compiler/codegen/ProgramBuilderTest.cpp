@@ -5,8 +5,8 @@
 #include "KernelHarness.h"
 
 #include "compiler/codegen/Kernels.h"
-#include "compiler/codegen/Layout.h"
 #include "compiler/codegen/ProgramBuilder.h"
+#include "compiler/codegen/TensorRef.h"
 #include "hw/HwConfig.h"
 #include "isa/Assembler.h"
 #include "isa/Disassembler.h"
