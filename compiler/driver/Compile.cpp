@@ -2,10 +2,10 @@
 #include "compiler/driver/Compile.h"
 
 #include "compiler/passes/Emit.h"
-#include "compiler/passes/Mapping.h"
 #include "compiler/passes/PassManager.h"
 #include "compiler/passes/PassRegistry.h"
 #include "compiler/passes/Planning.h"
+#include "compiler/plan/Mapping.h"
 #include "support/Hash.h"
 
 #include <fmt/format.h>

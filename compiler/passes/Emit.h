@@ -37,7 +37,6 @@
 // device memory.
 #pragma once
 
-#include "compiler/codegen/Kernels.h"
 #include "compiler/ir/Graph.h"
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
@@ -49,27 +48,6 @@
 #include <string>
 
 namespace spyre::compiler {
-
-/// Whether `op` makes its results as views of its operand's device memory
-/// (same bytes, no data moved): reshapes that keep the last dimension,
-/// splits at whole sticks of the last dimension or of an outermost
-/// dimension, and the reshape and transpose of a head split
-/// [S, H x lanes] -> [S, H, lanes] -> [H, S, lanes] or of the merge back
-/// (isHeadSwap). Reads the layout annotations.
-bool isFreeView(const Graph &graph, const Op &op, int stickBytes);
-
-/// The product each core group of a matmul runs, as emission splits it
-/// (addresses zero; dtypes and shapes as on the device, the fused bias
-/// included): the batch dims of A folded into M when B has none
-/// (batches = 1), else one product per batch.
-struct MatmulWork {
-  codegen::MatmulArgs args;
-  int64_t batches = 1;
-};
-MatmulWork matmulWork(const Graph &graph, const Op &op, const std::string &fuseBias);
-
-/// Cores of each batch's group when `batches` products share `cores`.
-int64_t coresPerBatch(int64_t batches, int64_t cores);
 
 /// Graph inputs and outputs that live at fixed device addresses: tensors
 /// kept in device memory between programs (weights, a key/value cache;

@@ -31,8 +31,8 @@
 // needs.
 #pragma once
 
-#include "compiler/passes/DeviceLayout.h"
 #include "compiler/passes/Pass.h"
+#include "compiler/plan/DeviceLayout.h"
 
 namespace spyre::compiler {
 

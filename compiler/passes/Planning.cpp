@@ -2,9 +2,9 @@
 #include "compiler/passes/Planning.h"
 
 #include "compiler/codegen/Kernels.h"
-#include "compiler/passes/DeviceLayout.h"
-#include "compiler/passes/Emit.h"
-#include "compiler/passes/Mapping.h"
+#include "compiler/plan/DeviceLayout.h"
+#include "compiler/plan/KernelChoice.h"
+#include "compiler/plan/Mapping.h"
 
 #include "support/FileIO.h"
 
@@ -115,25 +115,6 @@ bool biasReadyBefore(const Graph &graph, const Op &add, const Op &mm) {
 /// stream's 15 address registers (two buffer slots and the walking
 /// address; isa/InstrTable.h), and the buffer rotation takes one more.
 constexpr int64_t kMaxChainStreams = 4;
-
-bool isStickLast(const Value &v) {
-  return v.type().rank() == 0 ||
-         requireLayout(v).stickDim == v.type().rank() - 1;
-}
-
-/// Whether emitChain takes `other` beside chain value `v` as it is: v's
-/// shape and stick dim, or one row of v's last dim, or one element (the
-/// dtype is converted if need be).
-bool chainOperandFits(const Value &other, const Value &v) {
-  const Shape &os = other.type().shape, &vs = v.type().shape;
-  if (elementsOf(other) == 1)
-    return true;
-  if (os == vs)
-    return requireLayout(other).stickDim == requireLayout(v).stickDim;
-  return !os.empty() && !vs.empty() && os.back() == vs.back() &&
-         elementsOf(other) == os.back() && isStickLast(other) &&
-         isStickLast(v);
-}
 
 /// Checks an elementwise chain after `head` one op at a time: add() says
 /// why `name` cannot be the chain's next op (empty when it can): each op
@@ -693,86 +674,6 @@ bool checkMappings(const Graph &graph, const PassContext &ctx,
 }
 
 } // namespace
-
-bool opRunsKernels(const Graph &graph, const Op &op, int stickBytes) {
-  return opMapping(op).fusedInto.empty() &&
-         !isFreeView(graph, op, stickBytes);
-}
-
-std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running) {
-  if (running >= op.numOperands() || op.numResults() != 1)
-    return std::nullopt;
-  ElementwiseStep s;
-  switch (op.kind()) {
-  case OpKind::Add:
-  case OpKind::Sub:
-  case OpKind::Mul:
-  case OpKind::Div: {
-    if (op.numOperands() != 2)
-      return std::nullopt;
-    const bool commutative =
-        op.kind() == OpKind::Add || op.kind() == OpKind::Mul;
-    const Value *other = op.operand(1 - running);
-    s.op = std::string(op.kindName());
-    s.operandFirst = running == 1 && !commutative;
-    if (other->isConstant() && elementsOf(*other) == 1 && !s.operandFirst &&
-        op.kind() != OpKind::Div) {
-      // A constant scalar is an immediate: no load, no broadcast. (Not for
-      // div: multiplying by the reciprocal would round differently.)
-      const double c = other->constantData().element(0);
-      const bool add = op.kind() == OpKind::Add || op.kind() == OpKind::Sub;
-      s.op = add ? "adds" : "muls";
-      s.imm = static_cast<float>(op.kind() == OpKind::Sub ? -c : c);
-      return s;
-    }
-    s.operand = other;
-    return s;
-  }
-  case OpKind::Pow:
-    s.op = "pows";
-    s.imm = static_cast<float>(op.floatAttr("exponent"));
-    return s;
-  case OpKind::Reciprocal:
-    s.op = "recip";
-    return s;
-  case OpKind::Gelu:
-    s.op = op.stringAttr("approximate") == "tanh" ? "gelut" : "gelu";
-    return s;
-  case OpKind::Relu:
-  case OpKind::Silu:
-  case OpKind::Sigmoid:
-  case OpKind::Tanh:
-  case OpKind::Erf:
-  case OpKind::Exp:
-  case OpKind::Sqrt:
-  case OpKind::Rsqrt:
-  case OpKind::Neg:
-  case OpKind::Abs:
-    s.op = std::string(op.kindName());
-    return s;
-  default:
-    return std::nullopt;
-  }
-}
-
-std::optional<size_t> chainInput(const Op &op) {
-  if (op.numResults() != 1)
-    return std::nullopt;
-  const Value &y = *op.result();
-  for (size_t i = 0; i < op.numOperands(); ++i) {
-    const Value &x = *op.operand(i);
-    if (x.type().shape != y.type().shape ||
-        requireLayout(x).stickDim != requireLayout(y).stickDim)
-      continue;
-    std::optional<ElementwiseStep> s = elementwiseStep(op, i);
-    if (!s)
-      return std::nullopt;
-    if (s->operand && !chainOperandFits(*s->operand, y))
-      return std::nullopt;
-    return i;
-  }
-  return std::nullopt;
-}
 
 const PassInfo &applyMappingPass() {
   static const PassInfo info{

@@ -62,27 +62,4 @@ const PassInfo &schedulePass();
 const PassInfo &lxPlanPass();
 const PassInfo &tilePass();
 
-/// Whether emission runs kernels for `op` (not a free view, not an add
-/// folded into a matmul, not an op fused into an elementwise chain).
-bool opRunsKernels(const Graph &graph, const Op &op, int stickBytes);
-
-/// An elementwise op as one step on its running value, the operand at
-/// `running`: the SFU op, with an immediate (a constant scalar second
-/// operand of add, sub and mul; pow's exponent) or the other operand,
-/// which with `operandFirst` is the op's first (sub and div). The kernel
-/// choice of emission, for a single op and for a step of a chain.
-struct ElementwiseStep {
-  std::string op;
-  std::optional<float> imm;
-  const Value *operand = nullptr;
-  bool operandFirst = false;
-};
-std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running);
-
-/// The operand of the first op of an elementwise chain that the chain runs
-/// on: one with the result's shape and stick dim (the first when both have
-/// them; emission converts its dtype if need be); nullopt when the op
-/// cannot start a chain.
-std::optional<size_t> chainInput(const Op &op);
-
 } // namespace spyre::compiler
