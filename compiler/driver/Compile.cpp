@@ -1,11 +1,13 @@
 // The compiler driver (what it does: Compile.h).
 #include "compiler/driver/Compile.h"
 
-#include "compiler/passes/Emit.h"
-#include "compiler/passes/PassManager.h"
-#include "compiler/passes/PassRegistry.h"
-#include "compiler/passes/Planning.h"
+#include "compiler/emit/Emission.h"
+#include "compiler/passes/ApplyMapping.h"
+#include "compiler/passes/Divide.h"
+#include "compiler/passes/Schedule.h"
+#include "compiler/pipeline/PassRegistry.h"
 #include "compiler/plan/Mapping.h"
+#include "compiler/pm/PassManager.h"
 #include "support/Hash.h"
 
 #include <fmt/format.h>

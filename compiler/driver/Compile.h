@@ -4,8 +4,8 @@
 // both use it.
 #pragma once
 
+#include "compiler/emit/Emission.h"
 #include "compiler/ir/Graph.h"
-#include "compiler/passes/Emit.h"
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
 #include "support/Diagnostic.h"

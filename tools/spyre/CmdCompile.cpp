@@ -8,7 +8,7 @@
 #include "compiler/driver/Compile.h"
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/Onnx.h"
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/pipeline/PassRegistry.h"
 #include "hw/HwConfig.h"
 #include "isa/Disassembler.h"
 #include "run/RunModel.h"

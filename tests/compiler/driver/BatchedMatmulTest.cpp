@@ -7,13 +7,13 @@
 // the matmul and, without a transposed B, writes device memory exactly
 // once per stick of C. TensorRef::matrix, the in-place view, is checked
 // against hand-computed strides.
-#include "compiler/driver/Compile.h"
-#include "compiler/driver/CompileCheck.h"
 #include "compiler/codegen/KernelHarness.h"
 #include "compiler/codegen/Layout.h"
-#include "compiler/passes/Emit.h"
-#include "compiler/passes/PassManager.h"
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/driver/Compile.h"
+#include "compiler/driver/CompileCheck.h"
+#include "compiler/emit/Emission.h"
+#include "compiler/pipeline/PassRegistry.h"
+#include "compiler/pm/PassManager.h"
 #include "hw/HwConfig.h"
 
 #include <gtest/gtest.h>

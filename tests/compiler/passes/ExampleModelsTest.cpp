@@ -8,7 +8,7 @@
 #include "compiler/import/GraphJson.h"
 #include "compiler/ir/Parser.h"
 #include "compiler/ir/Printer.h"
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/pipeline/PassRegistry.h"
 #include "testlib/Golden.h"
 
 #include <gtest/gtest.h>

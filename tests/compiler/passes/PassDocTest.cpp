@@ -1,6 +1,6 @@
 // docs/passes.md carries a pass reference generated from the registry; this
 // keeps the committed copy from drifting (regenerate with
-// build/compiler/passes/spyre-pass-doc --update docs/passes.md).
+// build/compiler/pipeline/spyre-pass-doc --update docs/passes.md).
 #include "compiler/passes/PassDoc.h"
 
 #include "compiler/passes/PassRegistry.h"
@@ -17,7 +17,7 @@ TEST(PassDoc, CommittedPassReferenceMatchesTheRegistry) {
   ASSERT_TRUE(updated.has_value())
       << "docs/passes.md lacks the pass reference markers";
   EXPECT_EQ(doc, *updated) << "docs/passes.md is stale: run "
-                              "build/compiler/passes/spyre-pass-doc --update "
+                              "build/compiler/pipeline/spyre-pass-doc --update "
                               "docs/passes.md";
 }
 

@@ -5,7 +5,7 @@
 #include "PassTestUtil.h"
 
 #include "compiler/ir/Printer.h"
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/pipeline/PassRegistry.h"
 
 #include <gtest/gtest.h>
 

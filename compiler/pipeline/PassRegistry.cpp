@@ -1,9 +1,13 @@
 // The registry of passes and the default pipelines.
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/pipeline/PassRegistry.h"
 
+#include "compiler/passes/ApplyMapping.h"
 #include "compiler/passes/Canonicalize.h"
+#include "compiler/passes/Divide.h"
 #include "compiler/passes/Layout.h"
-#include "compiler/passes/Planning.h"
+#include "compiler/passes/LxPlan.h"
+#include "compiler/passes/Schedule.h"
+#include "compiler/passes/Tile.h"
 
 #include <algorithm>
 #include <vector>
@@ -79,6 +83,12 @@ std::string registeredPassNames() {
   for (const PassInfo *p : passRegistry())
     out += (out.empty() ? "" : ", ") + std::string(p->name);
   return out;
+}
+
+std::optional<Pipeline> parsePipeline(std::string_view text,
+                                      DiagnosticEngine &diags,
+                                      const std::string &sourceName) {
+  return parsePipeline(text, passRegistry(), diags, sourceName);
 }
 
 Pipeline o0Pipeline() {

@@ -1,6 +1,6 @@
 // Pass declarations: option values, their parsing and text form, and the
 // context a pass runs in.
-#include "compiler/passes/Pass.h"
+#include "compiler/pm/Pass.h"
 
 #include "compiler/ir/Verifier.h"
 #include "support/ParseNumber.h"

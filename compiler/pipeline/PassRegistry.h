@@ -5,8 +5,8 @@
 // default pipelines are short functions that read like lists of passes.
 #pragma once
 
-#include "compiler/passes/Pass.h"
-#include "compiler/passes/PassManager.h"
+#include "compiler/pm/Pass.h"
+#include "compiler/pm/PassManager.h"
 
 #include <optional>
 #include <span>
@@ -21,6 +21,12 @@ std::span<const PassInfo *const> passRegistry();
 const PassInfo *findPass(std::string_view name);
 /// `canonicalize, layout`: the registered names, for messages.
 std::string registeredPassNames();
+
+/// Parses pipeline text against the registry (parsePipeline of
+/// PassManager.h over passRegistry()).
+std::optional<Pipeline>
+parsePipeline(std::string_view text, DiagnosticEngine &diags,
+              const std::string &sourceName = "<pipeline>");
 
 /// `-O0`: the naive plan, the baseline the optimising pipeline is measured
 /// against (docs/compiler.md#the-pipeline).

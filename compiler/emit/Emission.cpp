@@ -1,5 +1,5 @@
-// Emission (what each op becomes: Emit.h).
-#include "compiler/passes/Emit.h"
+// Emission (what each op becomes: Emission.h).
+#include "compiler/emit/Emission.h"
 
 #include "compiler/codegen/Kernels.h"
 #include "compiler/plan/DeviceLayout.h"
@@ -703,8 +703,9 @@ bool Emitter::emitUnaryOp(const Op &op) {
 }
 
 bool Emitter::emitChainOp(const Op &op) {
-  // The planning passes checked the chain (Planning.h): each op runs on
-  // the one before, its other operands are in device memory already.
+  // The divide pass checked the chain (compiler/passes/Divide.h): each op
+  // runs on the one before, its other operands are in device memory
+  // already.
   std::vector<const Op *> ops = {&op};
   for (const std::string &name : m_.chain) {
     const Op *next = g_.findOp(name);

@@ -1,7 +1,7 @@
 // Documentation of the registered passes, generated from their declarations.
-#include "compiler/passes/PassDoc.h"
+#include "compiler/pipeline/PassDoc.h"
 
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/pipeline/PassRegistry.h"
 
 #include <cstring>
 

@@ -1,9 +1,8 @@
 // The pass manager and the pipeline text parser.
-#include "compiler/passes/PassManager.h"
+#include "compiler/pm/PassManager.h"
 
 #include "compiler/ir/Printer.h"
 #include "compiler/ir/Verifier.h"
-#include "compiler/passes/PassRegistry.h"
 
 #include <fmt/format.h>
 
@@ -31,9 +30,10 @@ bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 class PipelineParser {
 public:
-  PipelineParser(std::string_view text, DiagnosticEngine &diags,
-                 const std::string &sourceName)
-      : text_(text), diags_(diags), sourceName_(sourceName) {}
+  PipelineParser(std::string_view text,
+                 std::span<const PassInfo *const> passes,
+                 DiagnosticEngine &diags, const std::string &sourceName)
+      : text_(text), passes_(passes), diags_(diags), sourceName_(sourceName) {}
 
   std::optional<Pipeline> parse() {
     Pipeline pipeline;
@@ -95,7 +95,7 @@ private:
     const PassInfo *pass = findPass(name);
     if (!pass)
       return fail(start, "unknown pass '" + std::string(name) +
-                             "' (passes: " + registeredPassNames() + ")");
+                             "' (passes: " + passNames() + ")");
     PassInvocation inv = invocation(*pass);
     skipSpace();
     if (atEnd() || text_[pos_] != '{')
@@ -145,7 +145,22 @@ private:
     }
   }
 
+  const PassInfo *findPass(std::string_view name) const {
+    for (const PassInfo *p : passes_)
+      if (p->name == name)
+        return p;
+    return nullptr;
+  }
+
+  std::string passNames() const {
+    std::string out;
+    for (const PassInfo *p : passes_)
+      out += (out.empty() ? "" : ", ") + std::string(p->name);
+    return out;
+  }
+
   std::string_view text_;
+  std::span<const PassInfo *const> passes_;
   DiagnosticEngine &diags_;
   const std::string &sourceName_;
   size_t pos_ = 0;
@@ -159,9 +174,10 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 } // namespace
 
 std::optional<Pipeline> parsePipeline(std::string_view text,
+                                      std::span<const PassInfo *const> passes,
                                       DiagnosticEngine &diags,
                                       const std::string &sourceName) {
-  return PipelineParser(text, diags, sourceName).parse();
+  return PipelineParser(text, passes, diags, sourceName).parse();
 }
 
 std::string pipelineText(const Pipeline &pipeline) {

@@ -16,12 +16,13 @@
 #pragma once
 
 #include "compiler/ir/Graph.h"
-#include "compiler/passes/Pass.h"
+#include "compiler/pm/Pass.h"
 #include "hw/HwConfig.h"
 #include "support/Diagnostic.h"
 
 #include <iosfwd>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,12 +40,15 @@ using Pipeline = std::vector<PassInvocation>;
 /// A registered pass with its default options.
 PassInvocation invocation(const PassInfo &pass);
 
-/// Parses pipeline text against the registry (PassRegistry.h). Errors are
-/// located in the text (`<pipeline>:1:13: error: unknown pass 'layot'`, with
-/// the text and a caret): unknown passes and options, bad values, syntax.
-/// `sourceName` names the text in messages (a flag, a file).
+/// Parses pipeline text against `passes` (the registry,
+/// compiler/pipeline/PassRegistry.h, which also offers this parser over
+/// itself). Errors are located in the text (`<pipeline>:1:13: error:
+/// unknown pass 'layot'`, with the text and a caret): unknown passes and
+/// options, bad values, syntax. `sourceName` names the text in messages (a
+/// flag, a file).
 std::optional<Pipeline>
-parsePipeline(std::string_view text, DiagnosticEngine &diags,
+parsePipeline(std::string_view text, std::span<const PassInfo *const> passes,
+              DiagnosticEngine &diags,
               const std::string &sourceName = "<pipeline>");
 
 /// The text of a pipeline (each pass with its non-default options); parses
