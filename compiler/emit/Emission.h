@@ -1,8 +1,8 @@
-// Emission: the last step of the pipeline. Turns a graph that the layout
-// and planning passes have annotated (every value a `layout`, every op a
-// `mapping`) into a program: one device tensor per stored value, and the
-// kernels of compiler/codegen for every op, on the cores, LX region, tiles
-// and phase its mapping gives.
+// Emission: the work of the last pass, `emit` (compiler/passes/Emit.h).
+// Turns a graph that the layout and planning passes have annotated (every
+// value a `layout`, every op a `mapping`) into a program: one device
+// tensor per stored value, and the kernels of compiler/codegen for every
+// op, on the cores, LX region, tiles and phase its mapping gives.
 //
 // What each op becomes:
 //  - matmul: the matmul kernel; batch dims of A collapse into M when B has
@@ -38,6 +38,7 @@
 #pragma once
 
 #include "compiler/ir/Graph.h"
+#include "compiler/pm/Target.h"
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
 #include "support/Diagnostic.h"
@@ -48,17 +49,6 @@
 #include <string>
 
 namespace spyre::compiler {
-
-/// Graph inputs and outputs that live at fixed device addresses: tensors
-/// kept in device memory between programs (weights, a key/value cache;
-/// run/Device.h). A placed value is declared at its address in the default
-/// layout of its host shape; an output placed where an input is, of the
-/// same size, replaces it in place (isa::replacesInPlace). Every other
-/// tensor is placed from `firstFree` upward.
-struct Placement {
-  std::map<std::string, uint64_t> addresses; ///< value name -> sticks
-  uint64_t firstFree = 0;                    ///< sticks
-};
 
 /// The program of an annotated graph. Records the tiles the kernels chose
 /// into each op's mapping (so that a saved mapping replays exactly).

@@ -53,7 +53,7 @@ std::string passListText() {
              std::string(s.description) + "\n";
   }
   out += "pipelines:\n";
-  for (int level : {0, 2})
+  for (int level : {0, 1, 2})
     out += "  " + pipelineLine(level) + "\n";
   return out;
 }

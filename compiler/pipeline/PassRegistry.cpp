@@ -4,17 +4,43 @@
 #include "compiler/passes/ApplyMapping.h"
 #include "compiler/passes/Canonicalize.h"
 #include "compiler/passes/Divide.h"
+#include "compiler/passes/Emit.h"
 #include "compiler/passes/Layout.h"
 #include "compiler/passes/LxPlan.h"
 #include "compiler/passes/Schedule.h"
 #include "compiler/passes/Tile.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 #include <vector>
 
 namespace spyre::compiler {
 
 namespace {
+
+using Options = std::vector<std::pair<std::string, Attribute>>;
+
+/// One pass of a level's pipeline: its options that differ from the
+/// defaults, and whether the level runs it.
+struct Step {
+  const PassInfo &pass;
+  Options options = {};
+  bool runs = true;
+};
+
+Pipeline pipelineOf(std::initializer_list<Step> steps) {
+  Pipeline pipeline;
+  for (const Step &step : steps) {
+    if (!step.runs)
+      continue;
+    PassInvocation inv = invocation(step.pass);
+    for (const auto &[name, value] : step.options)
+      inv.options.set(name, value);
+    pipeline.push_back(std::move(inv));
+  }
+  return pipeline;
+}
 
 bool isKebabCase(std::string_view name) {
   if (name.empty() || name.front() == '-' || name.back() == '-')
@@ -56,8 +82,9 @@ void checkDeclaration(const PassInfo &pass) {
 std::span<const PassInfo *const> passRegistry() {
   static const std::vector<const PassInfo *> passes = [] {
     std::vector<const PassInfo *> all{
-        &canonicalizePass(), &layoutPass(), &applyMappingPass(), &dividePass(),
-        &schedulePass(),     &lxPlanPass(), &tilePass(),
+        &canonicalizePass(), &layoutPass(), &applyMappingPass(),
+        &dividePass(),       &schedulePass(), &lxPlanPass(),
+        &tilePass(),         &emitPass(),
     };
     for (size_t i = 0; i < all.size(); ++i) {
       checkDeclaration(*all[i]);
@@ -65,6 +92,14 @@ std::span<const PassInfo *const> passRegistry() {
         SPYRE_ASSERT(all[j]->name != all[i]->name,
                      "pass '" + std::string(all[i]->name) +
                          "' registered twice");
+      for (std::string_view needed : all[i]->requiredBefore)
+        SPYRE_ASSERT(std::any_of(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(i),
+                                 [&](const PassInfo *p) {
+                                   return p->name == needed;
+                                 }),
+                     "pass '" + std::string(all[i]->name) + "' needs '" +
+                         std::string(needed) +
+                         "', which is not registered before it");
     }
     return all;
   }();
@@ -91,35 +126,45 @@ std::optional<Pipeline> parsePipeline(std::string_view text,
   return parsePipeline(text, passRegistry(), diags, sourceName);
 }
 
-Pipeline o0Pipeline() {
-  // The naive plan -O2 is measured against: every op on every core, alone
-  // in its phase, nothing folded or fused, no overlap inside a kernel.
-  PassInvocation divide = invocation(dividePass());
-  divide.options.set("strategy", Attribute("all-cores"));
-  divide.options.set("fuse-bias", Attribute(false));
-  divide.options.set("fuse-elementwise", Attribute(false));
-  PassInvocation schedule = invocation(schedulePass());
-  schedule.options.set("overlap", Attribute(false));
-  return {
-      invocation(canonicalizePass()), invocation(layoutPass()), divide,
-      schedule, invocation(lxPlanPass()), invocation(tilePass()),
-  };
+Pipeline levelPipeline(int level, const std::string &mappingIn) {
+  SPYRE_ASSERT(level >= 0 && level <= 2,
+               "optimisation level " + std::to_string(level));
+  // -O0 is the naive plan -O2 is measured against: every op on every core,
+  // alone in its phase, nothing folded or fused, no overlap inside a
+  // kernel. -O1 keeps the cost model's division, one op per phase.
+  const bool naive = level == 0;
+  return pipelineOf({
+      {canonicalizePass()},
+      {layoutPass()},
+      {applyMappingPass(), {{"file", Attribute(mappingIn)}}, !mappingIn.empty()},
+      {dividePass(),
+       naive ? Options{{"strategy", Attribute("all-cores")},
+                       {"fuse-bias", Attribute(false)},
+                       {"fuse-elementwise", Attribute(false)}}
+             : Options{}},
+      {schedulePass(), {{"overlap", Attribute(level == 2)}}},
+      {lxPlanPass()},
+      {tilePass()},
+      {emitPass()},
+  });
 }
 
-Pipeline o2Pipeline() {
-  return {
-      invocation(canonicalizePass()), invocation(layoutPass()),
-      invocation(dividePass()),       invocation(schedulePass()),
-      invocation(lxPlanPass()),       invocation(tilePass()),
-  };
-}
+Pipeline o0Pipeline() { return levelPipeline(0); }
+
+Pipeline o2Pipeline() { return levelPipeline(2); }
 
 std::optional<Pipeline> defaultPipeline(int level) {
-  if (level == 0)
-    return o0Pipeline();
-  if (level == 2)
-    return o2Pipeline();
-  return std::nullopt;
+  if (level < 0 || level > 2)
+    return std::nullopt;
+  return levelPipeline(level);
+}
+
+std::string programPipelineProblem(const Pipeline &pipeline) {
+  if (pipeline.empty() || pipeline.back().pass != &emitPass())
+    return "a pipeline that is compiled to a program must end with emit, "
+           "the pass that makes the program (spyre graph opt runs any "
+           "pipeline)";
+  return requirementProblem(pipeline);
 }
 
 } // namespace spyre::compiler

@@ -28,12 +28,24 @@ std::optional<Pipeline>
 parsePipeline(std::string_view text, DiagnosticEngine &diags,
               const std::string &sourceName = "<pipeline>");
 
-/// `-O0`: the naive plan, the baseline the optimising pipeline is measured
-/// against (docs/compiler.md#the-pipeline).
+/// The pipeline of optimisation level `level` (0, 1 or 2), replaying the
+/// mapping file `mappingIn` unless it is empty, down to the program (the
+/// `emit` pass last). `-O0` is the naive plan the optimising pipeline is
+/// measured against (docs/compiler.md#the-pipeline); `-O1` divides by the
+/// cost model with one op per phase; `-O2` lets independent ops share a
+/// phase. `spyre compile --passes` takes the same text (pipelineText).
+Pipeline levelPipeline(int level, const std::string &mappingIn = "");
+/// `-O0` without a mapping.
 Pipeline o0Pipeline();
-/// `-O2`: the optimising pipeline.
+/// `-O2` without a mapping.
 Pipeline o2Pipeline();
-/// The pipeline of an optimisation level (0 or 2), or nullopt for another.
+/// The pipeline of an optimisation level (0, 1 or 2), or nullopt for
+/// another.
 std::optional<Pipeline> defaultPipeline(int level);
+
+/// Why `pipeline` cannot be compiled to a program: it does not end with
+/// `emit`, or a pass lacks a pass it needs before it (requirementProblem);
+/// empty when it can.
+std::string programPipelineProblem(const Pipeline &pipeline);
 
 } // namespace spyre::compiler

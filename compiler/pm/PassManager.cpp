@@ -187,6 +187,27 @@ std::string pipelineText(const Pipeline &pipeline) {
   return out;
 }
 
+std::string requirementProblem(const Pipeline &pipeline) {
+  for (size_t i = 0; i < pipeline.size(); ++i) {
+    const std::vector<std::string_view> &needs =
+        pipeline[i].pass->requiredBefore;
+    size_t next = 0;
+    for (size_t j = 0; j < i && next < needs.size(); ++j)
+      if (pipeline[j].pass->name == needs[next])
+        ++next;
+    if (next == needs.size())
+      continue;
+    std::string list;
+    for (size_t k = 0; k < needs.size(); ++k)
+      list += (k == 0 ? "" : k + 1 == needs.size() ? " and " : ", ") +
+              std::string(needs[k]);
+    return "pass '" + std::string(pipeline[i].pass->name) + "' needs " +
+           list + " before it" + (needs.size() > 1 ? ", in that order" : "") +
+           "; '" + std::string(needs[next]) + "' is missing";
+  }
+  return "";
+}
+
 // ---- PassManager ----
 
 PassManager::PassManager(const hw::HwConfig &hw, PassManagerOptions options)
@@ -243,8 +264,13 @@ bool PassManager::checkNames(DiagnosticEngine &diags) const {
 PipelineStatus PassManager::run(Graph &graph, DiagnosticEngine &diags) {
   records_.clear();
   stoppedAt_.clear();
+  target_.program.reset();
   if (!checkNames(diags))
     return PipelineStatus::Failure;
+  if (std::string problem = requirementProblem(pipeline_); !problem.empty()) {
+    diags.error(SourceLoc{"<pipeline>"}, problem);
+    return PipelineStatus::Failure;
+  }
   DiagnosticEngine inputDiags;
   if (!verifyGraph(graph, inputDiags)) {
     for (const Diagnostic &d : inputDiags.diagnostics())
@@ -280,7 +306,7 @@ PipelineStatus PassManager::runOne(const PassInvocation &inv, Graph &graph,
                                    DiagnosticEngine &diags) {
   const PassInfo &pass = *inv.pass;
   std::string name(pass.name);
-  PassContext context(pass, inv.options, hw_, diags);
+  PassContext context(pass, inv.options, hw_, diags, &target_);
   PassRunRecord record;
   record.pass = name;
   record.invocation = invocationText(pass, inv.options);

@@ -11,7 +11,6 @@
 #include "compiler/codegen/Layout.h"
 #include "compiler/driver/Compile.h"
 #include "compiler/driver/CompileCheck.h"
-#include "compiler/emit/Emission.h"
 #include "compiler/pipeline/PassRegistry.h"
 #include "compiler/pm/PassManager.h"
 #include "hw/HwConfig.h"
@@ -189,8 +188,7 @@ isa::Program checkFp32Result(const Graph &g, int level, int depth) {
   PassManager pm(hw::builtinConfig(), {});
   pm.addPipeline(*pipeline);
   EXPECT_EQ(pm.run(*work, diags), PipelineStatus::Success) << diags.str();
-  std::optional<isa::Program> program =
-      emitProgram(*work, hw::builtinConfig(), diags);
+  const std::optional<isa::Program> &program = pm.target().program;
   EXPECT_TRUE(program) << diags.str();
   if (!program)
     return {};
