@@ -18,9 +18,6 @@ namespace spyre::cli {
 
 namespace {
 
-/// What main() returns for a bug (an uncaught exception).
-constexpr int kInternalErrorExit = 70;
-
 struct LlmCliOptions {
   llm::LlmRunOptions run;
   std::string mode;
@@ -85,7 +82,7 @@ int runLlm(LlmCliOptions &o) {
     } catch (const run::CompileError &e) {
       std::cout.flush();
       std::cerr << e.diagnostics();
-      return e.internal() ? kInternalErrorExit
+      return e.internal() ? static_cast<int>(ExitCode::Internal)
                           : static_cast<int>(ExitCode::BadInput);
     }
   }
@@ -119,7 +116,7 @@ int runLlm(LlmCliOptions &o) {
   } catch (const run::CompileError &e) {
     std::cout.flush();
     std::cerr << e.diagnostics();
-    return e.internal() ? kInternalErrorExit
+    return e.internal() ? static_cast<int>(ExitCode::Internal)
                         : static_cast<int>(ExitCode::BadInput);
   }
 }
