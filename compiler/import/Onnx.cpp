@@ -46,37 +46,37 @@ constexpr unsigned kInput1 = 1u << 1;
 
 // Sorted by op type (onnxSupportedOpTypes lists them in this order).
 const OpRule kRules[] = {
-    {"Abs", &Importer::convertUnary},
-    {"Add", &Importer::convertBinary},
+    {"Abs", &Importer::convertUnary, OpKind::Abs},
+    {"Add", &Importer::convertBinary, OpKind::Add},
     {"Concat", &Importer::convertConcat},
     {"Constant", &Importer::convertConstant},
-    {"Div", &Importer::convertBinary},
-    {"Erf", &Importer::convertUnary},
-    {"Exp", &Importer::convertUnary},
+    {"Div", &Importer::convertBinary, OpKind::Div},
+    {"Erf", &Importer::convertUnary, OpKind::Erf},
+    {"Exp", &Importer::convertUnary, OpKind::Exp},
     {"Flatten", &Importer::convertFlatten},
     {"Gemm", &Importer::convertGemm},
     {"Identity", &Importer::convertIdentity},
     {"LayerNormalization", &Importer::convertLayerNorm},
     {"MatMul", &Importer::convertMatMul},
-    {"Mul", &Importer::convertBinary},
-    {"Neg", &Importer::convertUnary},
-    {"Pow", &Importer::convertPow, kInput1, kInput1},
-    {"Reciprocal", &Importer::convertUnary},
-    {"ReduceMax", &Importer::convertReduce},
-    {"ReduceMean", &Importer::convertReduce},
-    {"ReduceSum", &Importer::convertReduce, kInput1},
-    {"Relu", &Importer::convertUnary},
-    {"Reshape", &Importer::convertReshape, kInput1},
-    {"Sigmoid", &Importer::convertUnary},
+    {"Mul", &Importer::convertBinary, OpKind::Mul},
+    {"Neg", &Importer::convertUnary, OpKind::Neg},
+    {"Pow", &Importer::convertPow, std::nullopt, kInput1, kInput1},
+    {"Reciprocal", &Importer::convertUnary, OpKind::Reciprocal},
+    {"ReduceMax", &Importer::convertReduce, OpKind::ReduceMax},
+    {"ReduceMean", &Importer::convertReduce, OpKind::ReduceMean},
+    {"ReduceSum", &Importer::convertReduce, OpKind::ReduceSum, kInput1},
+    {"Relu", &Importer::convertUnary, OpKind::Relu},
+    {"Reshape", &Importer::convertReshape, std::nullopt, kInput1},
+    {"Sigmoid", &Importer::convertUnary, OpKind::Sigmoid},
     {"Softmax", &Importer::convertSoftmax},
-    {"Split", &Importer::convertSplit, kInput1},
-    {"Sqrt", &Importer::convertUnary},
-    {"Squeeze", &Importer::convertSqueeze, kInput1},
-    {"Sub", &Importer::convertBinary},
-    {"Tanh", &Importer::convertUnary},
+    {"Split", &Importer::convertSplit, std::nullopt, kInput1},
+    {"Sqrt", &Importer::convertUnary, OpKind::Sqrt},
+    {"Squeeze", &Importer::convertSqueeze, std::nullopt, kInput1},
+    {"Sub", &Importer::convertBinary, OpKind::Sub},
+    {"Tanh", &Importer::convertUnary, OpKind::Tanh},
     {"Transpose", &Importer::convertTranspose},
-    {"Unsqueeze", &Importer::convertUnsqueeze, kInput1},
-    {"Where", &Importer::convertWhere, 1u << 0},
+    {"Unsqueeze", &Importer::convertUnsqueeze, std::nullopt, kInput1},
+    {"Where", &Importer::convertWhere, std::nullopt, 1u << 0},
 };
 
 } // namespace
@@ -86,6 +86,13 @@ const OpRule *onnx_import::findRule(std::string_view opType) {
     if (r.opType == opType)
       return &r;
   return nullptr;
+}
+
+OpKind onnx_import::ruleKind(const NodeProto &node) {
+  const OpRule *rule = findRule(node.op_type());
+  SPYRE_ASSERT(rule && rule->kind, "no IR op for ONNX op type '" +
+                                       node.op_type() + "' in the op table");
+  return *rule->kind;
 }
 
 std::span<const std::string_view> onnxSupportedOpTypes() {

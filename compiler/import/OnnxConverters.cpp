@@ -30,28 +30,13 @@
 namespace spyre::compiler::onnx_import {
 
 void Importer::convertUnary(const NodeProto &node) {
-  static const std::map<std::string, OpKind, std::less<>> kKinds = {
-      {"Abs", OpKind::Abs},
-      {"Erf", OpKind::Erf},
-      {"Exp", OpKind::Exp},
-      {"Neg", OpKind::Neg},
-      {"Reciprocal", OpKind::Reciprocal},
-      {"Relu", OpKind::Relu},
-      {"Sigmoid", OpKind::Sigmoid},
-      {"Sqrt", OpKind::Sqrt},
-      {"Tanh", OpKind::Tanh}};
-  emitOutput(kKinds.at(node.op_type()), {data(node, 0)}, {});
+  emitOutput(ruleKind(node), {data(node, 0)}, {});
 }
 
 void Importer::convertBinary(const NodeProto &node) {
-  static const std::map<std::string, OpKind, std::less<>> kKinds = {
-      {"Add", OpKind::Add},
-      {"Sub", OpKind::Sub},
-      {"Mul", OpKind::Mul},
-      {"Div", OpKind::Div}};
   if (node.op_type() == "Add" && fuseCausalMaskAdd(node))
     return;
-  emitOutput(kKinds.at(node.op_type()), {data(node, 0), data(node, 1)}, {});
+  emitOutput(ruleKind(node), {data(node, 0), data(node, 1)}, {});
 }
 
 void Importer::convertPow(const NodeProto &node) {
@@ -183,11 +168,7 @@ void Importer::convertLayerNormStatistics(const NodeProto &node, Value *x,
 }
 
 void Importer::convertReduce(const NodeProto &node) {
-  static const std::map<std::string, OpKind, std::less<>> kKinds = {
-      {"ReduceMax", OpKind::ReduceMax},
-      {"ReduceMean", OpKind::ReduceMean},
-      {"ReduceSum", OpKind::ReduceSum}};
-  OpKind kind = kKinds.at(node.op_type());
+  OpKind kind = ruleKind(node);
   Value *x = data(node, 0);
   int64_t rank = x->type().rank();
   bool keep = intAttr(node, "keepdims", 1) != 0;

@@ -155,10 +155,14 @@ inline bool causallyMasked(int64_t i, int64_t j, int64_t q, int64_t k) {
 class Importer;
 using ConvertFn = void (Importer::*)(const NodeProto &node);
 
-/// How the importer handles one ONNX op type.
+/// How the importer handles one ONNX op type: the one table of ONNX op
+/// types to IR ops (kRules, Onnx.cpp).
 struct OpRule {
   std::string_view opType;
   ConvertFn convert;
+  /// The IR op a converter of several op types (convertUnary,
+  /// convertBinary, convertReduce) makes for this one.
+  std::optional<OpKind> kind = std::nullopt;
   /// Bit i: input i is a static parameter (a shape, axes, split sizes, an
   /// exponent, a condition), read from a constant at import time instead of
   /// being computed as data.
@@ -171,6 +175,9 @@ struct OpRule {
 /// The rule of an op type of the default domain (kRules, Onnx.cpp), or
 /// nullptr.
 const OpRule *findRule(std::string_view opType);
+
+/// The IR op of `node`'s rule (a converter of several op types asks).
+OpKind ruleKind(const NodeProto &node);
 
 class Importer {
 public:
