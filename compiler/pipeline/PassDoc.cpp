@@ -64,7 +64,7 @@ std::string passReferenceMarkdown() {
     out += "| [`" + std::string(p->name) + "`](#" + std::string(p->name) +
            ") | " + std::string(p->summary) + " |\n";
   out += "\nDefault pipelines:\n\n";
-  for (int level : {0, 2}) {
+  for (int level : {0, 1, 2}) {
     std::string line = pipelineLine(level);
     size_t colon = line.find(": ");
     out +=
