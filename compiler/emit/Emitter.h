@@ -13,11 +13,15 @@
 #pragma once
 
 #include "compiler/codegen/Kernels.h"
-#include "compiler/emit/Emission.h"
+#include "compiler/ir/Graph.h"
 #include "compiler/plan/DeviceLayout.h"
 #include "compiler/plan/KernelChoice.h"
 #include "compiler/plan/Mapping.h"
+#include "compiler/pm/Target.h"
 #include "host/HostOp.h"
+#include "hw/HwConfig.h"
+#include "isa/Program.h"
+#include "support/Diagnostic.h"
 
 #include <algorithm>
 #include <functional>

@@ -1,9 +1,9 @@
 // ONNX import (what it reads and how: Onnx.h; the user's view: docs/onnx.md):
-// the op table, the model file reader and the entry points. The importer
-// itself is OnnxImporter.h.
+// the model file reader and the parameters of host ops. The importer, its
+// op table (OnnxConverters.cpp) and the entry points (OnnxImporter.cpp) are
+// declared in OnnxImporter.h.
 #include "compiler/import/Onnx.h"
 
-#include "compiler/import/OnnxImporter.h"
 #include "compiler/import/OnnxOpsets.h"
 #include "compiler/import/OnnxPatterns.h"
 #include "compiler/import/OnnxTensor.h"
@@ -37,81 +37,6 @@
 #include <set>
 
 namespace spyre::compiler {
-
-using namespace onnx_import;
-
-namespace {
-
-constexpr unsigned kInput1 = 1u << 1;
-
-// Sorted by op type (onnxSupportedOpTypes lists them in this order).
-const OpRule kRules[] = {
-    {"Abs", &Importer::convertUnary, OpKind::Abs},
-    {"Add", &Importer::convertBinary, OpKind::Add},
-    {"Concat", &Importer::convertConcat},
-    {"Constant", &Importer::convertConstant},
-    {"Div", &Importer::convertBinary, OpKind::Div},
-    {"Erf", &Importer::convertUnary, OpKind::Erf},
-    {"Exp", &Importer::convertUnary, OpKind::Exp},
-    {"Flatten", &Importer::convertFlatten},
-    {"Gemm", &Importer::convertGemm},
-    {"Identity", &Importer::convertIdentity},
-    {"LayerNormalization", &Importer::convertLayerNorm},
-    {"MatMul", &Importer::convertMatMul},
-    {"Mul", &Importer::convertBinary, OpKind::Mul},
-    {"Neg", &Importer::convertUnary, OpKind::Neg},
-    {"Pow", &Importer::convertPow, std::nullopt, kInput1, kInput1},
-    {"Reciprocal", &Importer::convertUnary, OpKind::Reciprocal},
-    {"ReduceMax", &Importer::convertReduce, OpKind::ReduceMax},
-    {"ReduceMean", &Importer::convertReduce, OpKind::ReduceMean},
-    {"ReduceSum", &Importer::convertReduce, OpKind::ReduceSum, kInput1},
-    {"Relu", &Importer::convertUnary, OpKind::Relu},
-    {"Reshape", &Importer::convertReshape, std::nullopt, kInput1},
-    {"Sigmoid", &Importer::convertUnary, OpKind::Sigmoid},
-    {"Softmax", &Importer::convertSoftmax},
-    {"Split", &Importer::convertSplit, std::nullopt, kInput1},
-    {"Sqrt", &Importer::convertUnary, OpKind::Sqrt},
-    {"Squeeze", &Importer::convertSqueeze, std::nullopt, kInput1},
-    {"Sub", &Importer::convertBinary, OpKind::Sub},
-    {"Tanh", &Importer::convertUnary, OpKind::Tanh},
-    {"Transpose", &Importer::convertTranspose},
-    {"Unsqueeze", &Importer::convertUnsqueeze, std::nullopt, kInput1},
-    {"Where", &Importer::convertWhere, std::nullopt, 1u << 0},
-};
-
-} // namespace
-
-const OpRule *onnx_import::findRule(std::string_view opType) {
-  for (const OpRule &r : kRules)
-    if (r.opType == opType)
-      return &r;
-  return nullptr;
-}
-
-OpKind onnx_import::ruleKind(const NodeProto &node) {
-  const OpRule *rule = findRule(node.op_type());
-  SPYRE_ASSERT(rule && rule->kind, "no IR op for ONNX op type '" +
-                                       node.op_type() + "' in the op table");
-  return *rule->kind;
-}
-
-std::span<const std::string_view> onnxSupportedOpTypes() {
-  static const std::vector<std::string_view> types = [] {
-    std::vector<std::string_view> t;
-    for (const OpRule &r : kRules)
-      t.push_back(r.opType);
-    SPYRE_ASSERT(std::is_sorted(t.begin(), t.end()),
-                 "ONNX op rules out of order");
-    return t;
-  }();
-  return types;
-}
-
-bool isOnnxStaticInput(std::string_view opType, int index) {
-  const OpRule *rule = findRule(opType);
-  return rule && index >= 0 && index < 32 &&
-         ((rule->paramInputs >> index) & 1u);
-}
 
 namespace {
 
@@ -313,68 +238,5 @@ bool readOnnxModel(const std::string &path, onnx::ModelProto &model,
   return true;
 }
 
-namespace {
-
-std::optional<Graph> importModel(ModelProto model, const std::string &fileName,
-                                 const OnnxImportOptions &options,
-                                 DiagnosticEngine &diags) {
-  std::optional<Graph> graph;
-  try {
-    graph.emplace(Importer(std::move(model), fileName, options).run());
-    graph->setSourceFile(fileName);
-  } catch (const UserError &e) {
-    diags.report(e.diagnostic());
-    return std::nullopt;
-  }
-  if (!verifyGraph(*graph, diags))
-    return std::nullopt;
-  return graph;
-}
-
-std::vector<OpCoverage> coverageOf(ModelProto model,
-                                   const std::string &fileName,
-                                   const OnnxImportOptions &options,
-                                   DiagnosticEngine &diags) {
-  try {
-    return Importer(std::move(model), fileName, options).coverage();
-  } catch (const UserError &e) {
-    diags.report(e.diagnostic());
-    return {};
-  }
-}
-
-} // namespace
-
-std::optional<Graph> importOnnxModel(const onnx::ModelProto &model,
-                                     const std::string &fileName,
-                                     const OnnxImportOptions &options,
-                                     DiagnosticEngine &diags) {
-  return importModel(model, fileName, options, diags);
-}
-
-std::optional<Graph> importOnnx(const std::string &path,
-                                const OnnxImportOptions &options,
-                                DiagnosticEngine &diags) {
-  onnx::ModelProto model;
-  if (!readOnnxModel(path, model, diags))
-    return std::nullopt;
-  return importModel(std::move(model), path, options, diags);
-}
-
-std::vector<OpCoverage> onnxCoverage(const onnx::ModelProto &model,
-                                     const std::string &fileName,
-                                     const OnnxImportOptions &options,
-                                     DiagnosticEngine &diags) {
-  return coverageOf(model, fileName, options, diags);
-}
-
-std::vector<OpCoverage> onnxCoverage(const std::string &path,
-                                     const OnnxImportOptions &options,
-                                     DiagnosticEngine &diags) {
-  onnx::ModelProto model;
-  if (!readOnnxModel(path, model, diags))
-    return {};
-  return coverageOf(std::move(model), path, options, diags);
-}
 
 } // namespace spyre::compiler

@@ -517,3 +517,86 @@ bool Importer::fuseCausalMaskWhere(const NodeProto &node,
 }
 
 } // namespace spyre::compiler::onnx_import
+
+// ---- The op table ----
+
+namespace spyre::compiler {
+
+using onnx_import::Importer;
+using onnx_import::OpRule;
+using onnx_import::findRule;
+
+namespace {
+
+constexpr unsigned kInput1 = 1u << 1;
+
+// Sorted by op type (onnxSupportedOpTypes lists them in this order).
+const OpRule kRules[] = {
+    {"Abs", &Importer::convertUnary, OpKind::Abs},
+    {"Add", &Importer::convertBinary, OpKind::Add},
+    {"Concat", &Importer::convertConcat},
+    {"Constant", &Importer::convertConstant},
+    {"Div", &Importer::convertBinary, OpKind::Div},
+    {"Erf", &Importer::convertUnary, OpKind::Erf},
+    {"Exp", &Importer::convertUnary, OpKind::Exp},
+    {"Flatten", &Importer::convertFlatten},
+    {"Gemm", &Importer::convertGemm},
+    {"Identity", &Importer::convertIdentity},
+    {"LayerNormalization", &Importer::convertLayerNorm},
+    {"MatMul", &Importer::convertMatMul},
+    {"Mul", &Importer::convertBinary, OpKind::Mul},
+    {"Neg", &Importer::convertUnary, OpKind::Neg},
+    {"Pow", &Importer::convertPow, std::nullopt, kInput1, kInput1},
+    {"Reciprocal", &Importer::convertUnary, OpKind::Reciprocal},
+    {"ReduceMax", &Importer::convertReduce, OpKind::ReduceMax},
+    {"ReduceMean", &Importer::convertReduce, OpKind::ReduceMean},
+    {"ReduceSum", &Importer::convertReduce, OpKind::ReduceSum, kInput1},
+    {"Relu", &Importer::convertUnary, OpKind::Relu},
+    {"Reshape", &Importer::convertReshape, std::nullopt, kInput1},
+    {"Sigmoid", &Importer::convertUnary, OpKind::Sigmoid},
+    {"Softmax", &Importer::convertSoftmax},
+    {"Split", &Importer::convertSplit, std::nullopt, kInput1},
+    {"Sqrt", &Importer::convertUnary, OpKind::Sqrt},
+    {"Squeeze", &Importer::convertSqueeze, std::nullopt, kInput1},
+    {"Sub", &Importer::convertBinary, OpKind::Sub},
+    {"Tanh", &Importer::convertUnary, OpKind::Tanh},
+    {"Transpose", &Importer::convertTranspose},
+    {"Unsqueeze", &Importer::convertUnsqueeze, std::nullopt, kInput1},
+    {"Where", &Importer::convertWhere, std::nullopt, 1u << 0},
+};
+
+} // namespace
+
+const OpRule *onnx_import::findRule(std::string_view opType) {
+  for (const OpRule &r : kRules)
+    if (r.opType == opType)
+      return &r;
+  return nullptr;
+}
+
+OpKind onnx_import::ruleKind(const NodeProto &node) {
+  const OpRule *rule = findRule(node.op_type());
+  SPYRE_ASSERT(rule && rule->kind, "no IR op for ONNX op type '" +
+                                       node.op_type() + "' in the op table");
+  return *rule->kind;
+}
+
+std::span<const std::string_view> onnxSupportedOpTypes() {
+  static const std::vector<std::string_view> types = [] {
+    std::vector<std::string_view> t;
+    for (const OpRule &r : kRules)
+      t.push_back(r.opType);
+    SPYRE_ASSERT(std::is_sorted(t.begin(), t.end()),
+                 "ONNX op rules out of order");
+    return t;
+  }();
+  return types;
+}
+
+bool isOnnxStaticInput(std::string_view opType, int index) {
+  const OpRule *rule = findRule(opType);
+  return rule && index >= 0 && index < 32 &&
+         ((rule->paramInputs >> index) & 1u);
+}
+
+} // namespace spyre::compiler

@@ -929,3 +929,76 @@ Value *Importer::materializeOutput(const std::string &name,
 }
 
 } // namespace spyre::compiler::onnx_import
+
+// ---- Entry points (Onnx.h) ----
+
+namespace spyre::compiler {
+
+using onnx::ModelProto;
+using onnx_import::Importer;
+
+namespace {
+
+std::optional<Graph> importModel(ModelProto model, const std::string &fileName,
+                                 const OnnxImportOptions &options,
+                                 DiagnosticEngine &diags) {
+  std::optional<Graph> graph;
+  try {
+    graph.emplace(Importer(std::move(model), fileName, options).run());
+    graph->setSourceFile(fileName);
+  } catch (const UserError &e) {
+    diags.report(e.diagnostic());
+    return std::nullopt;
+  }
+  if (!verifyGraph(*graph, diags))
+    return std::nullopt;
+  return graph;
+}
+
+std::vector<OpCoverage> coverageOf(ModelProto model,
+                                   const std::string &fileName,
+                                   const OnnxImportOptions &options,
+                                   DiagnosticEngine &diags) {
+  try {
+    return Importer(std::move(model), fileName, options).coverage();
+  } catch (const UserError &e) {
+    diags.report(e.diagnostic());
+    return {};
+  }
+}
+
+} // namespace
+
+std::optional<Graph> importOnnxModel(const onnx::ModelProto &model,
+                                     const std::string &fileName,
+                                     const OnnxImportOptions &options,
+                                     DiagnosticEngine &diags) {
+  return importModel(model, fileName, options, diags);
+}
+
+std::optional<Graph> importOnnx(const std::string &path,
+                                const OnnxImportOptions &options,
+                                DiagnosticEngine &diags) {
+  onnx::ModelProto model;
+  if (!readOnnxModel(path, model, diags))
+    return std::nullopt;
+  return importModel(std::move(model), path, options, diags);
+}
+
+std::vector<OpCoverage> onnxCoverage(const onnx::ModelProto &model,
+                                     const std::string &fileName,
+                                     const OnnxImportOptions &options,
+                                     DiagnosticEngine &diags) {
+  return coverageOf(model, fileName, options, diags);
+}
+
+std::vector<OpCoverage> onnxCoverage(const std::string &path,
+                                     const OnnxImportOptions &options,
+                                     DiagnosticEngine &diags) {
+  onnx::ModelProto model;
+  if (!readOnnxModel(path, model, diags))
+    return {};
+  return coverageOf(std::move(model), path, options, diags);
+}
+
+} // namespace spyre::compiler

@@ -7,11 +7,11 @@
 // the import stops there with an error naming the node, while the coverage
 // walk records the reason and goes on.
 //
-// Onnx.cpp: the op table and the entry points, the model file reader.
 // OnnxImporter.cpp: model checks and indexes, node conversion (the host
-// fallback), the inputs of a node, building IR, outputs.
-// OnnxConverters.cpp: the converters, one per op family, and the causal
-// mask patterns.
+// fallback), the inputs of a node, building IR, outputs, and the entry
+// points of Onnx.h. OnnxConverters.cpp: the converters, one per op family,
+// the causal mask patterns, and the op table (kRules). Onnx.cpp: the model
+// file reader and the parameters of host ops.
 #pragma once
 
 #include "compiler/import/Onnx.h"
@@ -44,10 +44,6 @@ void check_model(const ModelProto &model, CheckerContext &ctx);
 } // namespace onnx::checker
 
 namespace spyre::compiler {
-
-/// The parameter name a host op reads input `index` of `opType` under
-/// (Onnx.cpp), empty for a data input.
-std::string hostParamName(std::string_view opType, int index);
 
 namespace onnx_import {
 
