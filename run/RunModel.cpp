@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -111,7 +112,8 @@ SourceLoc firstLoc(const DiagnosticEngine &diags) {
 CompileError::CompileError(const DiagnosticEngine &diags, bool internal)
     : UserError(firstLoc(diags), firstDiagnostic(diags),
                 internal ? ExitCode::Internal : ExitCode::BadInput),
-      diagnostics_(diags.str()), internal_(internal) {}
+      diagnostics_(diags.str()), count_(diags.diagnostics().size()),
+      internal_(internal) {}
 
 double RunReport::simulatedUs() const {
   return static_cast<double>(cycles) / (clockGhz * 1000.0);
@@ -168,10 +170,12 @@ sim::Roofline runRoofline(const RunReport &r) {
 
 compiler::CompileResult compileOrThrow(const compiler::Graph &graph,
                                        const hw::HwConfig &config,
-                                       int optLevel, bool constantData) {
+                                       int optLevel, bool constantData,
+                                       const std::string &mappingIn) {
   compiler::CompileOptions co;
   co.optLevel = optLevel;
   co.constantData = constantData;
+  co.mappingIn = mappingIn;
   DiagnosticEngine diags;
   compiler::CompileOutcome outcome =
       compiler::compile(graph, config, co, diags);
@@ -394,13 +398,21 @@ RunReport runModel(const RunOptions &o) {
     checkWritableFolder(o.outputs, outputFiles, "outputs folder");
   }
 
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point compileStart = Clock::now();
   const compiler::CompileResult compiled =
       compileOrThrow(graph, config, o.optLevel,
-                     /*constantData=*/report.numerics);
+                     /*constantData=*/report.numerics, o.mappingIn);
+  report.compileStatistics = compiled.statistics;
+  const Clock::time_point simulateStart = Clock::now();
+  report.compileSeconds =
+      std::chrono::duration<double>(simulateStart - compileStart).count();
   const Simulation sim =
       simulate(graph, compiled.program, config,
                report.numerics ? &inputs : nullptr, o.useSystemC, o.quantum,
                SourceLoc{o.model}, o.sim);
+  report.simulateSeconds =
+      std::chrono::duration<double>(Clock::now() - simulateStart).count();
   const sim::Machine &machine = *sim.machine;
   const std::vector<NpyArray> &results = sim.outputs;
 

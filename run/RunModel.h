@@ -43,6 +43,8 @@ struct RunOptions {
   /// own folder.
   std::string configRoot;
   int optLevel = 2;
+  /// A mapping file to replay (`spyre compile --mapping-in`); empty: none.
+  std::string mappingIn;
   compiler::ModelLoadOptions load;
   std::string inputs;           ///< inputs folder; empty: random from seed
   std::optional<uint64_t> seed; ///< random inputs (not with `inputs`)
@@ -103,6 +105,13 @@ struct RunReport {
   double memoryPeakGbps = 0;
   std::vector<sim::OpSummary> ops; ///< longest span first
 
+  /// The compiler's statistics text (`spyre compile --stats`), and the
+  /// wall-clock seconds of compiling and of simulating, which vary from run
+  /// to run and affect nothing else.
+  std::string compileStatistics;
+  double compileSeconds = 0;
+  double simulateSeconds = 0;
+
   bool checked = false;
   std::vector<OutputCheck> checks; ///< in graph output order
   std::vector<std::string> findings;
@@ -126,11 +135,14 @@ public:
   CompileError(const DiagnosticEngine &diags, bool internal);
 
   const std::string &diagnostics() const { return diagnostics_; }
+  /// How many diagnostics the compiler reported.
+  size_t count() const { return count_; }
   /// A pass failed on a bug rather than on the model.
   bool internal() const { return internal_; }
 
 private:
   std::string diagnostics_;
+  size_t count_ = 0;
   bool internal_ = false;
 };
 
@@ -151,7 +163,8 @@ sim::Roofline runRoofline(const RunReport &report);
 /// data (CompileOptions::constantData), for a timing-only run.
 compiler::CompileResult compileOrThrow(const compiler::Graph &graph,
                                        const hw::HwConfig &config,
-                                       int optLevel, bool constantData = true);
+                                       int optLevel, bool constantData = true,
+                                       const std::string &mappingIn = "");
 
 /// One finished simulation of a program compiled from a graph.
 struct Simulation {
