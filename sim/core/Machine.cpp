@@ -670,6 +670,15 @@ bool Machine::dmaPastCycleLimit(StreamState &st, const Instr &resolved) {
   return false;
 }
 
+void Machine::shadowAccess(int core, const Region &r, bool write,
+                           const Epoch &e) {
+  // Run by run in forEachRun's order (i2 outer, i1 inner), one row of n1
+  // runs per call.
+  for (int64_t i2 = 0; i2 < r.n2; ++i2)
+    shadow_->accessRuns(core, r.base + i2 * r.s2, r.run, r.n1, r.s1, write, e,
+                        hb_, conflictScratch_);
+}
+
 bool Machine::checkAccesses(StreamState &st, const Instr &resolved,
                             bool deferLxWrites) {
   footprintScratch_.clear();
@@ -733,9 +742,7 @@ bool Machine::checkAccesses(StreamState &st, const Instr &resolved,
       continue;
     conflictScratch_.clear();
     Epoch e = hb_.epoch(st.index, st.pc);
-    f.region.forEachRun([&](int64_t start, int64_t len) {
-      shadow_->access(st.core, start, len, f.write, e, hb_, conflictScratch_);
-    });
+    shadowAccess(st.core, f.region, f.write, e);
     bool raced = false, uninit = false;
     for (const AccessConflict &c : conflictScratch_) {
       if (c.kind == AccessConflict::Kind::Race && !raced) {
@@ -1134,9 +1141,7 @@ void Machine::matchTransfers(Channel &ch, bool reduce, int srcCore, int dstCore)
     if (options_.checks && inBounds) {
       conflictScratch_.clear();
       Epoch e = hb_.epoch(r.stream, receiver.pc);
-      r.region.forEachRun([&](int64_t start0, int64_t len) {
-        shadow_->access(dstCore, start0, len, true, e, hb_, conflictScratch_);
-      });
+      shadowAccess(dstCore, r.region, true, e);
       for (const AccessConflict &c : conflictScratch_)
         if (c.kind == AccessConflict::Kind::Race) {
           report(FindingKind::LxRace, &receiver, start,
