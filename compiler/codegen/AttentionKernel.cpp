@@ -393,11 +393,11 @@ private:
       const int64_t n = s_.keyBlocks * s_.hdBlocks;
       for (int64_t x = u * n / units_; x < (u + 1) * n / units_; ++x) {
         const int64_t kb = x / s_.hdBlocks, c = x % s_.hdBlocks;
-        f.append(instr("xpose")
-                     .set("dst", at(lx_.kt + kb * s_.kdim + c * kLanes))
-                     .set("src", at(lx_.kraw + c * s_.keysPadded + kb * kLanes))
-                     .set("m", std::min(kLanes, s_.keys - kb * kLanes))
-                     .set("k", kLanes));
+        f.append(instr<isa::Opcode::Xpose>()
+                     .dst(at(lx_.kt + kb * s_.kdim + c * kLanes))
+                     .src(at(lx_.kraw + c * s_.keysPadded + kb * kLanes))
+                     .m(std::min(kLanes, s_.keys - kb * kLanes))
+                     .k(kLanes));
       }
       for (StreamBuilder *p : pt_)
         tok_.post(f, *p, KtReady);
@@ -424,7 +424,7 @@ private:
       const int64_t fb = std::min(nkb, (q0 + s_.offset + 1) / kLanes);
       if (fb < nkb)
         f.append(sfuBinary(
-            "add", sb + fb * t_, sb + fb * t_,
+            isa::Opcode::Add, sb + fb * t_, sb + fb * t_,
             at(lx_.table + q0 + s_.offset - kLanes * fb - dMin(t_)),
             {h, nkb - fb, t_, t_, -kLanes, 0}, false, false));
     }
@@ -437,14 +437,14 @@ private:
     const Addr xf = at(sc.xf), stat = at(sc.stat), stat2 = at(sc.stat2);
     r.load(xf, sb, t_);
     if (a_.scale != 1.0f)
-      f.append(sfuScalar("muls", xf, xf, a_.scale,
+      f.append(sfuScalar(isa::Opcode::Muls, xf, xf, a_.scale,
                          {r.f, r.nb * r.h, r.f, r.f, 0, 0}, true));
-    r.reduce("rmax", stat, xf, at(sc.partial));
-    r.rowStat("sub", xf, xf, stat, r.spread(at(sc.spread), stat));
-    r.map("exp", xf, xf);
-    r.reduce("rsum", stat, xf, at(sc.partial));
-    r.statUnary("recip", stat2, stat);
-    r.rowStat("mul", xf, xf, stat2, r.spread(at(sc.spread), stat2));
+    r.reduce(isa::Opcode::Rmax, stat, xf, at(sc.partial));
+    r.rowStat(isa::Opcode::Sub, xf, xf, stat, r.spread(at(sc.spread), stat));
+    r.map(isa::Opcode::Exp, xf, xf);
+    r.reduce(isa::Opcode::Rsum, stat, xf, at(sc.partial));
+    r.statUnary(isa::Opcode::Recip, stat2, stat);
+    r.rowStat(isa::Opcode::Mul, xf, xf, stat2, r.spread(at(sc.spread), stat2));
     r.store(sb, xf, t_);
   }
 
@@ -477,17 +477,17 @@ private:
     const auto [r0, r1] = unitRows(i, u);
     const int64_t bi = bufIndex(i);
     if (r1 > r0)
-      p.append(instr("mm")
-                   .set("c", at(lx_.s[static_cast<size_t>(bi)] + r0))
-                   .set("a", at(lx_.q[static_cast<size_t>(bi)] + r0))
-                   .set("b", at(lx_.kt))
-                   .set("m", r1 - r0)
-                   .set("k", s_.kdim)
-                   .set("n", keyBlocks(i) * kLanes)
-                   .set("as", t_)
-                   .set("bs", s_.kdim)
-                   .set("cs", t_)
-                   .setEnum("out", "dl16"));
+      p.append(instr<isa::Opcode::Mm>()
+                   .c(at(lx_.s[static_cast<size_t>(bi)] + r0))
+                   .a(at(lx_.q[static_cast<size_t>(bi)] + r0))
+                   .b(at(lx_.kt))
+                   .m(r1 - r0)
+                   .k(s_.kdim)
+                   .n(keyBlocks(i) * kLanes)
+                   .as(t_)
+                   .bs(s_.kdim)
+                   .cs(t_)
+                   .out(isa::StickFormat::Dl16));
     if (i + static_cast<size_t>(buffers_) < tiles_.size())
       tok_.post(p, *load_, QFree);
     tok_.post(p, *sfu_[static_cast<size_t>(u)], SReady);
@@ -501,17 +501,17 @@ private:
     const auto [r0, r1] = unitRows(i, u);
     const int64_t bi = bufIndex(i);
     if (r1 > r0)
-      p.append(instr("mm")
-                   .set("c", at(lx_.o[static_cast<size_t>(bi)] + r0))
-                   .set("a", at(lx_.s[static_cast<size_t>(bi)] + r0))
-                   .set("b", at(lx_.v))
-                   .set("m", r1 - r0)
-                   .set("k", keyBlocks(i) * kLanes)
-                   .set("n", s_.kdim)
-                   .set("as", t_)
-                   .set("bs", s_.keysPadded)
-                   .set("cs", t_)
-                   .setEnum("out", "dl16"));
+      p.append(instr<isa::Opcode::Mm>()
+                   .c(at(lx_.o[static_cast<size_t>(bi)] + r0))
+                   .a(at(lx_.s[static_cast<size_t>(bi)] + r0))
+                   .b(at(lx_.v))
+                   .m(r1 - r0)
+                   .k(keyBlocks(i) * kLanes)
+                   .n(s_.kdim)
+                   .as(t_)
+                   .bs(s_.keysPadded)
+                   .cs(t_)
+                   .out(isa::StickFormat::Dl16));
     tok_.post(p, *store_, OReady);
   }
 

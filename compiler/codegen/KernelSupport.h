@@ -5,8 +5,8 @@
 #pragma once
 
 #include "compiler/codegen/Kernels.h"
-#include "compiler/codegen/Layout.h"
 #include "compiler/codegen/ProgramBuilder.h"
+#include "compiler/codegen/TensorRef.h"
 
 #include <functional>
 #include <map>
@@ -190,8 +190,9 @@ struct StickMove {
   int64_t rowStride = 1, blockStride = 0;
   int64_t lxBlockStride = 0;
 };
-InstrBuilder loadSticks(Addr lx, Addr mem, const StickMove &mv);
-InstrBuilder storeSticks(Addr mem, Addr lx, const StickMove &mv);
+InstrOf<isa::Format::Load> loadSticks(Addr lx, Addr mem, const StickMove &mv);
+InstrOf<isa::Format::Store> storeSticks(Addr mem, Addr lx,
+                                        const StickMove &mv);
 
 /// SFU row operands: m rows of n sticks, row strides ds/ss/s2s.
 struct Rows {
@@ -200,18 +201,21 @@ struct Rows {
   int64_t count = 0;
 };
 
-/// `op dst, src` (unary, and rmax/rsum/csum/cmax shapes through the fields
-/// they have). `f32` selects fmt.
-InstrBuilder sfuUnary(std::string_view op, Addr dst, Addr src, const Rows &r,
+/// `op dst, src` for an op of the unary, row-reduce or column-reduce family
+/// (through the fields its format has). `f32` selects fmt.
+InstrBuilder sfuUnary(isa::Opcode op, Addr dst, Addr src, const Rows &r,
                       bool f32);
-/// `op dst, src1, src2` with s2=row (stick = false) or s2=stick.
-InstrBuilder sfuBinary(std::string_view op, Addr dst, Addr src1, Addr src2,
-                       const Rows &r, bool stick, bool f32);
-/// `op dst, src, imm`.
-InstrBuilder sfuScalar(std::string_view op, Addr dst, Addr src, float imm,
-                       const Rows &r, bool f32);
+/// `op dst, src1, src2` (binary family) with s2=row (stick = false) or
+/// s2=stick.
+InstrOf<isa::Format::SfuBinary> sfuBinary(isa::Opcode op, Addr dst, Addr src1,
+                                          Addr src2, const Rows &r, bool stick,
+                                          bool f32);
+/// `op dst, src, imm` (scalar family).
+InstrOf<isa::Format::SfuScalar> sfuScalar(isa::Opcode op, Addr dst, Addr src,
+                                          float imm, const Rows &r, bool f32);
 /// `cvt dst, src, to=...` from n source sticks per row.
-InstrBuilder sfuCvt(Addr dst, Addr src, bool toF32, const Rows &r);
+InstrOf<isa::Format::Cvt> sfuCvt(Addr dst, Addr src, bool toF32,
+                                 const Rows &r);
 
 // ------------------------------------------------- FP32 sub-tile helpers
 //
@@ -243,7 +247,7 @@ struct F32Rows {
       s.append(sfuCvt(xf, in, true, {h, nb, 2 * h, bs, 0, 0}));
       return;
     }
-    s.append(sfuUnary("copy", xf, in, {h, nb, h, bs, 0, 0}, true));
+    s.append(sfuUnary(isa::Opcode::Copy, xf, in, {h, nb, h, bs, 0, 0}, true));
   }
   /// out (block stride bs) = xf rounded to the source's format.
   void store(Addr out, Addr xf, int64_t bs) {
@@ -251,14 +255,14 @@ struct F32Rows {
       s.append(sfuCvt(out, xf, false, {2 * h, nb, bs, 2 * h, 0, 0}));
       return;
     }
-    s.append(sfuUnary("copy", out, xf, {h, nb, bs, h, 0, 0}, true));
+    s.append(sfuUnary(isa::Opcode::Copy, out, xf, {h, nb, bs, h, 0, 0}, true));
   }
   /// dst (h sticks) = per-row rsum or rmax of src, through `partial`
   /// (nb * h sticks) when there are several blocks. Padding lanes are left
   /// out of rmax with count; rsum needs them zero (they are, throughout).
-  void reduce(std::string_view op, Addr dst, Addr src, Addr partial) {
+  void reduce(isa::Opcode op, Addr dst, Addr src, Addr partial) {
     Addr p = nb > 1 ? partial : dst;
-    bool isMax = op == "rmax";
+    bool isMax = op == isa::Opcode::Rmax;
     int64_t plain = isMax ? nFull : nb;
     if (plain > 0)
       s.append(sfuUnary(op, p, src, {f, plain * h, 1, f, 0, 0}, true));
@@ -266,7 +270,7 @@ struct F32Rows {
       s.append(sfuUnary(op, p + nFull * h, lastBlock(src), {f, h, 1, f, 0, rem},
                         true));
     if (nb > 1)
-      s.append(sfuUnary(isMax ? "cmax" : "csum", dst, partial,
+      s.append(sfuUnary(isMax ? isa::Opcode::Cmax : isa::Opcode::Csum, dst, partial,
                         {h, nb, 0, h, 0, 0}, true));
   }
   /// A per-row stick (h sticks) as [row][F] for whole-block operations;
@@ -275,11 +279,11 @@ struct F32Rows {
     if (f == 1)
       return stat;
     for (int64_t i = 0; i < f; ++i)
-      s.append(sfuUnary("copy", statF + i, stat, {1, h, f, 1, 0, 0}, true));
+      s.append(sfuUnary(isa::Opcode::Copy, statF + i, stat, {1, h, f, 1, 0, 0}, true));
     return statF;
   }
   /// dst = src op stat, stat one stick per row (spread: its [row][F] form).
-  void rowStat(std::string_view op, Addr dst, Addr src, Addr stat,
+  void rowStat(isa::Opcode op, Addr dst, Addr src, Addr stat,
                Addr spreadStat) {
     if (nFull > 0)
       s.append(sfuBinary(op, dst, src, spreadStat,
@@ -290,7 +294,7 @@ struct F32Rows {
                          {f, h, f, f, 1, rem}, true, true));
   }
   /// dst = src op vec, vec [block][F] along the row (weights, bias).
-  void colVec(std::string_view op, Addr dst, Addr src, Addr vec) {
+  void colVec(isa::Opcode op, Addr dst, Addr src, Addr vec) {
     for (int64_t b = 0; b < nb; ++b) {
       int64_t off = b * rowSticks();
       s.append(sfuBinary(op, dst + off, src + off, vec + b * f,
@@ -298,7 +302,7 @@ struct F32Rows {
     }
   }
   /// dst = op(src) elementwise, padding lanes kept zero.
-  void map(std::string_view op, Addr dst, Addr src) {
+  void map(isa::Opcode op, Addr dst, Addr src) {
     if (nFull > 0)
       s.append(sfuUnary(op, dst, src, {f, nFull * h, f, f, 0, 0}, true));
     if (rem != 0)
@@ -308,13 +312,13 @@ struct F32Rows {
   /// dst = a * b elementwise over every stick (0 * 0 keeps padding zero).
   void square(Addr dst, Addr src) {
     s.append(
-        sfuBinary("mul", dst, src, src, {f, nb * h, f, f, f, 0}, false, true));
+        sfuBinary(isa::Opcode::Mul, dst, src, src, {f, nb * h, f, f, f, 0}, false, true));
   }
   /// On h stat sticks: x = op(x, imm).
-  void statScalar(std::string_view op, Addr dst, Addr src, float imm) {
+  void statScalar(isa::Opcode op, Addr dst, Addr src, float imm) {
     s.append(sfuScalar(op, dst, src, imm, {1, h, 1, 1, 0, 0}, true));
   }
-  void statUnary(std::string_view op, Addr dst, Addr src) {
+  void statUnary(isa::Opcode op, Addr dst, Addr src) {
     s.append(sfuUnary(op, dst, src, {1, h, 1, 1, 0, 0}, true));
   }
 };
@@ -351,10 +355,5 @@ inline F32Scratch f32Scratch(int64_t base, const StickMatrix &x, int64_t h,
   s.end = at;
   return s;
 }
-
-/// Whether mnemonic names an SFU op of a family.
-bool isUnaryOp(std::string_view op);
-bool isBinaryOp(std::string_view op);
-bool isScalarOp(std::string_view op);
 
 } // namespace spyre::codegen
