@@ -697,7 +697,20 @@ constexpr std::string_view kDefaultBase = "default";
 struct BaseChain {
   std::vector<std::string> shown;
   std::vector<std::string> canonical;
+  /// The canonical folder every base must lie in: the folder of the file
+  /// named on the command line unless widened (`--config-root`).
+  std::filesystem::path root;
+  /// How messages name `root`.
+  std::string rootShown;
 };
+
+/// Whether canonical path `p` is `folder` or lies below it.
+bool isWithin(const std::filesystem::path &p,
+              const std::filesystem::path &folder) {
+  auto [f, q] = std::mismatch(folder.begin(), folder.end(), p.begin(), p.end());
+  // A trailing separator leaves an empty last element in `folder`.
+  return f == folder.end() || (std::next(f) == folder.end() && f->empty());
+}
 
 std::string canonicalPath(const std::string &path) {
   std::error_code ec;
@@ -731,6 +744,12 @@ bool loadBase(const YAML::Node &value, Pos keyPos, const std::string &fileName,
     return true;
   }
   namespace fs = std::filesystem;
+  if (fs::path(name).has_root_path()) {
+    rep.error(kBaseKey, at,
+              "'" + name + "' is an absolute path; a base is named relative "
+              "to this file's folder");
+    return false;
+  }
   const std::string path =
       (fs::path(fileName).parent_path() / name).lexically_normal().string();
   if (chain.shown.size() > kMaxBaseDepth) {
@@ -752,6 +771,16 @@ bool loadBase(const YAML::Node &value, Pos keyPos, const std::string &fileName,
     return false;
   }
   const std::string canonical = canonicalPath(path);
+  // A name in a file never leads out of the folder the user chose: a config
+  // from elsewhere cannot make the tool read, and quote in its messages,
+  // another file of the machine.
+  if (!isWithin(canonical, chain.root)) {
+    rep.error(kBaseKey, at,
+              "'" + path + "' lies outside " + chain.rootShown +
+                  "; a base must lie in that folder or below it (widen with "
+                  "--config-root DIR)");
+    return false;
+  }
   auto loop = std::find(chain.canonical.begin(), chain.canonical.end(),
                         canonical);
   if (loop != chain.canonical.end()) {
@@ -920,15 +949,24 @@ uint64_t HwConfig::fingerprint() const { return fnv1a64(toYaml(*this, false)); }
 namespace {
 
 /// The chain of bases of a file read from `fileName`: the file itself.
-BaseChain chainOf(const std::string &fileName) {
-  return BaseChain{{fileName}, {canonicalPath(fileName)}};
+/// `root` empty: the folder of `fileName`.
+BaseChain chainOf(const std::string &fileName, const std::string &root = {}) {
+  const std::string canonical = canonicalPath(fileName);
+  if (root.empty())
+    return BaseChain{{fileName},
+                     {canonical},
+                     std::filesystem::path(canonical).parent_path(),
+                     "the folder of " + fileName};
+  return BaseChain{
+      {fileName}, {canonical}, canonicalPath(root), "--config-root " + root};
 }
 
 } // namespace
 
 bool parseConfig(std::string_view yamlText, const std::string &fileName,
-                 HwConfig &out, DiagnosticEngine &diags) {
-  BaseChain chain = chainOf(fileName);
+                 HwConfig &out, DiagnosticEngine &diags,
+                 const std::string &baseRoot) {
+  BaseChain chain = chainOf(fileName, baseRoot);
   LocatedConfig located;
   if (!loadLayer(yamlText, fileName, &builtinConfig(), chain, located, diags))
     return false;
@@ -976,7 +1014,7 @@ HwConfig loadConfig(const ConfigSource &source) {
   DiagnosticEngine diags;
   if (!source.path.empty()) {
     const std::string text = readFile(source.path, kConfigFileLimit);
-    BaseChain chain = chainOf(source.path);
+    BaseChain chain = chainOf(source.path, source.baseRoot);
     loadLayer(text, source.path, &builtinConfig(), chain, located, diags);
     diags.throwIfErrors();
   }

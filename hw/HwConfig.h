@@ -130,11 +130,13 @@ struct HwConfig {
 
 /// Parses and validates YAML text. A text that names a `base:` (a config
 /// file relative to `fileName`'s folder, or `default`) gives only what
-/// differs from it; without one every required key must be written. Every problem is reported to `diags` with
-/// the file name, YAML line and column and the key path; returns a config only
-/// when there were no errors.
+/// differs from it; without one every required key must be written. Bases
+/// must lie in `baseRoot` or below it (empty: `fileName`'s folder). Every
+/// problem is reported to `diags` with the file name, YAML line and column
+/// and the key path; returns a config only when there were no errors.
 bool parseConfig(std::string_view yamlText, const std::string &fileName,
-                 HwConfig &out, DiagnosticEngine &diags);
+                 HwConfig &out, DiagnosticEngine &diags,
+                 const std::string &baseRoot = {});
 
 /// Checks the values of a config built or changed in code (the same checks
 /// parseConfig runs after reading). Diagnostics carry `fileName` and the key
@@ -160,6 +162,9 @@ HwConfig loadConfigOrDefault(const std::string &path);
 struct ConfigSource {
   std::string path;
   std::vector<std::string> settings;
+  /// The folder the file's bases must lie in (`--config-root`); empty: the
+  /// folder of `path`.
+  std::string baseRoot;
 };
 
 /// Loads the file of `source` with its chain of bases, then applies the

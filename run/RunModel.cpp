@@ -319,7 +319,7 @@ RunReport runModel(const RunOptions &o) {
     if (!path->empty())
       checkWritable(*path);
 
-  const hw::HwConfig config = hw::loadConfig({o.config, o.configSettings});
+  const hw::HwConfig config = hw::loadConfig({o.config, o.configSettings, o.configRoot});
   const sim::TraceFilter traceFilter = sim::traceFilterOf(
       !o.trace.empty(), o.traceWindow, o.traceCores, config.chip.cores);
   std::unique_ptr<compiler::Graph> loaded;

@@ -39,6 +39,9 @@ struct RunOptions {
   std::string config; ///< hardware config YAML; empty: the built-in config
   /// `KEY=VALUE` settings over `config` (`--set`; hw::ConfigSource).
   std::vector<std::string> configSettings;
+  /// The folder `config`'s bases must lie in (`--config-root`); empty: its
+  /// own folder.
+  std::string configRoot;
   int optLevel = 2;
   compiler::ModelLoadOptions load;
   std::string inputs;           ///< inputs folder; empty: random from seed

@@ -204,17 +204,51 @@ TEST(Conventions, ABaseIsFoundFromTheFolderOfTheFileNamingIt) {
                                      "base: ../base.yaml\nname: wide-small\n"
                                      "lx:\n  size_bytes: 1048576\n");
   // Run from another folder: the base is relative to leaf.yaml, not to it.
-  ToolResult r = runSpyre({"config", "show", "--config", leaf}, makeTempDir());
+  // It lies above leaf.yaml's folder, so the folder bases may come from is
+  // widened to `dir`.
+  ToolResult r = runSpyre(
+      {"config", "show", "--config", leaf, "--config-root", dir}, makeTempDir());
   ASSERT_EQ(r.exitCode, 0) << r.err;
   hw::HwConfig expected = hw::builtinConfig();
   expected.name = "wide-small";
   expected.pt.peRows = 16;
   expected.lx.sizeBytes = 1048576;
   EXPECT_EQ(r.out, hw::toYaml(expected, true));
-  ToolResult checked = runSpyre({"config", "check", leaf});
+  ToolResult checked =
+      runSpyre({"config", "check", leaf, "--config-root", dir});
   EXPECT_EQ(checked.out, leaf + ": ok (fingerprint " +
                              hw::fingerprintString(expected.fingerprint()) +
                              ")\n");
+}
+
+TEST(Conventions, ABaseNeverLeadsOutOfTheFolderChosen) {
+  const std::string dir = makeTempDir();
+  writeFile(dir + "/outside.yaml", "base: default\nname: elsewhere\n");
+  // Through `..` and through a symbolic link: both resolve outside the
+  // folder of the config named, and neither is read.
+  const std::string up =
+      writeFile(dir + "/cfg/up.yaml", "base: ../outside.yaml\n");
+  std::filesystem::create_symlink(dir + "/outside.yaml", dir + "/cfg/link.yaml");
+  const std::string linked =
+      writeFile(dir + "/cfg/linked.yaml", "base: link.yaml\n");
+  for (const std::string &file : {up, linked}) {
+    ToolResult r = runSpyre({"config", "show", "--config", file});
+    EXPECT_EQ(r.exitCode, 1) << file;
+    EXPECT_NE(r.err.find(file + ":1:7: error: base: "), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("lies outside the folder of " + file),
+              std::string::npos)
+        << r.err;
+    // The same file compiles and simulates with the folder widened.
+    ToolResult widened = runSpyre(
+        {"config", "show", "--config", file, "--config-root", dir});
+    EXPECT_EQ(widened.exitCode, 0) << widened.err;
+    EXPECT_NE(widened.out.find("name: elsewhere"), std::string::npos);
+  }
+  // --config-root must be a folder.
+  ToolResult bad = runSpyre({"config", "show", "--config", up,
+                             "--config-root", dir + "/nope"});
+  EXPECT_EQ(bad.exitCode, 2) << bad.err;
 }
 
 TEST(Conventions, LaterSettingsWinAndApplyOverTheFile) {

@@ -29,7 +29,7 @@ int runCheck(const ConfigOptions &opts) {
   std::string text = readFile(path, kConfigFileLimit);
   hw::HwConfig config;
   DiagnosticEngine diags;
-  if (!hw::parseConfig(text, path, config, diags)) {
+  if (!hw::parseConfig(text, path, config, diags, opts.source.baseRoot)) {
     std::cerr << diags.str();
     return static_cast<int>(ExitCode::BadInput);
   }
@@ -75,6 +75,7 @@ void addConfigCommand(CLI::App &app, Dispatch &dispatch) {
       "check", "Check a config file and report every problem in it");
   check->add_option("file", checkOpts->source.path, "Hardware config YAML file")
       ->required();
+  addConfigRootOption(check, checkOpts->source.baseRoot);
   check->callback([&dispatch, checkOpts] {
     dispatch.run = [checkOpts] { return runCheck(*checkOpts); };
   });

@@ -29,6 +29,7 @@ struct RunCliOptions {
 int runRun(RunCliOptions &o, bool haveSeed) {
   o.run.config = o.config.path;
   o.run.configSettings = o.config.settings;
+  o.run.configRoot = o.config.baseRoot;
   o.run.load = compiler::shapeOverrideOptions(o.shapes);
   o.run.load.hostFallback = !o.noFallback;
   if (haveSeed)

@@ -25,10 +25,20 @@ inline void addSetOption(CLI::App *cmd, std::vector<std::string> &settings,
       ->allow_extra_args(false);
 }
 
-/// Adds `--config` and `--set` to `cmd`, filling `source`.
+/// Adds `--config-root` to `cmd`, filling `root`.
+inline void addConfigRootOption(CLI::App *cmd, std::string &root) {
+  cmd->add_option("--config-root", root,
+                  "Folder the config's bases (`base:`) may be read from, it "
+                  "and below (default: the config file's folder)")
+      ->type_name("DIR")
+      ->check(CLI::ExistingDirectory);
+}
+
+/// Adds `--config`, `--config-root` and `--set` to `cmd`, filling `source`.
 inline void addConfigOptions(CLI::App *cmd, hw::ConfigSource &source) {
   cmd->add_option("--config", source.path,
                   "Hardware config YAML (default: the built-in Spyre config)");
+  addConfigRootOption(cmd, source.baseRoot);
   addSetOption(cmd, source.settings);
 }
 
