@@ -83,6 +83,18 @@ void benchModel(benchmark::State &state, Mode mode) {
                            layers));
 }
 
+/// The whole model simulated, in one program with the layers in a loop;
+/// also its compile's wall time (compile_s, not in the table: it depends on
+/// the machine) and its program's size.
+void benchWholeModel(benchmark::State &state, Mode mode) {
+  for (auto _ : state) {
+    const LadderRow row = runWholeModel(gModelConfig, "", shapeOf(mode));
+    report(state, row);
+    state.counters["compile_s"] = row.compileSeconds;
+    state.counters["program_bytes"] = static_cast<double>(row.programBytes);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -110,6 +122,12 @@ int main(int argc, char **argv) {
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
   }
+  for (Mode mode : {Mode::Decode, Mode::Prefill})
+    benchmark::RegisterBenchmark(
+        (std::string("BM_Ladder/") + modeName(mode) + "/whole").c_str(),
+        benchWholeModel, mode)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -19,24 +19,9 @@ namespace {
 
 constexpr int64_t kLxSticks = 16384; // 2 MiB
 
-/// An instruction with named fields; the rest take their table default.
-isa::Instr
-makeInstr(std::string_view mnemonic,
-          std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
-  const isa::InstrDesc &d = *isa::findInstr(mnemonic);
-  isa::Instr in;
-  in.opcode = d.opcode;
-  std::vector<bool> given(d.fields.size(), false);
-  for (const auto &[name, value] : fields) {
-    auto idx = static_cast<size_t>(d.fieldIndex(name));
-    in.value[idx] = value;
-    given[idx] = true;
-  }
-  for (size_t i = 0; i < d.fields.size(); ++i)
-    if (!given[i])
-      in.value[i] = isa::defaultValueOf(d, i, in.value.data());
-  return in;
-}
+using isa::Field;
+using isa::makeInstr;
+using isa::Opcode;
 
 /// An LX of DL16 values in [-2, 2) (FP32 operands read them as whatever
 /// finite floats the bytes make; only the speed matters here).
@@ -56,13 +41,13 @@ void bmMatmul(benchmark::State &state) {
   const int64_t out = state.range(3);
   std::vector<uint8_t> lx = randomLx();
   const int64_t a = 0, b = m * k / 64, c = b + k * n / 64;
-  isa::Instr mm = makeInstr("mm", {{"c", c},
-                                   {"a", a},
-                                   {"b", b},
-                                   {"m", m},
-                                   {"k", k},
-                                   {"n", n},
-                                   {"out", out}});
+  isa::Instr mm = makeInstr(Opcode::Mm, {{Field::C, c},
+                                   {Field::A, a},
+                                   {Field::B, b},
+                                   {Field::M, m},
+                                   {Field::K, k},
+                                   {Field::N, n},
+                                   {Field::Out, out}});
   for (auto _ : state) {
     sim::executeCompute(mm, lx.data());
     benchmark::ClobberMemory();
@@ -72,21 +57,21 @@ void bmMatmul(benchmark::State &state) {
       benchmark::Counter::kIsRate);
 }
 
-void bmSfu(benchmark::State &state, const char *mnemonic, bool binary) {
+void bmSfu(benchmark::State &state, Opcode mnemonic, bool binary) {
   const int64_t m = 64, n = 16, fmt = state.range(0);
   const int64_t lanes = fmt == 1 ? 32 : 64;
   std::vector<uint8_t> lx = randomLx();
   isa::Instr in =
       binary
-          ? makeInstr(mnemonic, {{"dst", 4096},
-                                 {"src1", 0},
-                                 {"src2", 2048},
-                                 {"n", n},
-                                 {"m", m},
-                                 {"fmt", fmt}})
+          ? makeInstr(mnemonic, {{Field::Dst, 4096},
+                                 {Field::Src1, 0},
+                                 {Field::Src2, 2048},
+                                 {Field::N, n},
+                                 {Field::M, m},
+                                 {Field::Fmt, fmt}})
           : makeInstr(
                 mnemonic,
-                {{"dst", 4096}, {"src", 0}, {"n", n}, {"m", m}, {"fmt", fmt}});
+                {{Field::Dst, 4096}, {Field::Src, 0}, {Field::N, n}, {Field::M, m}, {Field::Fmt, fmt}});
   for (auto _ : state) {
     sim::executeCompute(in, lx.data());
     benchmark::ClobberMemory();
@@ -97,8 +82,8 @@ void bmSfu(benchmark::State &state, const char *mnemonic, bool binary) {
                          benchmark::Counter::kIsRate);
 }
 
-void bmExp(benchmark::State &state) { bmSfu(state, "exp", false); }
-void bmAdd(benchmark::State &state) { bmSfu(state, "add", true); }
+void bmExp(benchmark::State &state) { bmSfu(state, Opcode::Exp, false); }
+void bmAdd(benchmark::State &state) { bmSfu(state, Opcode::Add, true); }
 
 } // namespace
 

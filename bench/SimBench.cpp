@@ -1,14 +1,22 @@
-// Simulator speed: simulated instructions and cycles per host second for a
-// 32-core streaming program of about a million instructions (load, SFU exp,
-// store per stick, with signal/wait hand-offs between the engines), timing
-// only and with numerics, checks on and off, and timing only with the
-// per-instruction records that traces and `spyre sim --stats` keep (what
-// they cost is the difference to the plain timing-only run). The Machine runs
-// without the
-// SystemC layer here: the kernel elaborates once per process, and the layer
-// adds one kernel time step per quantum (1000 cycles by default).
+// Simulator speed, two workloads:
+//  - a 32-core streaming program of about a million instructions (load, SFU
+//    exp, store per stick, with signal/wait hand-offs between the engines),
+//    timing only and with numerics, checks on and off, and timing only with
+//    the per-instruction records that traces and `spyre sim --stats` keep
+//    (what they cost is the difference to the plain timing-only run);
+//  - one Granite-3.3-8B decoder layer in prefill (512 tokens), compiled at
+//    -O2 as `spyre llm examples/llm/granite-3.3-8b.json --layers 1 --mode
+//    prefill --tokens 512 --timing-only` compiles it, simulated timing only
+//    with the schedule checks (`spyre sim --timing-only`) and with the
+//    records on top (`--stats`). Its cost follows the bytes it moves.
+// The Machine runs without the SystemC layer here: the kernel elaborates once
+// per process, and the layer adds one kernel time step per quantum (1000
+// cycles by default). Compiling the layer is not timed.
 #include "hw/HwConfig.h"
 #include "isa/Assembler.h"
+#include "llm/LlmConfig.h"
+#include "llm/LlmGraph.h"
+#include "run/RunModel.h"
 #include "sim/core/Machine.h"
 #include "support/Diagnostic.h"
 
@@ -57,15 +65,33 @@ const isa::Program &program() {
   return p;
 }
 
-void runProgram(benchmark::State &state, bool numerics, bool checks,
-                bool records = false) {
+/// One Granite-3.3-8B decoder layer, prefill of 512 tokens, compiled at -O2
+/// without constant data (a timing-only run needs none).
+const isa::Program &graniteLayer() {
+  static const compiler::CompileResult compiled = [] {
+    const llm::LlmConfig config =
+        llm::loadLlmConfig(SPYRE_SOURCE_DIR "/examples/llm/granite-3.3-8b.json");
+    llm::StepShape shape;
+    shape.mode = llm::Mode::Prefill;
+    shape.tokens = 512;
+    shape.layers = 1;
+    const std::unique_ptr<compiler::Graph> graph =
+        llm::buildLlmGraph(config, shape);
+    return run::compileOrThrow(*graph, hw::builtinConfig(), 2,
+                               /*constantData=*/false);
+  }();
+  return compiled.program;
+}
+
+void runOn(benchmark::State &state, const isa::Program &prog, bool numerics,
+           bool checks, bool records) {
   sim::SimOptions options;
   options.numerics = numerics;
   options.checks = checks;
   options.trace = records;
   uint64_t instructions = 0, cycles = 0;
   for (auto _ : state) {
-    sim::Machine m(hw::builtinConfig(), program(), options);
+    sim::Machine m(hw::builtinConfig(), prog, options);
     m.run();
     SPYRE_ASSERT(m.findings().empty(), m.findings().front().str());
     instructions += m.instructionsExecuted();
@@ -78,6 +104,11 @@ void runProgram(benchmark::State &state, bool numerics, bool checks,
       benchmark::Counter(static_cast<double>(cycles), benchmark::Counter::kIsRate);
 }
 
+void runProgram(benchmark::State &state, bool numerics, bool checks,
+                bool records = false) {
+  runOn(state, program(), numerics, checks, records);
+}
+
 void BM_Stream32TimingOnly(benchmark::State &s) { runProgram(s, false, false); }
 void BM_Stream32TimingOnlyChecked(benchmark::State &s) { runProgram(s, false, true); }
 void BM_Stream32Numerics(benchmark::State &s) { runProgram(s, true, false); }
@@ -86,11 +117,20 @@ void BM_Stream32TimingOnlyRecorded(benchmark::State &s) {
   runProgram(s, false, false, true);
 }
 
+void BM_GranitePrefillLayerTimingOnly(benchmark::State &s) {
+  runOn(s, graniteLayer(), false, true, false);
+}
+void BM_GranitePrefillLayerStats(benchmark::State &s) {
+  runOn(s, graniteLayer(), false, true, true);
+}
+
 BENCHMARK(BM_Stream32TimingOnly)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Stream32TimingOnlyChecked)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Stream32Numerics)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Stream32NumericsChecked)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Stream32TimingOnlyRecorded)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GranitePrefillLayerTimingOnly)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GranitePrefillLayerStats)->Unit(benchmark::kMillisecond);
 
 } // namespace
 

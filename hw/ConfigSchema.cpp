@@ -159,12 +159,15 @@ const ParamInfo kSchema[] = {
      .field = field<&C::chip, &ChipConfig::stickBytes>(),
      .unit = "bytes",
      .description = "Size and alignment of a stick, the data unit of LX, DMA "
-                    "and layouts.",
+                    "and layouts. Not a parameter: the instruction set fixes "
+                    "it, and a config may only restate it.",
      .confidence = "H",
      .source = "torch-spyre BYTES_IN_STICK = 128",
-     .rules = kPositive | kMultipleOf4 | kPowerOfTwo,
+     .rules = kFixed,
      .maxValue = 128,
-     .maxReason = "the stick of the instruction set (isa/InstrTable.h): addresses and layouts count 128-byte sticks"},
+     .maxReason = "fixed by the instruction set (isa::kStickBytes): its "
+                  "addresses, strides and lane counts are in 128-byte "
+                  "sticks"},
 
     // sequencer
     {.path = "sequencer.ctrl_cycles",
@@ -982,6 +985,8 @@ std::string describeRules(const ParamInfo &p) {
   if (!p.maxReason.empty() && p.field.type == ParamType::Double)
     parts.emplace_back(formatValue(ParamValue(p.minReal)) + " to " +
                        formatValue(ParamValue(p.maxReal)));
+  else if ((p.rules & kFixed) != 0)
+    parts.emplace_back("= " + std::to_string(p.maxValue) + " (fixed)");
   else if (!p.maxReason.empty())
     parts.emplace_back("<= " + std::to_string(p.maxValue));
   if (p.rules & kIdentifier)

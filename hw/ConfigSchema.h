@@ -43,6 +43,10 @@ inline constexpr unsigned kMultipleOf4 = 1u << 3;
 inline constexpr unsigned kPowerOfTwo = 1u << 4;
 /// Letters, digits, '.', '_' and '-', starting with a letter.
 inline constexpr unsigned kIdentifier = 1u << 5;
+/// Not a parameter but a constant a config may state: the one value
+/// accepted is `maxValue`, for `maxReason` (kept so that configs that write
+/// it down still load).
+inline constexpr unsigned kFixed = 1u << 6;
 } // namespace rule
 
 struct ParamInfo {

@@ -508,6 +508,9 @@ std::optional<std::string> checkParam(const ParamInfo &p, const HwConfig &c,
   }
   int64_t x = std::get<int64_t>(value);
   std::string text = std::to_string(x);
+  if ((p.rules & rule::kFixed) && x != p.maxValue)
+    return text + " is not " + std::to_string(p.maxValue) + ": " +
+           std::string(p.maxReason);
   if ((p.rules & rule::kPositive) && x <= 0)
     return "must be positive, got " + text;
   if ((p.rules & rule::kNonNegative) && x < 0)

@@ -48,6 +48,33 @@ std::string toHexMinimal(uint64_t v) {
 
 } // namespace
 
+void Instr::missingField(Field field) const {
+  SPYRE_UNREACHABLE("instruction " + std::string(opcodeName(opcode)) +
+                    " has no field " + std::string(fieldName(field)));
+}
+
+Instr makeInstr(Opcode op,
+                std::initializer_list<std::pair<Field, int64_t>> fields) {
+  const InstrDesc &d = instrDesc(op);
+  Instr in;
+  in.opcode = op;
+  std::array<bool, kMaxFields> given{};
+  for (const auto &[field, value] : fields) {
+    const size_t i = in.position(field);
+    in.value[i] = value;
+    given[i] = true;
+  }
+  for (size_t i = 0; i < d.fields.size(); ++i) {
+    if (given[i])
+      continue;
+    SPYRE_ASSERT(d.fields[i].defaultRule != DefaultRule::None,
+                 std::string(d.mnemonic) + " needs field " +
+                     std::string(d.fields[i].name));
+    in.value[i] = defaultValueOf(d, i, in.value.data());
+  }
+  return in;
+}
+
 std::string hexText(int64_t value) {
   if (value < 0)
     return "-0x" + toHexMinimal(0 - static_cast<uint64_t>(value));

@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace spyre::isa {
 
@@ -27,11 +28,30 @@ struct Instr {
 
   const InstrDesc &desc() const { return instrDesc(opcode); }
   int64_t operator[](size_t field) const { return value[field]; }
+  /// The value of field `field`; asserts that the instruction has it.
+  int64_t operator[](Field field) const { return value[position(field)]; }
+  /// Position of `field` in value/base; asserts that the instruction has it.
+  size_t position(Field field) const {
+    const int i = fieldIndex(opcode, field);
+    if (i < 0)
+      missingField(field);
+    return static_cast<size_t>(i);
+  }
   /// The FP32 value of a Float field.
   float floatValue(size_t field) const;
 
   friend bool operator==(const Instr &, const Instr &) = default;
+
+private:
+  [[noreturn]] void missingField(Field field) const;
 };
+
+/// An instruction with the given field values and the table's defaults for
+/// the fields not given (asserts that each field exists and every required
+/// one is given; values are not range-checked, so a test can build an
+/// instruction the decoder would refuse).
+Instr makeInstr(Opcode op,
+                std::initializer_list<std::pair<Field, int64_t>> fields);
 
 using Word = std::array<uint8_t, kWordBytes>;
 

@@ -85,9 +85,26 @@ constexpr EngineSet kPt = engineBit(Engine::Pt);
 constexpr EngineSet kSfu = engineBit(Engine::Sfu);
 constexpr EngineSet kRing = engineBit(Engine::Ring);
 
-// Enum value lists. The index is the encoding.
+// Enum value lists. The index is the encoding (StickFormat, Src2Mode).
 const std::vector<std::string_view> kFormats = {"dl16", "f32"};
-constexpr int64_t kFmtF32 = 1;
+constexpr int64_t kFmtF32 = static_cast<int64_t>(StickFormat::F32);
+static_assert(static_cast<int>(StickFormat::Dl16) == 0 &&
+              static_cast<int>(StickFormat::F32) == 1);
+static_assert(static_cast<int>(Src2Mode::Row) == 0 &&
+              static_cast<int>(Src2Mode::Stick) == 1);
+
+std::string_view mnemonicOf(Opcode op) {
+  switch (op) {
+  case Opcode::Invalid:
+    break;
+#define SPYRE_OPCODE(name, number, mnemonic, family, format)                   \
+  case Opcode::name:                                                           \
+    return #mnemonic;
+#include "isa/Opcodes.def"
+#undef SPYRE_OPCODE
+  }
+  SPYRE_UNREACHABLE("the invalid opcode has no mnemonic");
+}
 
 F lxAddr(std::string_view name, std::string_view description) {
   return F(name, FieldKind::LxAddr, 20, true, description)
@@ -262,19 +279,34 @@ std::vector<FieldDesc> matmulFields(bool int8) {
 
 struct UnaryOp {
   Opcode op;
-  std::string_view mnemonic;
   TimingClass timing;
   const char *formula;
 };
 
 std::vector<InstrDesc> buildTable() {
   std::vector<InstrDesc> t;
-  auto add = [&](Opcode op, std::string_view mnemonic, EngineSet engines,
-                 TimingClass timing, std::vector<FieldDesc> fields,
-                 std::string summary, std::string semantics) {
+  auto add = [&](Opcode op, EngineSet engines, TimingClass timing,
+                 std::vector<FieldDesc> fields, std::string summary,
+                 std::string semantics) {
     InstrDesc d;
     d.opcode = op;
-    d.mnemonic = mnemonic;
+    d.mnemonic = mnemonicOf(op);
+    d.family = familyOf(op);
+    d.format = formatOf(op);
+    // The row's fields are the format's (Formats.def), in its order.
+    const FormatFields names = formatFields(d.format);
+    SPYRE_ASSERT(fields.size() == static_cast<size_t>(names.count),
+                 "row " + std::string(d.mnemonic) + " has " +
+                     std::to_string(fields.size()) + " fields, format " +
+                     std::string(formatName(d.format)) + " " +
+                     std::to_string(names.count));
+    for (size_t i = 0; i < fields.size(); ++i)
+      SPYRE_ASSERT(fields[i].name == fieldName(names.fields[i]),
+                   "row " + std::string(d.mnemonic) + " field " +
+                       std::to_string(i) + " is " +
+                       std::string(fields[i].name) + ", format " +
+                       std::string(formatName(d.format)) + " says " +
+                       std::string(fieldName(names.fields[i])));
     d.engines = engines;
     d.timing = timing;
     d.fields = std::move(fields);
@@ -284,22 +316,22 @@ std::vector<InstrDesc> buildTable() {
   };
 
   // ---- Control, valid on every engine ----
-  add(Opcode::Nop, "nop", kAllEngines, TimingClass::Ctrl, {}, "Do nothing.",
+  add(Opcode::Nop, kAllEngines, TimingClass::Ctrl, {}, "Do nothing.",
       "Occupies one issue slot of the stream and changes no state.");
-  add(Opcode::Li, "li", kAllEngines, TimingClass::Scalar,
+  add(Opcode::Li, kAllEngines, TimingClass::Scalar,
       {F("rd", FieldKind::RegDst, kRegBits, false, "destination register")
            .range(1, kNumRegs - 1),
        F("imm", FieldKind::Int, 32, true, "value")},
       "Load an immediate into a register.",
       "rd = imm. Registers are 32 bits wide, so one li sets any value.");
-  add(Opcode::Addi, "addi", kAllEngines, TimingClass::Scalar,
+  add(Opcode::Addi, kAllEngines, TimingClass::Scalar,
       {F("rd", FieldKind::RegDst, kRegBits, false, "destination register")
            .range(1, kNumRegs - 1),
        F("rs", FieldKind::Reg, kRegBits, false, "source register"),
        F("imm", FieldKind::Int, 24, true, "addend")},
       "Add an immediate to a register.",
       "rd = rs + imm, wrapping modulo 2^32.");
-  add(Opcode::Loop, "loop", kAllEngines, TimingClass::Ctrl,
+  add(Opcode::Loop, kAllEngines, TimingClass::Ctrl,
       {F("count", FieldKind::Int, 16, false, "iterations")
            .range(1, 65535)
            .limit(Limit::LoopCount),
@@ -313,7 +345,7 @@ std::vector<InstrDesc> buildTable() {
       "limits.max_loop_depth deep and must nest properly: an inner body ends at "
       "or before the end of its outer body. Registers keep their values "
       "across iterations, so `addi` in the body steps addresses.");
-  add(Opcode::Signal, "signal", kAllEngines, TimingClass::Sync,
+  add(Opcode::Signal, kAllEngines, TimingClass::Sync,
       {F("counter", FieldKind::Counter, 8, false, "sync counter")
            .limit(Limit::SyncCounters),
        F("value", FieldKind::Int, 16, false, "amount to add").range(1, 65535),
@@ -326,7 +358,7 @@ std::vector<InstrDesc> buildTable() {
       "Once every earlier instruction of this stream has completed (its "
       "results are written), adds `value` to counter `counter` of core "
       "`core`. A remote core's counter is reached over the ring.");
-  add(Opcode::Wait, "wait", kAllEngines, TimingClass::Sync,
+  add(Opcode::Wait, kAllEngines, TimingClass::Sync,
       {F("counter", FieldKind::Counter, 8, false, "sync counter of this core")
            .limit(Limit::SyncCounters),
        F("value", FieldKind::Int, 16, false, "amount to take").range(1, 65535)},
@@ -335,7 +367,7 @@ std::vector<InstrDesc> buildTable() {
       "`value`, then subtracts `value` (semaphore semantics, so a loop can "
       "wait once per iteration). Later instructions of the stream start only "
       "after the wait.");
-  add(Opcode::Barrier, "barrier", kAllEngines, TimingClass::Sync,
+  add(Opcode::Barrier, kAllEngines, TimingClass::Sync,
       {F("id", FieldKind::Int, 8, false, "barrier number")
            .limit(Limit::Barriers),
        F("count", FieldKind::Int, 16, false, "streams that meet at the barrier")
@@ -344,7 +376,7 @@ std::vector<InstrDesc> buildTable() {
       "Blocks until `count` streams of the chip have arrived at barrier `id` "
       "(every participant gives the same count), then releases them all; the "
       "barrier is then ready for its next use.");
-  add(Opcode::Halt, "halt", kAllEngines, TimingClass::Ctrl, {},
+  add(Opcode::Halt, kAllEngines, TimingClass::Ctrl, {},
       "End the stream.",
       "The stream ends once every earlier instruction has completed. Every "
       "stream's last instruction is `halt`.");
@@ -369,16 +401,16 @@ std::vector<InstrDesc> buildTable() {
     rep("%TS2%", load ? "lxs2" : "ms2");
     return s;
   };
-  add(Opcode::Ld, "ld", kDmaLoad, TimingClass::Dma, dmaFields(true),
+  add(Opcode::Ld, kDmaLoad, TimingClass::Dma, dmaFields(true),
       "Copy sticks from device memory to LX.",
       "Copies n2 x n1 runs of `run` sticks from device memory to LX: " +
           pattern(true));
-  add(Opcode::St, "st", kDmaStore, TimingClass::Dma, dmaFields(false),
+  add(Opcode::St, kDmaStore, TimingClass::Dma, dmaFields(false),
       "Copy sticks from LX to device memory.",
       "Copies n2 x n1 runs of `run` sticks from LX to device memory: " +
           pattern(false));
 
-  add(Opcode::Host, "host", kDmaLoad, TimingClass::Host,
+  add(Opcode::Host, kDmaLoad, TimingClass::Host,
       {F("op", FieldKind::Int, 16, false,
          "index of the op in the program's HOST section")},
       "Run an op of the program's HOST section on the host.",
@@ -394,7 +426,7 @@ std::vector<InstrDesc> buildTable() {
       "back. The compiler puts a chip-wide barrier before and after it.");
 
   // ---- PT ----
-  add(Opcode::Mm, "mm", kPt, TimingClass::Pt, matmulFields(false),
+  add(Opcode::Mm, kPt, TimingClass::Pt, matmulFields(false),
       "DL16 matrix multiply with FP32 accumulation.",
       "C[m x n] = A[m x k] * B[k x n] (acc=1: C += A * B), all in LX, inputs "
       "DL16, accumulation FP32. k and n count elements and are multiples of "
@@ -404,7 +436,7 @@ std::vector<InstrDesc> buildTable() {
       "with out=f32 n/32 blocks of 32 FP32 lanes, with out=dl16 n/64 blocks "
       "of 64 DL16 lanes; block j's row i at c + j*cs + i. acc=1 reads C in "
       "its own format before adding.");
-  add(Opcode::Mmi8, "mmi8", kPt, TimingClass::PtI8, matmulFields(true),
+  add(Opcode::Mmi8, kPt, TimingClass::PtI8, matmulFields(true),
       "INT8 matrix multiply with INT32 accumulation.",
       "C[m x n] = A[m x k] * B[k x n] (acc=1: C += A * B) with INT8 A and B "
       "(128 per stick) and INT32 accumulation and C (32 per stick), wrapping "
@@ -414,43 +446,43 @@ std::vector<InstrDesc> buildTable() {
 
   // ---- SFU ----
   const std::array<UnaryOp, 14> unary = {{
-      {Opcode::Copy, "copy", TimingClass::SfuSimple, "y = x"},
-      {Opcode::Neg, "neg", TimingClass::SfuSimple, "y = -x"},
-      {Opcode::Abs, "abs", TimingClass::SfuSimple, "y = |x|"},
-      {Opcode::Relu, "relu", TimingClass::SfuSimple, "y = max(x, 0)"},
-      {Opcode::Exp, "exp", TimingClass::SfuTranscendental, "y = e^x"},
-      {Opcode::Recip, "recip", TimingClass::SfuTranscendental, "y = 1 / x"},
-      {Opcode::Rsqrt, "rsqrt", TimingClass::SfuTranscendental,
+      {Opcode::Copy, TimingClass::SfuSimple, "y = x"},
+      {Opcode::Neg, TimingClass::SfuSimple, "y = -x"},
+      {Opcode::Abs, TimingClass::SfuSimple, "y = |x|"},
+      {Opcode::Relu, TimingClass::SfuSimple, "y = max(x, 0)"},
+      {Opcode::Exp, TimingClass::SfuTranscendental, "y = e^x"},
+      {Opcode::Recip, TimingClass::SfuTranscendental, "y = 1 / x"},
+      {Opcode::Rsqrt, TimingClass::SfuTranscendental,
        "y = 1 / sqrt(x)"},
-      {Opcode::Sqrt, "sqrt", TimingClass::SfuTranscendental, "y = sqrt(x)"},
-      {Opcode::Tanh, "tanh", TimingClass::SfuTranscendental, "y = tanh(x)"},
-      {Opcode::Sigmoid, "sigmoid", TimingClass::SfuTranscendental,
+      {Opcode::Sqrt, TimingClass::SfuTranscendental, "y = sqrt(x)"},
+      {Opcode::Tanh, TimingClass::SfuTranscendental, "y = tanh(x)"},
+      {Opcode::Sigmoid, TimingClass::SfuTranscendental,
        "y = 1 / (1 + e^-x)"},
-      {Opcode::Gelu, "gelu", TimingClass::SfuTranscendental,
+      {Opcode::Gelu, TimingClass::SfuTranscendental,
        "y = x/2 * (1 + erf(x / sqrt(2))) (erf form)"},
-      {Opcode::Gelut, "gelut", TimingClass::SfuTranscendental,
+      {Opcode::Gelut, TimingClass::SfuTranscendental,
        "y = x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) (tanh form)"},
-      {Opcode::Silu, "silu", TimingClass::SfuTranscendental,
+      {Opcode::Silu, TimingClass::SfuTranscendental,
        "y = x / (1 + e^-x)"},
-      {Opcode::Erf, "erf", TimingClass::SfuTranscendental, "y = erf(x)"},
+      {Opcode::Erf, TimingClass::SfuTranscendental, "y = erf(x)"},
   }};
   for (const UnaryOp &u : unary)
-    add(u.op, u.mnemonic, kSfu, u.timing, sfuUnaryFields(),
+    add(u.op, kSfu, u.timing, sfuUnaryFields(),
         "Elementwise " + std::string(u.formula) + ".",
         "For every element x of src's m rows of n sticks, the same element "
         "of dst gets " +
             std::string(u.formula) + ". " + kSfuCommon);
 
   const std::array<UnaryOp, 6> binary = {{
-      {Opcode::Add, "add", TimingClass::SfuSimple, "y = a + b"},
-      {Opcode::Sub, "sub", TimingClass::SfuSimple, "y = a - b"},
-      {Opcode::Mul, "mul", TimingClass::SfuSimple, "y = a * b"},
-      {Opcode::Div, "div", TimingClass::SfuTranscendental, "y = a / b"},
-      {Opcode::Max, "max", TimingClass::SfuSimple, "y = max(a, b)"},
-      {Opcode::Min, "min", TimingClass::SfuSimple, "y = min(a, b)"},
+      {Opcode::Add, TimingClass::SfuSimple, "y = a + b"},
+      {Opcode::Sub, TimingClass::SfuSimple, "y = a - b"},
+      {Opcode::Mul, TimingClass::SfuSimple, "y = a * b"},
+      {Opcode::Div, TimingClass::SfuTranscendental, "y = a / b"},
+      {Opcode::Max, TimingClass::SfuSimple, "y = max(a, b)"},
+      {Opcode::Min, TimingClass::SfuSimple, "y = min(a, b)"},
   }};
   for (const UnaryOp &b : binary)
-    add(b.op, b.mnemonic, kSfu, b.timing, sfuBinaryFields(),
+    add(b.op, kSfu, b.timing, sfuBinaryFields(),
         "Elementwise " + std::string(b.formula) + " of two operands.",
         "For every element a of src1's m rows of n sticks and the matching "
         "element b of src2, the same element of dst gets " +
@@ -462,13 +494,13 @@ std::vector<InstrDesc> buildTable() {
             kSfuCommon);
 
   const std::array<UnaryOp, 4> scalar = {{
-      {Opcode::Adds, "adds", TimingClass::SfuSimple, "y = x + imm"},
-      {Opcode::Muls, "muls", TimingClass::SfuSimple, "y = x * imm"},
-      {Opcode::Maxs, "maxs", TimingClass::SfuSimple, "y = max(x, imm)"},
-      {Opcode::Pows, "pows", TimingClass::SfuTranscendental, "y = x^imm"},
+      {Opcode::Adds, TimingClass::SfuSimple, "y = x + imm"},
+      {Opcode::Muls, TimingClass::SfuSimple, "y = x * imm"},
+      {Opcode::Maxs, TimingClass::SfuSimple, "y = max(x, imm)"},
+      {Opcode::Pows, TimingClass::SfuTranscendental, "y = x^imm"},
   }};
   for (const UnaryOp &s : scalar)
-    add(s.op, s.mnemonic, kSfu, s.timing, sfuScalarFields(),
+    add(s.op, kSfu, s.timing, sfuScalarFields(),
         "Elementwise " + std::string(s.formula) + " with an FP32 immediate.",
         "For every element x of src's m rows of n sticks, the same element "
         "of dst gets " +
@@ -477,7 +509,7 @@ std::vector<InstrDesc> buildTable() {
             "reads back to the same float. " +
             kSfuCommon);
 
-  add(Opcode::Bcast, "bcast", kSfu, TimingClass::SfuSimple,
+  add(Opcode::Bcast, kSfu, TimingClass::SfuSimple,
       {lxAddr("dst", "destination rows in LX"),
        lxAddr("src", "source sticks in LX, one per row"),
        F("lane", FieldKind::Int, 8, false,
@@ -494,7 +526,7 @@ std::vector<InstrDesc> buildTable() {
   F cvtTo("to", FieldKind::Enum, 1, false,
           "destination format; the source is the other one");
   cvtTo.values(kFormats).keyword();
-  add(Opcode::Cvt, "cvt", kSfu, TimingClass::SfuSimple,
+  add(Opcode::Cvt, kSfu, TimingClass::SfuSimple,
       {lxAddr("dst", "destination rows in LX"),
        lxAddr("src", "source rows in LX"), cvtTo,
        F("n", FieldKind::Int, 16, false, "source sticks per row")
@@ -513,13 +545,13 @@ std::vector<InstrDesc> buildTable() {
       "elements at or beyond count are written as zero.");
 
   const std::array<UnaryOp, 2> rowReduce = {{
-      {Opcode::Rsum, "rsum", TimingClass::SfuReduce, "sum"},
-      {Opcode::Rmax, "rmax", TimingClass::SfuReduce, "maximum"},
+      {Opcode::Rsum, TimingClass::SfuReduce, "sum"},
+      {Opcode::Rmax, TimingClass::SfuReduce, "maximum"},
   }};
   for (const UnaryOp &r : rowReduce) {
     F ds("ds", FieldKind::Int, 20, true, "dst row stride in sticks");
     ds.opt(1);
-    add(r.op, r.mnemonic, kSfu, r.timing,
+    add(r.op, kSfu, r.timing,
         {lxAddr("dst", "one result stick per row in LX"),
          lxAddr("src", "source rows in LX"), sticksPerRow(), rowCount(), ds,
          rowStride("ss", "src row stride in sticks"), validCount(), fmtField()},
@@ -533,11 +565,11 @@ std::vector<InstrDesc> buildTable() {
   }
 
   const std::array<UnaryOp, 2> colReduce = {{
-      {Opcode::Csum, "csum", TimingClass::SfuReduce, "sum"},
-      {Opcode::Cmax, "cmax", TimingClass::SfuReduce, "maximum"},
+      {Opcode::Csum, TimingClass::SfuReduce, "sum"},
+      {Opcode::Cmax, TimingClass::SfuReduce, "maximum"},
   }};
   for (const UnaryOp &c : colReduce)
-    add(c.op, c.mnemonic, kSfu, c.timing,
+    add(c.op, kSfu, c.timing,
         {lxAddr("dst", "one result row in LX"),
          lxAddr("src", "source rows in LX"), sticksPerRow(), rowCount(),
          rowStride("ss", "src row stride in sticks"), validCount(), fmtField()},
@@ -552,7 +584,7 @@ std::vector<InstrDesc> buildTable() {
   // instruction that moves elements across sticks: the A operand of mm must
   // be sticked on K, and transposed operands or a transposed tensor need
   // their sticks rebuilt.
-  add(Opcode::Xpose, "xpose", kSfu, TimingClass::SfuSimple,
+  add(Opcode::Xpose, kSfu, TimingClass::SfuSimple,
       {lxAddr("dst", "first destination stick in LX"),
        lxAddr("src", "first source row (one stick) in LX"),
        F("m", FieldKind::Int, 7, false,
@@ -578,7 +610,7 @@ std::vector<InstrDesc> buildTable() {
       "written).");
 
   // ---- Ring ----
-  add(Opcode::Send, "send", kRing, TimingClass::Ring,
+  add(Opcode::Send, kRing, TimingClass::Ring,
       ringFields("source rows in local LX"),
       "Send sticks to another core over the data ring.",
       "Sends m rows of n sticks (row r at lx + r*s) to core `core`, whose "
@@ -586,17 +618,17 @@ std::vector<InstrDesc> buildTable() {
       "pair of cores match in program order; the transfer starts when both "
       "sides have issued and each side completes when the data has arrived. "
       "Sizes must match (checked at run time).");
-  add(Opcode::Recv, "recv", kRing, TimingClass::Ring,
+  add(Opcode::Recv, kRing, TimingClass::Ring,
       ringFields("destination rows in local LX"),
       "Receive sticks from another core over the data ring.",
       "Receives m rows of n sticks (row r at lx + r*s) from core `core`'s "
       "matching `send` (matched in program order).");
-  add(Opcode::Rsend, "rsend", kRing, TimingClass::Reduce,
+  add(Opcode::Rsend, kRing, TimingClass::Reduce,
       ringFields("source rows of FP32 sticks in local LX"),
       "Send FP32 partial sums over the reduce ring.",
       "Sends m rows of n FP32 sticks (row r at lx + r*s) to core `core`'s "
       "matching `racc` over the reduce ring (matched in program order).");
-  add(Opcode::Racc, "racc", kRing, TimingClass::Reduce,
+  add(Opcode::Racc, kRing, TimingClass::Reduce,
       ringFields("rows of FP32 sticks in local LX to accumulate into"),
       "Accumulate FP32 sticks received over the reduce ring.",
       "Receives m rows of n FP32 sticks from core `core`'s matching `rsend` "
@@ -695,13 +727,35 @@ std::string_view opcodeName(Opcode op) {
   switch (op) {
   case Opcode::Invalid:
     return "Invalid";
-#define SPYRE_OPCODE(name, number)                                             \
+#define SPYRE_OPCODE(name, number, mnemonic, family, format)                   \
   case Opcode::name:                                                           \
     return #name;
 #include "isa/Opcodes.def"
 #undef SPYRE_OPCODE
   }
   return "Invalid";
+}
+
+std::string_view fieldName(Field field) {
+  switch (field) {
+#define SPYRE_FIELD(Name, name)                                                \
+  case Field::Name:                                                            \
+    return #name;
+#include "isa/Fields.def"
+#undef SPYRE_FIELD
+  }
+  return "?";
+}
+
+std::string_view formatName(Format format) {
+  switch (format) {
+#define SPYRE_FORMAT(name, ...)                                                \
+  case Format::name:                                                           \
+    return #name;
+#include "isa/Formats.def"
+#undef SPYRE_FORMAT
+  }
+  return "?";
 }
 
 std::string_view engineName(Engine e) {

@@ -8,7 +8,9 @@
 // here: the hardware config maps timing classes to cycles.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,10 +40,146 @@ constexpr int64_t kCoreSelf = 0xFFFF;
 
 enum class Opcode : uint8_t {
   Invalid = 0,
-#define SPYRE_OPCODE(name, number) name = number,
+#define SPYRE_OPCODE(name, number, mnemonic, family, format) name = number,
 #include "isa/Opcodes.def"
 #undef SPYRE_OPCODE
 };
+
+/// What an instruction does (the Family column of Opcodes.def): the
+/// simulator dispatches on it.
+enum class Family : uint8_t {
+  None, ///< Opcode::Invalid only
+  Control,
+  Dma,
+  Host,
+  Matmul,
+  Unary,
+  Binary,
+  Scalar,
+  Bcast,
+  Cvt,
+  RowReduce,
+  ColReduce,
+  Xpose,
+  Ring,
+};
+
+/// An instruction's operand list (the Format column of Opcodes.def, the
+/// lists in Formats.def).
+enum class Format : uint8_t {
+#define SPYRE_FORMAT(name, ...) name,
+#include "isa/Formats.def"
+#undef SPYRE_FORMAT
+};
+constexpr int kNumFormats = 0
+#define SPYRE_FORMAT(name, ...) +1
+#include "isa/Formats.def"
+#undef SPYRE_FORMAT
+    ;
+
+/// An operand field by name (Fields.def). Code outside the ISA names fields
+/// this way, never by string, so a misspelt field does not compile.
+enum class Field : uint8_t {
+#define SPYRE_FIELD(Name, name) Name,
+#include "isa/Fields.def"
+#undef SPYRE_FIELD
+};
+constexpr int kNumFieldNames = 0
+#define SPYRE_FIELD(Name, name) +1
+#include "isa/Fields.def"
+#undef SPYRE_FIELD
+    ;
+
+/// Values of the `fmt`, `out` and `to` fields: the element format of a
+/// stick (the value's index in the field's enum, so its encoding).
+enum class StickFormat : uint8_t { Dl16 = 0, F32 = 1 };
+/// Values of the `s2` field: src2 gives rows like src1, or one stick a row.
+enum class Src2Mode : uint8_t { Row = 0, Stick = 1 };
+
+constexpr Family familyOf(Opcode op) {
+  switch (op) {
+  case Opcode::Invalid:
+    return Family::None;
+#define SPYRE_OPCODE(name, number, mnemonic, family, format)                   \
+  case Opcode::name:                                                           \
+    return Family::family;
+#include "isa/Opcodes.def"
+#undef SPYRE_OPCODE
+  }
+  return Family::None;
+}
+
+constexpr Format formatOf(Opcode op) {
+  switch (op) {
+  case Opcode::Invalid:
+    return Format::None;
+#define SPYRE_OPCODE(name, number, mnemonic, family, format)                   \
+  case Opcode::name:                                                           \
+    return Format::format;
+#include "isa/Opcodes.def"
+#undef SPYRE_OPCODE
+  }
+  return Format::None;
+}
+
+/// The fields of a format in encoding order.
+struct FormatFields {
+  std::array<Field, kMaxFields> fields{};
+  int count = 0;
+
+  constexpr FormatFields(std::initializer_list<Field> list) {
+    for (Field f : list)
+      fields[static_cast<size_t>(count++)] = f;
+  }
+  constexpr std::span<const Field> list() const {
+    return {fields.data(), static_cast<size_t>(count)};
+  }
+};
+
+constexpr FormatFields formatFields(Format format) {
+  using enum Field;
+  switch (format) {
+#define SPYRE_FORMAT(name, ...)                                                \
+  case Format::name:                                                           \
+    return FormatFields({__VA_ARGS__});
+#include "isa/Formats.def"
+#undef SPYRE_FORMAT
+  }
+  return FormatFields({});
+}
+
+namespace detail {
+/// [format][field]: the field's position in the format, or -1.
+inline constexpr auto kFieldIndex = [] {
+  std::array<std::array<int8_t, kNumFieldNames>, kNumFormats> index{};
+  for (size_t f = 0; f < index.size(); ++f) {
+    index[f].fill(-1);
+    const FormatFields ff = formatFields(static_cast<Format>(f));
+    for (int i = 0; i < ff.count; ++i)
+      index[f][static_cast<size_t>(ff.fields[static_cast<size_t>(i)])] =
+          static_cast<int8_t>(i);
+  }
+  return index;
+}();
+} // namespace detail
+
+/// Position of `field` among a format's (or an opcode's) operands; -1 when it
+/// has no such field.
+constexpr int fieldIndex(Format format, Field field) {
+  return detail::kFieldIndex[static_cast<size_t>(format)]
+                            [static_cast<size_t>(field)];
+}
+constexpr int fieldIndex(Opcode op, Field field) {
+  return fieldIndex(formatOf(op), field);
+}
+constexpr bool hasField(Format format, Field field) {
+  return fieldIndex(format, field) >= 0;
+}
+
+/// `dst`, `src1`, ...: how assembly writes the field.
+std::string_view fieldName(Field field);
+/// `SfuUnary`, ...: the enumerator's name.
+std::string_view formatName(Format format);
 
 /// The engines of a core; each engine instance runs one in-order stream.
 /// Pt and Sfu have one instance per corelet (the stream's unit number).
@@ -143,6 +281,8 @@ struct FieldDesc {
 struct InstrDesc {
   Opcode opcode = Opcode::Invalid;
   std::string_view mnemonic;
+  Family family = Family::None;
+  Format format = Format::None;
   EngineSet engines = 0;
   TimingClass timing = TimingClass::Ctrl;
   std::vector<FieldDesc> fields;
@@ -150,7 +290,8 @@ struct InstrDesc {
   std::string semantics;
 
   bool runsOn(Engine e) const { return (engines & engineBit(e)) != 0; }
-  /// Index of the field called `name`, or -1.
+  /// Index of the field called `name`, or -1 (for the assembler and the
+  /// table's own checks; code names fields by isa::Field).
   int fieldIndex(std::string_view name) const;
   /// Assembly syntax derived from the fields, e.g.
   /// `ld lx, mem [run=1, n1=1, ...]` or `mm c, a, b, m=, k=, n= [as=m, ...]`.
@@ -165,7 +306,8 @@ std::span<const InstrDesc> instructionTable();
 const InstrDesc *findInstr(Opcode op);
 /// The row of the opcode numbered `number`, or nullptr.
 const InstrDesc *findInstrByNumber(unsigned number);
-/// The row whose mnemonic is `mnemonic`, or nullptr.
+/// The row whose mnemonic is `mnemonic`, or nullptr (for reading assembly;
+/// code names instructions by Opcode).
 const InstrDesc *findInstr(std::string_view mnemonic);
 /// The row of a valid opcode (asserts that it exists).
 const InstrDesc &instrDesc(Opcode op);

@@ -62,6 +62,22 @@ required keyword (`m=16`), or as an optional keyword with a default (`run=4`).
 Defaults that name another field (`as=m`) take that field's value; `ds=row`
 of `cvt` is the destination row length, ceil(n * srcLanes / dstLanes).
 
+## The table
+
+Each instruction is described once. `isa/Opcodes.def` gives every opcode its
+number, mnemonic, family (what it does: the simulator dispatches on it) and
+operand format; `isa/Formats.def` lists each format's fields in encoding
+order, with the field names of `isa/Fields.def`; the table
+(`isa/InstrTable.cpp`) gives each row its engines, timing class and the
+width, range, default and meaning of each field, and checks that the row's
+fields are its format's. The encoder, decoder, assembler, disassembler and
+this page read the table. The compiler builds instructions through setters
+generated from the same lists (`codegen::instr<Opcode::Ld>().lx(...)`), and
+the simulator reads fields by `isa::Field`, so code names instructions and
+fields only in ways the compiler checks; adding an instruction is a line in
+Opcodes.def (and in Formats.def for a new operand list) and a row in the
+table.
+
 )";
 
 /// Text safe inside a Markdown table cell.

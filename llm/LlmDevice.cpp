@@ -431,6 +431,7 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
     device_.write(*t, f32Array(v->type().shape, values));
   }
   out.inputCycles = device_.transfer(out.inputBytes);
+  out.launchCycles = device_.launch();
   out.run = device_.run(program);
   out.programCycles = out.run.cycles;
 

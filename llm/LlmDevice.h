@@ -63,12 +63,16 @@ struct DeviceStep {
   uint64_t programCycles = 0; ///< the step's program on the device
   uint64_t inputCycles = 0;   ///< token rows and rotary tables, host to device
   uint64_t outputCycles = 0;  ///< logits, device to host
+  /// Starting the program from the host (host.launch_us).
+  uint64_t launchCycles = 0;
   uint64_t inputBytes = 0, outputBytes = 0;
   run::ProgramRun run;
   uint64_t programBytes = 0; ///< the program file's size
 
-  /// The step as the host sees it: inputs in, program, logits out.
-  uint64_t cycles() const { return inputCycles + programCycles + outputCycles; }
+  /// The step as the host sees it: inputs in, launch, program, logits out.
+  uint64_t cycles() const {
+    return inputCycles + launchCycles + programCycles + outputCycles;
+  }
 };
 
 class LlmDevice {

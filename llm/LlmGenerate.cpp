@@ -202,8 +202,8 @@ std::string generationText(const GenerateReport &r) {
 
   out += "\nsteps (cycles at " + fmt::format("{}", r.clockGhz) + " GHz)\n";
   std::vector<std::vector<std::string>> rows = {
-      {"step", "positions", "inputs in", "program", "logits out", "total",
-       "time"}};
+      {"step", "positions", "inputs in", "launch", "program", "logits out",
+       "total", "time"}};
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const DeviceStep &s = r.steps[i];
     std::string positions;
@@ -217,11 +217,13 @@ std::string generationText(const GenerateReport &r) {
                         ? std::string("prefill")
                         : "decode " + std::to_string(decodeIndex),
                     positions, std::to_string(s.inputCycles),
+                    std::to_string(s.launchCycles),
                     std::to_string(s.programCycles),
                     std::to_string(s.outputCycles), std::to_string(s.cycles()),
                     duration(r.us(s.cycles()))});
   }
-  out += textTable(rows, {true, true, false, false, false, false, false});
+  out += textTable(rows,
+                   {true, true, false, false, false, false, false, false});
   out += "\n";
 
   if (!o.timingOnly)
@@ -236,11 +238,13 @@ std::string generationText(const GenerateReport &r) {
   if (first.shape.mode == Mode::Prefill)
     out += field("TTFT",
                  fmt::format("{} (prefill of {} tokens x {}: program {}, token "
-                             "rows and rotary tables in {}, logits out {})",
+                             "rows and rotary tables in {}, launch {}, logits "
+                             "out {})",
                              duration(r.us(first.cycles())), first.shape.tokens,
                              first.shape.batch,
                              duration(r.us(first.programCycles)),
                              duration(r.us(first.inputCycles)),
+                             duration(r.us(first.launchCycles)),
                              duration(r.us(first.outputCycles))));
   else
     out += field("TTFT", fmt::format("none: the sequences start with {} "

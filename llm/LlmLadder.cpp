@@ -1,11 +1,13 @@
 #include "llm/LlmLadder.h"
 
 #include "hw/HwConfig.h"
+#include "llm/LlmLoop.h"
 #include "run/RunModel.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace spyre::llm {
 
@@ -53,25 +55,17 @@ double LadderRow::boundReached() const {
   return simulatedUs > 0 ? boundUs() / simulatedUs : 0.0;
 }
 
-LadderRow runRung(const std::string &modelConfig, const std::string &hwConfig,
-                  const StepShape &shape, Rung rung) {
-  const LlmConfig config = loadLlmConfig(modelConfig);
-  const hw::HwConfig hw = hw::loadConfigOrDefault(hwConfig);
-  const std::unique_ptr<compiler::Graph> graph =
-      buildRungGraph(config, shape, rung);
-  run::RunOptions ro;
-  ro.model = modelConfig;
-  ro.graph = graph.get();
-  ro.config = hwConfig;
-  ro.timingOnly = true;
-  ro.useSystemC = false;
-  const run::RunReport r = run::runModel(ro);
+namespace {
+
+/// A row's figures from a timing-only run of `graph`.
+LadderRow rowOf(std::string name, const compiler::Graph &graph,
+                const hw::HwConfig &hw, const run::RunReport &r) {
   LadderRow row;
-  row.name = std::string(rungName(rung));
+  row.name = std::move(name);
   row.cycles = r.cycles;
   row.simulatedUs = r.simulatedUs();
-  row.bytes = graphBytes(*graph);
-  row.macs = graphMacs(*graph);
+  row.bytes = graphBytes(graph);
+  row.macs = graphMacs(graph);
   row.memoryBoundUs =
       static_cast<double>(row.bytes) / (hw.memory.sustainedReadGBps * 1e3);
   const double macsPerCycle = r.peakMacsPerCyclePerCore * r.cores;
@@ -86,6 +80,54 @@ LadderRow runRung(const std::string &modelConfig, const std::string &hwConfig,
       static_cast<double>(r.hostPcieCycles + r.hostComputeCycles) / clockMhz;
   row.hostOps = r.hostOps;
   row.launchUs = hw.host.launchUs;
+  return row;
+}
+
+} // namespace
+
+LadderRow runRung(const std::string &modelConfig, const std::string &hwConfig,
+                  const StepShape &shape, Rung rung) {
+  const LlmConfig config = loadLlmConfig(modelConfig);
+  const hw::HwConfig hw = hw::loadConfigOrDefault(hwConfig);
+  const std::unique_ptr<compiler::Graph> graph =
+      buildRungGraph(config, shape, rung);
+  run::RunOptions ro;
+  ro.model = modelConfig;
+  ro.graph = graph.get();
+  ro.config = hwConfig;
+  ro.timingOnly = true;
+  ro.useSystemC = false;
+  return rowOf(std::string(rungName(rung)), *graph, hw, run::runModel(ro));
+}
+
+LadderRow runWholeModel(const std::string &modelConfig,
+                        const std::string &hwConfig, const StepShape &shape) {
+  const LlmConfig config = loadLlmConfig(modelConfig);
+  const hw::HwConfig hw = hw::loadConfigOrDefault(hwConfig);
+  StepShape s = shape;
+  s.layers = config.numLayers;
+  s.lmHead = true;
+  s.embedding = false;
+  const std::unique_ptr<compiler::Graph> graph = buildLlmGraph(config, s);
+  const auto begin = std::chrono::steady_clock::now();
+  const LoopedProgram looped = compileLoopedModel(config, s, hw, 2);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
+  run::RunOptions ro;
+  ro.model = modelConfig;
+  ro.graph = graph.get();
+  ro.program = &looped.program;
+  ro.config = hwConfig;
+  ro.timingOnly = true;
+  ro.records = false; // they would grow with the layers
+  ro.useSystemC = false;
+  LadderRow row =
+      rowOf(fmt::format("model: {} layers + LM head, one program",
+                        config.numLayers),
+            *graph, hw, run::runModel(ro));
+  row.compileSeconds = seconds;
+  row.programBytes = isa::writeProgram(looped.program).size();
   return row;
 }
 
@@ -130,6 +172,7 @@ std::vector<LadderRow> runLadder(const std::string &modelConfig,
         std::begin(kRungs))];
   };
   rows.push_back(modelRow(at(Rung::Layer), at(Rung::LmHead), config.numLayers));
+  rows.push_back(runWholeModel(modelConfig, hwConfig, shape));
   return rows;
 }
 

@@ -42,6 +42,10 @@ struct LadderRow {
   /// Starting the program from the host (host.launch_us), once.
   double launchUs = 0;
   size_t hostOps = 0;
+  /// The whole model's row (runWholeModel): the compile's wall time
+  /// (seconds, not deterministic) and the program file's size.
+  double compileSeconds = 0;
+  uint64_t programBytes = 0;
 };
 
 /// One rung compiled at -O2 and simulated timing only (no weights).
@@ -53,8 +57,14 @@ LadderRow runRung(const std::string &modelConfig, const std::string &hwConfig,
 LadderRow modelRow(const LadderRow &layer, const LadderRow &lmHead,
                    int64_t layers);
 
-/// Every rung for the shape, then the model row (extrapolated from one
-/// layer).
+/// The whole model simulated: every layer and the LM head in one program,
+/// one layer's code in a loop over the layers (LlmLoop.h), compiled at -O2
+/// and simulated timing only.
+LadderRow runWholeModel(const std::string &modelConfig,
+                        const std::string &hwConfig, const StepShape &shape);
+
+/// Every rung for the shape, then the model rows: extrapolated from one
+/// layer, and simulated whole (runWholeModel).
 std::vector<LadderRow> runLadder(const std::string &modelConfig,
                                  const std::string &hwConfig,
                                  const StepShape &shape);

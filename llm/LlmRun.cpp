@@ -1,6 +1,10 @@
 #include "llm/LlmRun.h"
 
 #include "hw/HwConfig.h"
+#include "llm/LlmLoop.h"
+#include "support/FileIO.h"
+
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -83,12 +87,33 @@ LlmReport runLlm(const LlmRunOptions &o) {
     inputs = llmInputs(*graph, report.config, report.shape, o.seed);
     ro.given = &inputs;
   }
+  // Compiled here rather than by runModel, to time it and to loop the
+  // layers. Constants keep their data (the program's size is the file's).
+  const auto begin = std::chrono::steady_clock::now();
+  isa::Program program;
+  report.looped = report.shape.layers > 1 && !o.unrolled;
+  if (report.looped)
+    program = compileLoopedModel(report.config, report.shape, hw, o.optLevel)
+                  .program;
+  else
+    program = run::compileOrThrow(*graph, hw, o.optLevel).program;
+  report.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
+  const std::string file = isa::writeProgram(program);
+  report.programBytes = file.size();
+  report.instructions = program.instructionCount();
+  if (!o.programOut.empty())
+    writeFileAtomic(o.programOut, file);
+  ro.program = &program;
+  ro.records = o.records || !report.looped || report.extrapolated() ||
+               !o.stats.empty() || !o.trace.empty();
   report.run = run::runModel(ro);
   report.bytes = stepBytes(report.config, report.shape);
   report.macs = stepMacs(report.config, report.shape);
   report.sustainedReadGBps = hw.memory.sustainedReadGBps;
   for (const sim::OpSummary &op : report.run.ops)
-    if (op.op.rfind("model.layers.", 0) != 0)
+    if (!op.op.empty() && op.op.rfind("model.layers.", 0) != 0)
       report.outsideLayerCycles += op.span();
   return report;
 }
@@ -117,10 +142,12 @@ std::string llmSummaryText(const LlmReport &r, size_t topOps) {
   if (s.lmHead)
     parts += ", final norm and LM head";
   out += field("simulated", fmt::format("{}: {}", parts, duration(r.stepUs())));
-  out += field("per layer",
-               duration((r.stepUs() - static_cast<double>(r.outsideLayerCycles) /
-                                          (r.run.clockGhz * 1000.0)) /
-                        static_cast<double>(s.layers)));
+  if (r.run.records)
+    out += field("per layer",
+                 duration((r.stepUs() -
+                           static_cast<double>(r.outsideLayerCycles) /
+                               (r.run.clockGhz * 1000.0)) /
+                          static_cast<double>(s.layers)));
   const std::string what = prefill ? "time to first token" : "per-token latency";
   if (r.extrapolated())
     out += field(prefill ? "TTFT" : "per token",
@@ -153,6 +180,17 @@ std::string llmSummaryText(const LlmReport &r, size_t topOps) {
   out += field("reached", fmt::format("{:.1f}% of the bound",
                                       100.0 * r.boundReached()));
   out += field("host ops", std::to_string(r.run.hostOps));
+  out += field("program",
+               fmt::format("{} bytes, {} instructions{}", r.programBytes,
+                           r.instructions,
+                           r.looped ? fmt::format(": one layer's code in a "
+                                                  "loop over {} layers",
+                                                  s.layers)
+                           : s.layers > 1 ? fmt::format(": {} copies of the "
+                                                        "layer's code",
+                                                        s.layers)
+                                          : std::string()));
+  out += field("compile", fmt::format("{:.2f} s", r.compileSeconds));
   return out;
 }
 

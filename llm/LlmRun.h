@@ -28,6 +28,17 @@ struct LlmRunOptions {
   std::string stats;
   std::string trace;
   bool useSystemC = true; ///< as run::RunOptions::useSystemC
+  /// More than one layer: compile every layer's copy of the code instead of
+  /// one layer's code in a loop over the layers (LlmLoop.h).
+  bool unrolled = false;
+  /// false: a run of all the layers in a loop keeps no per-instruction
+  /// records (run::RunOptions::records; they grow by about 70 MB a Granite
+  /// layer, and the ops of the loop span all the layers), so the report has
+  /// no ops and no outsideLayerCycles. Kept whenever they are needed: fewer
+  /// layers (the extrapolation), an unrolled program, stats or a trace.
+  bool records = true;
+  /// Write the compiled program file here (empty: none).
+  std::string programOut;
 };
 
 struct LlmReport {
@@ -39,6 +50,13 @@ struct LlmReport {
   double sustainedReadGBps = 0;
   /// Cycles of ops outside the layers (embedding scale, LM head).
   uint64_t outsideLayerCycles = 0;
+  /// The layers ran as one layer's code in a loop (LlmLoop.h).
+  bool looped = false;
+  /// Wall time of the compile, seconds (not deterministic).
+  double compileSeconds = 0;
+  /// The program file's size and instructions.
+  uint64_t programBytes = 0;
+  uint64_t instructions = 0;
 
   /// The simulated step, microseconds.
   double stepUs() const { return run.simulatedUs(); }

@@ -1,5 +1,7 @@
 #include "run/Device.h"
 
+#include <cmath>
+
 #include "sim/core/Machine.h"
 #include "sim/core/TensorIo.h"
 #include "support/Diagnostic.h"
@@ -51,6 +53,13 @@ NpyArray Device::read(const isa::TensorDecl &tensor) const {
 
 uint64_t Device::transferCycles(uint64_t bytes) const {
   return sim::hostOpTiming(config_, bytes, 0, 0).toHost;
+}
+
+uint64_t Device::launch() {
+  const auto cycles = static_cast<uint64_t>(
+      std::llround(config_.host.launchUs * config_.chip.clockGhz * 1e3));
+  clock_ += cycles;
+  return cycles;
 }
 
 uint64_t Device::transfer(uint64_t bytes) {

@@ -69,12 +69,16 @@ public:
   /// Advances the clock by a transfer of `bytes`; returns its cycles.
   uint64_t transfer(uint64_t bytes);
 
+  /// Advances the clock by starting one program from the host
+  /// (host.launch_us, docs/hardware.md); returns its cycles.
+  uint64_t launch();
+
   /// Runs `program` (compiled with this device's placement) against the
   /// memory: its inputs must have been written, reserved or not; what it
   /// writes stays. Advances the clock by its cycles.
   ProgramRun run(const isa::Program &program);
 
-  /// Cycles since the device was made: programs and transfers.
+  /// Cycles since the device was made: programs, launches and transfers.
   uint64_t clock() const { return clock_; }
 
 private:

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -111,7 +112,8 @@ SourceLoc firstLoc(const DiagnosticEngine &diags) {
 CompileError::CompileError(const DiagnosticEngine &diags, bool internal)
     : UserError(firstLoc(diags), firstDiagnostic(diags),
                 internal ? ExitCode::Internal : ExitCode::BadInput),
-      diagnostics_(diags.str()), internal_(internal) {}
+      diagnostics_(diags.str()), count_(diags.diagnostics().size()),
+      internal_(internal) {}
 
 double RunReport::simulatedUs() const {
   return static_cast<double>(cycles) / (clockGhz * 1000.0);
@@ -168,10 +170,12 @@ sim::Roofline runRoofline(const RunReport &r) {
 
 compiler::CompileResult compileOrThrow(const compiler::Graph &graph,
                                        const hw::HwConfig &config,
-                                       int optLevel, bool constantData) {
+                                       int optLevel, bool constantData,
+                                       const std::string &mappingIn) {
   compiler::CompileOptions co;
   co.optLevel = optLevel;
   co.constantData = constantData;
+  co.mappingIn = mappingIn;
   DiagnosticEngine diags;
   compiler::CompileOutcome outcome =
       compiler::compile(graph, config, co, diags);
@@ -184,7 +188,7 @@ compiler::CompileResult compileOrThrow(const compiler::Graph &graph,
 Simulation simulate(const compiler::Graph &graph, const isa::Program &program,
                     const hw::HwConfig &config, const ModelInputs *inputs,
                     bool useSystemC, uint64_t quantum, const SourceLoc &where,
-                    const sim::SimOptions &limits) {
+                    const sim::SimOptions &limits, bool records) {
   if (inputs)
     checkHostMemory(sim::numericsMemory(program), physicalMemoryBytes(), where);
 
@@ -192,7 +196,7 @@ Simulation simulate(const compiler::Graph &graph, const isa::Program &program,
   so.numerics = inputs != nullptr;
   // Per-instruction records give the per-op summary and the statistics'
   // per-op figures and critical path.
-  so.trace = true;
+  so.trace = records;
   Simulation out;
   out.machine = std::make_unique<sim::Machine>(config, program, so);
   sim::Machine &machine = *out.machine;
@@ -301,6 +305,8 @@ RunReport runModel(const RunOptions &o) {
         "--timing-only computes no numbers, so there are no outputs "
         "to write",
         ExitCode::Usage);
+  SPYRE_ASSERT(o.records || (o.stats.empty() && o.trace.empty()),
+               "statistics and traces need the per-instruction records");
   if (o.timingOnly && o.check)
     throw UserError(SourceLoc{"--check"},
                     "--timing-only computes no numbers, so there is nothing to "
@@ -394,13 +400,23 @@ RunReport runModel(const RunOptions &o) {
     checkWritableFolder(o.outputs, outputFiles, "outputs folder");
   }
 
-  const compiler::CompileResult compiled =
-      compileOrThrow(graph, config, o.optLevel,
-                     /*constantData=*/report.numerics);
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point compileStart = Clock::now();
+  std::optional<compiler::CompileResult> compiled;
+  if (!o.program) {
+    compiled = compileOrThrow(graph, config, o.optLevel,
+                              /*constantData=*/report.numerics, o.mappingIn);
+    report.compileStatistics = compiled->statistics;
+  }
+  const Clock::time_point simulateStart = Clock::now();
+  report.compileSeconds =
+      std::chrono::duration<double>(simulateStart - compileStart).count();
   const Simulation sim =
-      simulate(graph, compiled.program, config,
+      simulate(graph, o.program ? *o.program : compiled->program, config,
                report.numerics ? &inputs : nullptr, o.useSystemC, o.quantum,
-               SourceLoc{o.model}, o.sim);
+               SourceLoc{o.model}, o.sim, o.records);
+  report.simulateSeconds =
+      std::chrono::duration<double>(Clock::now() - simulateStart).count();
   const sim::Machine &machine = *sim.machine;
   const std::vector<NpyArray> &results = sim.outputs;
 
@@ -431,6 +447,7 @@ RunReport runModel(const RunOptions &o) {
   }
 
   recordRun(machine, report);
+  report.records = o.records;
   return report;
 }
 
@@ -492,8 +509,14 @@ std::string summaryText(const RunReport &r, size_t topOps) {
                              "reached {}",
                              r.memoryPeakGbps, percent(roof.fraction)));
 
+  if (!r.records) {
+    out += "\nops by time: not recorded (the run kept no per-instruction "
+           "records)\n\n";
+    topOps = 0;
+  }
   const size_t shown = std::min(topOps, r.ops.size());
-  out += fmt::format("\nops by time (top {} of {})\n", shown, r.ops.size());
+  if (r.records)
+    out += fmt::format("\nops by time (top {} of {})\n", shown, r.ops.size());
   std::vector<std::vector<std::string>> rows = {
       {"op", "cycles", "share", "MACs", "device B", "of bound", "regime"}};
   for (size_t i = 0; i < shown; ++i) {
@@ -507,8 +530,10 @@ std::string summaryText(const RunReport &r, size_t topOps) {
          std::to_string(op.macs), std::to_string(op.readBytes + op.writeBytes),
          none ? "-" : percent(op.roofline.fraction), op.roofline.regime});
   }
-  out += textTable(rows, {true, false, false, false, false, false, true});
-  out += "\n";
+  if (r.records) {
+    out += textTable(rows, {true, false, false, false, false, false, true});
+    out += "\n";
+  }
 
   if (!r.numerics) {
     out += field("check", "none (--timing-only computes no numbers)");

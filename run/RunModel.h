@@ -34,6 +34,10 @@ struct RunOptions {
   std::string model; ///< the model file, or how to name `graph` in messages
   /// A graph built in memory (not owned); when set, `model` is not read.
   const compiler::Graph *graph = nullptr;
+  /// A program compiled from `graph` (not owned), run instead of compiling
+  /// `graph` (which still names the inputs and outputs and is the check's
+  /// reference); the report's compile statistics and seconds are then empty.
+  const isa::Program *program = nullptr;
   /// The inputs to run with (not owned), instead of `inputs` or `seed`.
   const ModelInputs *given = nullptr;
   std::string config; ///< hardware config YAML; empty: the built-in config
@@ -43,6 +47,8 @@ struct RunOptions {
   /// own folder.
   std::string configRoot;
   int optLevel = 2;
+  /// A mapping file to replay (`spyre compile --mapping-in`); empty: none.
+  std::string mappingIn;
   compiler::ModelLoadOptions load;
   std::string inputs;           ///< inputs folder; empty: random from seed
   std::optional<uint64_t> seed; ///< random inputs (not with `inputs`)
@@ -61,6 +67,10 @@ struct RunOptions {
   /// figures need the records).
   sim::SimOptions sim;
   uint64_t quantum = 1000; ///< cycles between SystemC time steps
+  /// false: the run keeps no per-instruction records, only the totals (no
+  /// per-op figures): host memory that does not grow with the instructions
+  /// executed. Not with `stats` or `trace`.
+  bool records = true;
   /// false: the plain-C++ event loop instead of the SystemC kernel. The
   /// results are the same; the kernel can only be elaborated once per
   /// process, so a process that runs several models (a test) needs this.
@@ -101,7 +111,15 @@ struct RunReport {
   int cores = 0; ///< of the config
   double peakMacsPerCyclePerCore = 0;
   double memoryPeakGbps = 0;
+  bool records = true; ///< false: no per-instruction records, no `ops`
   std::vector<sim::OpSummary> ops; ///< longest span first
+
+  /// The compiler's statistics text (`spyre compile --stats`), and the
+  /// wall-clock seconds of compiling and of simulating, which vary from run
+  /// to run and affect nothing else.
+  std::string compileStatistics;
+  double compileSeconds = 0;
+  double simulateSeconds = 0;
 
   bool checked = false;
   std::vector<OutputCheck> checks; ///< in graph output order
@@ -126,11 +144,14 @@ public:
   CompileError(const DiagnosticEngine &diags, bool internal);
 
   const std::string &diagnostics() const { return diagnostics_; }
+  /// How many diagnostics the compiler reported.
+  size_t count() const { return count_; }
   /// A pass failed on a bug rather than on the model.
   bool internal() const { return internal_; }
 
 private:
   std::string diagnostics_;
+  size_t count_ = 0;
   bool internal_ = false;
 };
 
@@ -151,7 +172,8 @@ sim::Roofline runRoofline(const RunReport &report);
 /// data (CompileOptions::constantData), for a timing-only run.
 compiler::CompileResult compileOrThrow(const compiler::Graph &graph,
                                        const hw::HwConfig &config,
-                                       int optLevel, bool constantData = true);
+                                       int optLevel, bool constantData = true,
+                                       const std::string &mappingIn = "");
 
 /// One finished simulation of a program compiled from a graph.
 struct Simulation {
@@ -167,11 +189,12 @@ struct Simulation {
 /// outlive the result's machine), with the per-instruction records and the
 /// checks, limits and progress of `limits` (its `numerics` and `trace` are
 /// set here). `inputs` null is a timing-only run. The numbers' host memory
-/// is checked first (a UserError at `where`).
+/// is checked first (a UserError at `where`). `records` false keeps no
+/// per-instruction records (RunOptions::records).
 Simulation simulate(const compiler::Graph &graph, const isa::Program &program,
                     const hw::HwConfig &config, const ModelInputs *inputs,
                     bool useSystemC, uint64_t quantum, const SourceLoc &where,
-                    const sim::SimOptions &limits = {});
+                    const sim::SimOptions &limits = {}, bool records = true);
 
 /// The figures of a finished simulation: cycles, bytes, host ops, the ops
 /// by time and the findings (the rest of the report is the caller's).

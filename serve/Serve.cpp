@@ -3,6 +3,7 @@
 #include "hw/HwConfig.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
+#include "support/SvgChart.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -36,12 +37,20 @@ const std::vector<std::string> &serveOutputNames() {
 }
 
 ServeReport runServe(const ServeOptions &o, StepCostModel *costs) {
+  // The configs first, then the trace: errors in the order the command
+  // line names the files.
+  llm::loadLlmConfig(o.modelConfig);
+  hw::loadConfigOrDefault(o.hwConfig);
+  return runServe(o, loadTrace(o.trace), costs);
+}
+
+ServeReport runServe(const ServeOptions &o, const std::vector<Request> &requests,
+                     StepCostModel *costs) {
   ServeReport report;
   report.options = o;
   report.model = llm::loadLlmConfig(o.modelConfig);
   const hw::HwConfig hw = hw::loadConfigOrDefault(o.hwConfig);
   report.hwName = hw.name;
-  const std::vector<Request> requests = loadTrace(o.trace);
   if (!o.outDir.empty())
     checkWritableFolder(o.outDir, serveOutputNames(), "outputs folder");
   if (o.simulatedLayers < 1 || o.simulatedLayers > report.model.numLayers)
@@ -373,19 +382,7 @@ std::string perfettoTrace(const ServeReport &r) {
 
 namespace {
 
-std::string escapeHtml(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
+std::string escapeHtml(const std::string &s) { return htmlEscape(s); }
 
 /// An axis label: whole numbers from 100 up, three digits below.
 std::string tick(double v) {

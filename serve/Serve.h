@@ -62,6 +62,12 @@ struct ServeReport {
 /// is checked for writability before the first simulation.
 ServeReport runServe(const ServeOptions &options, StepCostModel *costs = nullptr);
 
+/// The same over requests already read (or generated); `options.trace` only
+/// names them in the outputs.
+ServeReport runServe(const ServeOptions &options,
+                     const std::vector<Request> &requests,
+                     StepCostModel *costs = nullptr);
+
 /// Writes requests.csv, summary.json, trace.json and report.html into
 /// options.outDir (created when missing).
 void writeServeOutputs(const ServeReport &report);

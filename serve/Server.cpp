@@ -1,6 +1,7 @@
 #include "serve/Server.h"
 
 #include "support/Diagnostic.h"
+#include "support/ParseNumber.h"
 
 #include <fmt/format.h>
 
@@ -329,6 +330,34 @@ private:
 };
 
 } // namespace
+
+WarmupShape parseWarmupShape(const std::string &text,
+                             const std::string &flag) {
+  auto usage = [&](const std::string &message) {
+    return UserError(SourceLoc{flag}, message, ExitCode::Usage);
+  };
+  std::vector<int64_t> v;
+  size_t start = 0;
+  while (true) {
+    const size_t colon = text.find(':', start);
+    const std::string part = text.substr(
+        start, colon == std::string::npos ? std::string::npos : colon - start);
+    int64_t x = 0;
+    if (parseInt64(part, x) != IntParse::Ok || x < 1 || x > kMaxRequestTokens)
+      throw usage(fmt::format("expected PROMPT:NEW_TOKENS:BATCH, whole "
+                              "numbers in [1, {}], got '{}'",
+                              kMaxRequestTokens, text));
+    v.push_back(x);
+    if (colon == std::string::npos)
+      break;
+    start = colon + 1;
+  }
+  if (v.size() != 3)
+    throw usage(fmt::format("expected PROMPT:NEW_TOKENS:BATCH, got '{}'", text));
+  if (v[2] > 1024)
+    throw usage(fmt::format("batch must be in [1, 1024], got {}", v[2]));
+  return {v[0], v[1], v[2]};
+}
 
 void checkServerOptions(const ServerOptions &o) {
   auto usage = [](const std::string &flag, const std::string &message) {

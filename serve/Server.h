@@ -85,6 +85,11 @@ struct ServeResult {
   int64_t kvBlocks = 0;
 };
 
+/// Parses a warmup shape `PROMPT:NEW_TOKENS:BATCH` (whole numbers, prompt
+/// and new tokens in [1, kMaxRequestTokens], batch in [1, 1024]); a
+/// UserError (usage) located at `flag` otherwise.
+WarmupShape parseWarmupShape(const std::string &text, const std::string &flag);
+
 /// Checks the options against the model: a UserError (usage) naming the
 /// flag when a warmup shape does not fit max-model-len or the KV cache.
 void checkServerOptions(const ServerOptions &options);

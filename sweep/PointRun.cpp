@@ -1,27 +1,25 @@
 // One sweep point in this process (runPoint in Sweep.h): the effective config
-// written and validated, the model compiled (timed) and simulated through the
-// SystemC kernel, or the plain-C++ event loop for a process that runs
-// several points (timed), timing-only unless the spec asks for numerics, and
-// the figures of the run's statistics recorded as the point's result. Any
-// user error on the way (a config that fails its checks, a model the
-// compiler refuses) is the point's failure, written to its result like a
-// success.
+// written and validated, then `spyre run` on it through the run library
+// (run::runModel: the model compiled and simulated through the SystemC
+// kernel, or the plain-C++ event loop for a process that runs several
+// points, timing-only unless the spec asks for numerics), and the figures of
+// the run's statistics recorded as the point's result; or, for a serve
+// sweep, `spyre serve` (ServePoint.h). Any user error on the way (a config
+// that fails its checks, a model the compiler refuses) is the point's
+// failure, written to its result like a success.
 #include "sweep/Sweep.h"
 
-#include "compiler/driver/Compile.h"
-#include "compiler/import/ModelLoader.h"
-#include "run/Inputs.h"
 #include "run/RunModel.h"
-#include "sim/core/Machine.h"
-#include "sim/core/Report.h"
 #include "support/FileIO.h"
 #include "sweep/Results.h"
+#include "sweep/ServePoint.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -116,64 +114,89 @@ void readStats(const std::string &statsText, const hw::HwConfig &config,
   r.findings = s.at("findings").size() + s.at("findings_dropped").get<uint64_t>();
 }
 
-/// Compares every output with the host reference, as `spyre run --check`.
-std::string checkOutputs(const compiler::Graph &graph,
-                         const run::Simulation &sim) {
+/// The check's outcome, as `spyre run --check` finds it.
+std::string checkText(const run::RunReport &report) {
   size_t failed = 0;
-  for (const run::OutputCheck &c : run::checkOutputs(graph, sim, {}))
+  for (const run::OutputCheck &c : report.checks)
     failed += c.result.ok() ? 0 : 1;
   if (failed == 0)
     return "ok";
   return fmt::format("mismatch in {} of {} outputs", failed,
-                     graph.outputs().size());
+                     report.checks.size());
+}
+
+/// A serve library error names the `spyre serve` flag it checks; a sweep
+/// point names the serving knob that sets it.
+std::string serveErrorText(const UserError &e) {
+  static const std::map<std::string, std::string> kKnobs = {
+      {"--warmup-shape", "serve.warmup_shapes"},
+      {"--num-kv-blocks", "serve.num_kv_blocks"},
+      {"--memory-utilization", "serve.memory_utilization"},
+      {"--simulated-layers", "serve.simulated_layers"},
+      {"--slo", "serve.slo"},
+      {"--max-model-len", "serve.max_model_len"},
+      {"--max-num-seqs", "serve.max_num_seqs"}};
+  Diagnostic d = e.diagnostic();
+  auto it = kKnobs.find(d.loc.file);
+  if (it != kKnobs.end())
+    d.loc.file = it->second;
+  const std::string text = d.str();
+  return text.substr(0, text.find('\n'));
 }
 
 void simulate(const SweepPlan &plan, const SweepPoint &p, bool useSystemC,
-              PointResult &r) {
+              PointResult &r, std::string &note) {
   DiagnosticEngine configDiags;
   if (!hw::validateConfig(p.config, "points/" + p.id + "/config.yaml",
                           configDiags)) {
     r.error = firstError(configDiags);
     return;
   }
-  const compiler::Graph graph = compiler::loadModelOrThrow(p.modelPath, {});
-
-  compiler::CompileOptions co;
-  co.optLevel = p.optLevel;
-  co.mappingIn = p.mappingPath;
-  DiagnosticEngine diags;
-  const Clock::time_point compileStart = Clock::now();
-  std::optional<compiler::CompileResult> compiled =
-      compiler::compileGraph(graph, p.config, co, diags);
-  r.compileSeconds = secondsSince(compileStart);
-  if (!compiled) {
-    r.error = firstError(diags);
+  if (plan.serve) {
+    runServePoint(plan, p, r, note);
     return;
   }
-  r.lxPlanPeakBytes = planPeakLx(compiled->statistics);
-
-  const Clock::time_point simStart = Clock::now();
-  run::ModelInputs inputs;
-  if (plan.numerics)
-    inputs = run::randomInputs(graph, plan.seed);
-  const run::Simulation sim =
-      run::simulate(graph, compiled->program, p.config,
-                    plan.numerics ? &inputs : nullptr, useSystemC, kQuantum,
-                    SourceLoc{p.modelPath});
-  const std::string stats = sim::statsJson(*sim.machine);
-  r.simulateSeconds = secondsSince(simStart);
-
-  readStats(stats, p.config, r);
-  for (const sim::Finding &f : sim.machine->findings()) {
+  // `spyre run` on the point's config: timing only, or random inputs from
+  // the seed with the outputs checked; the statistics go to the point's
+  // folder, where they stay with keep_stats.
+  const std::string dir = pointDir(plan, p);
+  const std::string stats = (fs::path(dir) / "stats.json").string();
+  run::RunOptions o;
+  o.model = p.modelPath;
+  o.config = (fs::path(dir) / "config.yaml").string();
+  o.optLevel = p.optLevel;
+  o.mappingIn = p.mappingPath;
+  o.timingOnly = !plan.numerics;
+  if (plan.numerics) {
+    o.seed = plan.seed;
+    o.check = true;
+  }
+  o.stats = stats;
+  o.quantum = kQuantum;
+  o.useSystemC = useSystemC;
+  run::RunReport report;
+  try {
+    report = run::runModel(o);
+  } catch (const run::CompileError &e) {
+    const std::string text = e.diagnostic().str();
+    r.error = text.substr(0, text.find('\n'));
+    if (e.count() > 1)
+      r.error += fmt::format(" (and {} more)", e.count() - 1);
+    return;
+  }
+  r.compileSeconds = report.compileSeconds;
+  r.simulateSeconds = report.simulateSeconds;
+  r.lxPlanPeakBytes = planPeakLx(report.compileStatistics);
+  readStats(readFile(stats, kJsonFileLimit), p.config, r);
+  if (!plan.keepStats)
+    fs::remove(stats);
+  for (const std::string &f : report.findings) {
     if (r.firstFindings.size() == kListedFindings)
       break;
-    r.firstFindings.push_back(f.str());
+    r.firstFindings.push_back(f);
   }
   if (plan.numerics)
-    r.check = checkOutputs(graph, sim);
-  if (plan.keepStats)
-    writeFileAtomic((fs::path(pointDir(plan, p)) / "stats.json").string(),
-                    stats);
+    r.check = checkText(report);
   r.ok = true;
 }
 
@@ -194,18 +217,23 @@ int runPoint(const SweepPlan &plan, size_t index, std::ostream &out,
                   hw::toYaml(p.config, true));
 
   PointResult r = resultFor(plan, p);
+  std::string note;
   try {
-    simulate(plan, p, useSystemC, r);
+    simulate(plan, p, useSystemC, r, note);
   } catch (const UserError &e) {
     r.ok = false;
-    const std::string text = e.diagnostic().str();
-    r.error = text.substr(0, text.find('\n'));
+    r.error = serveErrorText(e);
   }
   r.wallSeconds = secondsSince(start);
   writeFileAtomic(resultPath(plan, p), resultJson(r));
-  out << fmt::format("point {} ({}): {}\n", p.index, p.id,
-                           r.ok ? fmt::format("ok, {} cycles", r.cycles)
-                                : "failed: " + r.error);
+  std::string outcome = "failed: " + r.error;
+  if (r.ok && plan.serve)
+    outcome = fmt::format("ok, {:g} output tokens/s, ITL p99 {:.3f} ms ({})",
+                          r.serveFigures.outputThroughput,
+                          r.serveFigures.itl.p99, note);
+  else if (r.ok)
+    outcome = fmt::format("ok, {} cycles", r.cycles);
+  out << fmt::format("point {} ({}): {}\n", p.index, p.id, outcome);
   return static_cast<int>(ExitCode::Ok);
 }
 

@@ -5,6 +5,7 @@
 #include "hw/HwConfig.h"
 #include "support/FileIO.h"
 #include "support/Nesting.h"
+#include "support/SvgChart.h"
 #include "sweep/Expr.h"
 #include "sweep/Results.h"
 
@@ -42,10 +43,29 @@ struct ReportPoint {
 
   bool ok() const { return result && result->ok; }
   double us() const { return result->simulatedUs; }
+  // A serve point's two figures of the front.
+  double throughput() const { return result->serveFigures.outputThroughput; }
+  double itlP99() const { return result->serveFigures.itl.p99; }
 };
+
+/// What a chart plots of a point, and which way is better.
+struct Metric {
+  double (*value)(const ReportPoint &);
+  bool higherIsBetter = false;
+  std::string title; ///< the y axis
+};
+
+const Metric kTimeMetric = {[](const ReportPoint &p) { return p.us(); }, false,
+                            "simulated time (µs)"};
+const Metric kItlMetric = {[](const ReportPoint &p) { return p.itlP99(); },
+                           false, "ITL p99 (ms)"};
+const Metric kThroughputMetric = {
+    [](const ReportPoint &p) { return p.throughput(); }, true,
+    "output-token throughput (tokens/s)"};
 
 struct PlanData {
   std::string spec;
+  bool serve = false; ///< a serve sweep (plan.json's kind)
   std::vector<PlanAxis> axes;
   std::vector<std::string> columns;
   std::vector<ReportPoint> points;
@@ -81,6 +101,7 @@ PlanData readPlan(const std::string &dir) {
   try {
     PlanData plan;
     plan.spec = j.at("spec").get<std::string>();
+    plan.serve = j.value("kind", "") == "serve";
     for (const json &a : j.at("axes"))
       plan.axes.push_back({a.at("name").get<std::string>(),
                            a.at("keys").get<std::vector<std::string>>()});
@@ -221,51 +242,9 @@ std::string costText(double cost, bool bytes) {
 
 // ------------------------------------------------------------------ HTML
 
-std::string esc(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
-}
+std::string esc(std::string_view s) { return htmlEscape(s); }
 
-std::string px(double v) { return fmt::format("{:.2f}", v); }
-
-/// A step near `span / target` that is 1, 2 or 5 times a power of ten,
-/// found by multiplying (not log/pow), so the ticks are the same with any
-/// math library.
-double niceStep(double span, int target) {
-  const double raw = span / target;
-  double mag = 1;
-  while (mag * 10 <= raw)
-    mag *= 10;
-  while (mag > raw)
-    mag /= 10;
-  const double norm = raw / mag;
-  return (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
-}
-
-int decimalsFor(double step) {
-  int d = 0;
-  for (double s = step; s < 0.999999 && d < 9; s *= 10)
-    ++d;
-  return d;
-}
+std::string px(double v) { return svgPx(v); }
 
 /// Series colours, distinguishable in print and for most colour vision.
 constexpr std::array<const char *, 8> kColours = {
@@ -279,17 +258,44 @@ constexpr double kRight = 170; ///< room for the legend
 constexpr double kTop = 20;
 constexpr double kBottom = 58;
 
-/// A chart with ordinal x (categories evenly spaced) and linear y (µs).
+/// A nice axis over [lo, hi]: bounds on multiples of a 1-2-5 step.
+struct NiceAxis {
+  double step = 1;
+  double v0 = 0;
+  double v1 = 1;
+  NiceAxis(double lo, double hi) {
+    const double span = hi > lo ? hi - lo : std::max(hi, 1.0);
+    step = niceStep(span, 5);
+    v0 = std::floor(lo / step) * step;
+    v1 = std::ceil(hi / step) * step;
+    if (v1 <= v0)
+      v1 = v0 + step;
+  }
+};
+
+/// A chart with ordinal x (categories evenly spaced) and linear y (µs, or
+/// the quantity `yTitle` names).
 class Chart {
 public:
-  Chart(std::vector<std::string> xLabels, double yMin, double yMax)
-      : xLabels_(std::move(xLabels)) {
-    const double span = yMax > yMin ? yMax - yMin : std::max(yMax, 1.0);
-    step_ = niceStep(span, 5);
-    y0_ = std::floor(yMin / step_) * step_;
-    y1_ = std::ceil(yMax / step_) * step_;
-    if (y1_ <= y0_)
-      y1_ = y0_ + step_;
+  Chart(std::vector<std::string> xLabels, double yMin, double yMax,
+        std::string yTitle = "simulated time (µs)")
+      : xLabels_(std::move(xLabels)), yTitle_(std::move(yTitle)) {
+    const NiceAxis a(yMin, yMax);
+    step_ = a.step;
+    y0_ = a.v0;
+    y1_ = a.v1;
+  }
+
+  /// A chart with linear x over [xMin, xMax] too.
+  Chart(double xMin, double xMax, double yMin, double yMax, std::string yTitle)
+      : Chart({}, yMin, yMax, std::move(yTitle)) {
+    xAxis_ = NiceAxis(xMin, xMax);
+  }
+
+  /// Linear x: where value `v` goes.
+  double xAt(double v) const {
+    const double plot = kWidth - kLeft - kRight;
+    return kLeft + (v - xAxis_->v0) / (xAxis_->v1 - xAxis_->v0) * plot;
   }
 
   double x(size_t i) const {
@@ -323,6 +329,20 @@ public:
                          "</text>\n",
                          px(kLeft - 6), px(y(v) + 3), v, decimals);
     }
+    if (xAxis_) {
+      const int xDecimals = decimalsFor(xAxis_->step);
+      const int xTicks = static_cast<int>(
+          std::lround((xAxis_->v1 - xAxis_->v0) / xAxis_->step));
+      for (int t = 0; t <= xTicks; ++t) {
+        const double v = xAxis_->v0 + xAxis_->step * t;
+        out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" "
+                           "y2=\"{2}\" class=\"axis\"/>\n",
+                           px(xAt(v)), px(bottom), px(bottom + 4));
+        out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">"
+                           "{:.{}f}</text>\n",
+                           px(xAt(v)), px(bottom + 16), v, xDecimals);
+      }
+    }
     // Every label when they fit, else every k-th.
     const size_t every = std::max<size_t>(1, (xLabels_.size() + 9) / 10);
     for (size_t i = 0; i < xLabels_.size(); ++i) {
@@ -342,9 +362,8 @@ public:
                        "class=\"title\">{}</text>\n",
                        px((kLeft + right) / 2), px(kHeight - 14), esc(xTitle));
     out += fmt::format("<text transform=\"translate(16,{}) rotate(-90)\" "
-                       "text-anchor=\"middle\" class=\"title\">simulated time "
-                       "(µs)</text>\n",
-                       px((kTop + bottom) / 2));
+                       "text-anchor=\"middle\" class=\"title\">{}</text>\n",
+                       px((kTop + bottom) / 2), esc(yTitle_));
     return out;
   }
 
@@ -359,6 +378,8 @@ public:
 
 private:
   std::vector<std::string> xLabels_;
+  std::string yTitle_;
+  std::optional<NiceAxis> xAxis_;
   double step_ = 1;
   double y0_ = 0;
   double y1_ = 1;
@@ -368,20 +389,33 @@ std::string pointTitle(const PlanData &plan, const ReportPoint &p) {
   std::string t = fmt::format("point {} ({})", p.index, p.id);
   for (const std::string &c : plan.columns)
     t += fmt::format("\n{} = {}", c, hw::formatValue(p.values.at(c)));
+  if (p.result->serve) {
+    const ServeFigures &f = p.result->serveFigures;
+    t += fmt::format("\n{:.2f} output tokens/s, {:.3f} requests/s\nITL p99 "
+                     "{:.3f} ms, TTFT p99 {:.3f} ms, {} rejected",
+                     f.outputThroughput, f.requestThroughput, f.itl.p99,
+                     f.ttft.p99, f.rejected);
+    return t;
+  }
   t += fmt::format("\n{:.3f} µs, {} cycles", p.us(), p.result->cycles);
   if (p.cost)
     t += fmt::format("\ncost {:g}", *p.cost);
   return t;
 }
 
-std::pair<double, double> timeRange(const std::vector<const ReportPoint *> &ok) {
+std::pair<double, double> metricRange(const std::vector<const ReportPoint *> &ok,
+                                      const Metric &metric) {
   double lo = std::numeric_limits<double>::infinity();
   double hi = 0;
   for (const ReportPoint *p : ok) {
-    lo = std::min(lo, p->us());
-    hi = std::max(hi, p->us());
+    lo = std::min(lo, metric.value(*p));
+    hi = std::max(hi, metric.value(*p));
   }
   return {lo, hi};
+}
+
+std::pair<double, double> timeRange(const std::vector<const ReportPoint *> &ok) {
+  return metricRange(ok, kTimeMetric);
 }
 
 /// Simulated time against one swept parameter: a line per value of the
@@ -389,12 +423,17 @@ std::pair<double, double> timeRange(const std::vector<const ReportPoint *> &ok) 
 /// as a dot.
 std::string parameterChart(const PlanData &plan, const PlanAxis &axis,
                            const PlanAxis *series,
-                           const std::vector<const ReportPoint *> &ok) {
+                           const std::vector<const ReportPoint *> &ok,
+                           const Metric &metric = kTimeMetric) {
   const std::vector<std::string> xs = categories(axis, ok);
   const std::vector<std::string> ss =
       series ? categories(*series, ok) : std::vector<std::string>{""};
-  const auto [lo, hi] = timeRange(ok);
-  Chart chart(xs, lo, hi);
+  const auto [lo, hi] = metricRange(ok, metric);
+  Chart chart(xs, lo, hi, metric.title);
+  auto better = [&](const ReportPoint *a, const ReportPoint *b) {
+    return metric.higherIsBetter ? metric.value(*a) > metric.value(*b)
+                                 : metric.value(*a) < metric.value(*b);
+  };
   std::string title = axis.name;
   if (axis.keys.size() > 1 || axis.keys.front() != axis.name) {
     // Keys of the section the axis is named after are shown by their leaf.
@@ -414,11 +453,11 @@ std::string parameterChart(const PlanData &plan, const PlanAxis &axis,
       for (const ReportPoint *p : ok)
         if (axisValue(axis, *p) == xs[i] &&
             (!series || axisValue(*series, *p) == ss[s]) &&
-            (!best || p->us() < best->us()))
+            (!best || better(p, best)))
           best = p;
       if (best)
         line += fmt::format("{}{},{}", line.empty() ? "" : " ", px(chart.x(i)),
-                            px(chart.y(best->us())));
+                            px(chart.y(metric.value(*best))));
     }
     out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" "
                        "stroke-width=\"1.5\"/>\n",
@@ -436,7 +475,7 @@ std::string parameterChart(const PlanData &plan, const PlanAxis &axis,
                : 0;
     out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\" "
                        "fill-opacity=\"0.6\"><title>{}</title></circle>\n",
-                       px(chart.x(i)), px(chart.y(p->us())),
+                       px(chart.x(i)), px(chart.y(metric.value(*p))),
                        kColours[s % kColours.size()],
                        esc(pointTitle(plan, *p)));
   }
@@ -529,6 +568,97 @@ std::string htmlTable(const std::vector<std::vector<std::string>> &rows,
   return out + "</table>\n";
 }
 
+// ------------------------------------------------------------ serve sweeps
+
+/// A serve point the front compares: finished, with at least one gap
+/// between two tokens (a point whose requests were all rejected, or all
+/// made one token, has no ITL to compare).
+bool hasItl(const ReportPoint &p) {
+  return p.ok() && p.result->serveFigures.itl.count > 0;
+}
+
+/// The serve points no other point beats on both ITL p99 (lower) and
+/// output-token throughput (higher), lowest ITL first (then highest
+/// throughput, then by index).
+std::vector<const ReportPoint *>
+serveParetoFront(const std::vector<const ReportPoint *> &points) {
+  std::vector<const ReportPoint *> front;
+  for (const ReportPoint *a : points) {
+    bool dominated = false;
+    for (const ReportPoint *b : points)
+      if (b->itlP99() <= a->itlP99() && b->throughput() >= a->throughput() &&
+          (b->itlP99() < a->itlP99() || b->throughput() > a->throughput()))
+        dominated = true;
+    if (!dominated)
+      front.push_back(a);
+  }
+  std::stable_sort(front.begin(), front.end(),
+                   [](const ReportPoint *a, const ReportPoint *b) {
+                     if (a->itlP99() != b->itlP99())
+                       return a->itlP99() < b->itlP99();
+                     return a->throughput() > b->throughput();
+                   });
+  return front;
+}
+
+/// ITL p99 against output-token throughput, both linear: every point grey,
+/// the front joined in red and labelled with the point indices.
+std::string serveParetoChart(const PlanData &plan,
+                             const std::vector<const ReportPoint *> &points,
+                             const std::vector<const ReportPoint *> &front) {
+  const auto [xlo, xhi] = metricRange(points, kThroughputMetric);
+  const auto [ylo, yhi] = metricRange(points, kItlMetric);
+  Chart chart(xlo, xhi, ylo, yhi, kItlMetric.title);
+  std::string out = chart.axes(kThroughputMetric.title);
+  for (const ReportPoint *p : points)
+    out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"#9aa3ab\">"
+                       "<title>{}</title></circle>\n",
+                       px(chart.xAt(p->throughput())), px(chart.y(p->itlP99())),
+                       esc(pointTitle(plan, *p)));
+  std::string line;
+  for (const ReportPoint *p : front)
+    line += fmt::format("{}{},{}", line.empty() ? "" : " ",
+                        px(chart.xAt(p->throughput())),
+                        px(chart.y(p->itlP99())));
+  out += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"#d62728\" "
+                     "stroke-width=\"1.5\"/>\n",
+                     line);
+  for (const ReportPoint *p : front)
+    out += fmt::format("<circle cx=\"{0}\" cy=\"{1}\" r=\"4.5\" "
+                       "fill=\"#d62728\" class=\"front\"><title>{3}</title>"
+                       "</circle><text x=\"{0}\" y=\"{2}\" "
+                       "text-anchor=\"middle\" class=\"label\">{4}</text>\n",
+                       px(chart.xAt(p->throughput())), px(chart.y(p->itlP99())),
+                       px(chart.y(p->itlP99()) - 8), esc(pointTitle(plan, *p)),
+                       p->index);
+  out += Chart::legend(0, "#9aa3ab", "point");
+  out += Chart::legend(1, "#d62728", "Pareto front");
+  return out + "</svg>\n";
+}
+
+std::vector<std::string> serveHeaderCells(const PlanData &plan) {
+  std::vector<std::string> h = {"index", "id"};
+  h.insert(h.end(), plan.columns.begin(), plan.columns.end());
+  for (const char *name : {"output tok/s", "req/s", "ITL p99 ms",
+                           "TTFT p99 ms", "E2EL p99 ms", "rejected"})
+    h.emplace_back(name);
+  return h;
+}
+
+std::vector<std::string> serveCells(const PlanData &plan, const ReportPoint &p) {
+  std::vector<std::string> row = {std::to_string(p.index), p.id};
+  for (const std::string &c : plan.columns)
+    row.push_back(hw::formatValue(p.values.at(c)));
+  const ServeFigures &f = p.result->serveFigures;
+  row.push_back(fmt::format("{:.2f}", f.outputThroughput));
+  row.push_back(fmt::format("{:.3f}", f.requestThroughput));
+  row.push_back(fmt::format("{:.3f}", f.itl.p99));
+  row.push_back(fmt::format("{:.3f}", f.ttft.p99));
+  row.push_back(fmt::format("{:.3f}", f.e2el.p99));
+  row.push_back(std::to_string(f.rejected));
+  return row;
+}
+
 constexpr std::string_view kStyle =
     R"(body{margin:24px;max-width:1240px;color:#1d232a;
   font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif}
@@ -543,6 +673,89 @@ table{border-collapse:collapse;font-size:12px;margin:6px 0}
 th,td{padding:2px 7px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
 th{background:#f3f4f6}td.text{text-align:left}
 )";
+
+SweepReport finishReport(const PlanData &plan, SweepReport &report,
+                         bool bytes);
+
+/// The series axis of the chart of `axis`: the chosen one, else the next
+/// swept one after it; none when that is `axis` itself.
+const PlanAxis *seriesFor(const PlanData &plan, const PlanAxis &axis,
+                          const PlanAxis *chosen) {
+  const PlanAxis *series = chosen;
+  if (!series && plan.axes.size() > 1) {
+    const size_t i = static_cast<size_t>(&axis - plan.axes.data());
+    series = &plan.axes[(i + 1) % plan.axes.size()];
+  }
+  return series == &axis ? nullptr : series;
+}
+
+/// A serve sweep's part of the report, per model: the Pareto front of ITL
+/// p99 against output-token throughput (table and chart), then throughput
+/// and ITL p99 against each swept parameter.
+void serveSections(const PlanData &plan, const std::vector<std::string> &models,
+                   const PlanAxis *onlyX, const PlanAxis *seriesAxis,
+                   const std::string &counts, std::string &text,
+                   std::string &html) {
+  html += "<p class=\"meta\">" + esc(counts) +
+          "; each point is a simulated server over the trace; the front is the points no other beats on both ITL p99 "
+          "(lower) and output-token throughput (higher).</p>\n";
+  for (const std::string &model : models) {
+    std::vector<const ReportPoint *> okPoints, withItl;
+    for (const ReportPoint &p : plan.points)
+      if (p.model == model && p.ok()) {
+        okPoints.push_back(&p);
+        if (hasItl(p))
+          withItl.push_back(&p);
+      }
+    text += fmt::format("\nmodel      {}: {} ok point{}", model,
+                        okPoints.size(), okPoints.size() == 1 ? "" : "s");
+    if (withItl.size() != okPoints.size())
+      text += fmt::format(", {} without an inter-token gap (left out)",
+                          okPoints.size() - withItl.size());
+    text += "\n";
+    html += "<h2>" + esc(model) + "</h2>\n";
+    if (withItl.empty()) {
+      html += "<p>No point of this model finished with an inter-token "
+              "gap.</p>\n";
+      continue;
+    }
+    const ReportPoint *best = withItl.front();
+    for (const ReportPoint *p : withItl)
+      if (p->throughput() > best->throughput())
+        best = p;
+    text += fmt::format("highest    point {} ({}): {:.2f} output tokens/s, "
+                        "ITL p99 {:.3f} ms\n",
+                        best->index, best->id, best->throughput(),
+                        best->itlP99());
+    const std::vector<const ReportPoint *> front = serveParetoFront(withItl);
+    text += fmt::format("pareto front of ITL p99 against output-token "
+                        "throughput, lowest ITL first ({} point{})\n",
+                        front.size(), front.size() == 1 ? "" : "s");
+    std::vector<std::vector<std::string>> rows = {serveHeaderCells(plan)};
+    for (const ReportPoint *p : front)
+      rows.push_back(serveCells(plan, *p));
+    text += textTable(rows, {false, true});
+
+    html += "<h3>Pareto front: ITL p99 against output-token throughput</h3>\n";
+    html += serveParetoChart(plan, withItl, front);
+    html += htmlTable(rows, 2);
+    for (const PlanAxis &axis : plan.axes) {
+      if (onlyX && &axis != onlyX)
+        continue;
+      const PlanAxis *series = seriesFor(plan, axis, seriesAxis);
+      for (const Metric *metric : {&kThroughputMetric, &kItlMetric}) {
+        const std::string what =
+            metric == &kItlMetric ? "ITL p99" : "Output-token throughput";
+        html += "<h3>" + what + " against " + esc(axis.name) +
+                (series ? ", one line per " + esc(series->name) +
+                              " through the best point at each value"
+                        : std::string(", the best point at each value")) +
+                "</h3>\n";
+        html += parameterChart(plan, axis, series, withItl, *metric);
+      }
+    }
+  }
+}
 
 } // namespace
 
@@ -592,7 +805,10 @@ SweepReport sweepReport(const std::string &dir, const ReportOptions &options) {
 
   std::string &text = report.text;
   text += fmt::format("sweep      {}: {}\n", specName, counts);
-  text += "cost       " + options.cost + "\n";
+  if (plan.serve)
+    text += "front      ITL p99 against output-token throughput\n";
+  else
+    text += "cost       " + options.cost + "\n";
 
   std::string &html = report.html;
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
@@ -600,6 +816,10 @@ SweepReport sweepReport(const std::string &dir, const ReportOptions &options) {
           esc(specName) + "</title>\n<style>\n" + std::string(kStyle) +
           "</style>\n</head>\n<body>\n";
   html += "<h1>Sweep " + esc(specName) + "</h1>\n";
+  if (plan.serve) {
+    serveSections(plan, models, onlyX, seriesAxis, counts, text, html);
+    return finishReport(plan, report, bytes);
+  }
   html += "<p class=\"meta\">" + esc(counts) + "; cost proxy <b>" +
           esc(options.cost) +
           "</b>; time is the simulated time of each point.</p>\n";
@@ -654,20 +874,31 @@ SweepReport sweepReport(const std::string &dir, const ReportOptions &options) {
     }
   }
 
+  return finishReport(plan, report, bytes);
+}
+
+namespace {
+
+SweepReport finishReport(const PlanData &plan, SweepReport &report,
+                         bool bytes) {
+  std::string &html = report.html;
+  std::string &text = report.text;
   // Every point, failures with their error.
   html += "<h2>All points</h2>\n";
-  std::vector<std::vector<std::string>> all = {headerCells(plan)};
+  std::vector<std::vector<std::string>> all = {
+      plan.serve ? serveHeaderCells(plan) : headerCells(plan)};
   all.front().emplace_back("status");
   for (const ReportPoint &p : plan.points) {
     if (p.ok()) {
-      all.push_back(pointCells(plan, p, bytes));
+      all.push_back(plan.serve ? serveCells(plan, p)
+                               : pointCells(plan, p, bytes));
       all.back().emplace_back("ok");
       continue;
     }
     std::vector<std::string> row = {std::to_string(p.index), p.id};
     for (const std::string &c : plan.columns)
       row.push_back(hw::formatValue(p.values.at(c)));
-    row.insert(row.end(), {"-", "-", "-"});
+    row.resize(all.front().size() - 1, "-");
     row.push_back(p.result ? "failed: " + p.result->error : "missing");
     all.push_back(std::move(row));
   }
@@ -678,5 +909,7 @@ SweepReport sweepReport(const std::string &dir, const ReportOptions &options) {
   text += "\nreport     " + report.htmlPath + "\n";
   return report;
 }
+
+} // namespace
 
 } // namespace spyre::sweep

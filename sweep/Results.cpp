@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 
 namespace spyre::sweep {
@@ -51,6 +52,8 @@ hw::ParamValue columnValue(const SweepPoint &point, const std::string &key) {
     return hw::ParamValue(static_cast<int64_t>(point.optLevel));
   if (key == kMappingKey)
     return hw::ParamValue(point.mapping);
+  if (const ServeKey *k = findServeKey(key))
+    return k->get(point.serve);
   const hw::ParamInfo *p = hw::findParam(key);
   SPYRE_ASSERT(p, "result column of an unknown key '" + key + "'");
   return p->field.get(point.config);
@@ -68,8 +71,77 @@ PointResult resultFor(const SweepPlan &plan, const SweepPoint &point) {
     r.parameters.push_back({key, columnValue(point, key)});
   r.numerics = plan.numerics;
   r.configFingerprint = point.configFingerprint;
+  r.serve = plan.serve;
+  r.serveFingerprint = point.serveFingerprint;
   return r;
 }
+
+namespace {
+
+ojson distributionJson(const ServeDistribution &d) {
+  return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50},
+          {"p90", d.p90},     {"p99", d.p99}};
+}
+
+ServeDistribution distributionFromJson(const nlohmann::json &j) {
+  ServeDistribution d;
+  d.count = j.at("count").get<int64_t>();
+  d.mean = j.at("mean").get<double>();
+  d.p50 = j.at("p50").get<double>();
+  d.p90 = j.at("p90").get<double>();
+  d.p99 = j.at("p99").get<double>();
+  return d;
+}
+
+ojson serveJson(const ServeFigures &f) {
+  ojson j;
+  j["requests"] = f.requests;
+  j["completed"] = f.completed;
+  j["rejected"] = f.rejected;
+  j["duration_s"] = f.durationS;
+  j["request_throughput"] = f.requestThroughput;
+  j["output_throughput"] = f.outputThroughput;
+  j["total_token_throughput"] = f.totalTokenThroughput;
+  j["goodput"] = f.goodput;
+  j["ttft_ms"] = distributionJson(f.ttft);
+  j["tpot_ms"] = distributionJson(f.tpot);
+  j["itl_ms"] = distributionJson(f.itl);
+  j["e2el_ms"] = distributionJson(f.e2el);
+  j["mean_queue_ms"] = f.meanQueueMs;
+  j["mean_batch"] = f.meanBatch;
+  j["steps"] = f.steps;
+  j["prefill_steps"] = f.prefillSteps;
+  j["kv_blocks"] = f.kvBlocks;
+  j["peak_kv_blocks"] = f.peakKvBlocks;
+  j["step_shapes"] = f.stepShapes;
+  return j;
+}
+
+ServeFigures serveFromJson(const nlohmann::json &j) {
+  ServeFigures f;
+  f.requests = j.at("requests").get<int64_t>();
+  f.completed = j.at("completed").get<int64_t>();
+  f.rejected = j.at("rejected").get<int64_t>();
+  f.durationS = j.at("duration_s").get<double>();
+  f.requestThroughput = j.at("request_throughput").get<double>();
+  f.outputThroughput = j.at("output_throughput").get<double>();
+  f.totalTokenThroughput = j.at("total_token_throughput").get<double>();
+  f.goodput = j.at("goodput").get<double>();
+  f.ttft = distributionFromJson(j.at("ttft_ms"));
+  f.tpot = distributionFromJson(j.at("tpot_ms"));
+  f.itl = distributionFromJson(j.at("itl_ms"));
+  f.e2el = distributionFromJson(j.at("e2el_ms"));
+  f.meanQueueMs = j.at("mean_queue_ms").get<double>();
+  f.meanBatch = j.at("mean_batch").get<double>();
+  f.steps = j.at("steps").get<int64_t>();
+  f.prefillSteps = j.at("prefill_steps").get<int64_t>();
+  f.kvBlocks = j.at("kv_blocks").get<int64_t>();
+  f.peakKvBlocks = j.at("peak_kv_blocks").get<int64_t>();
+  f.stepShapes = j.at("step_shapes").get<int64_t>();
+  return f;
+}
+
+} // namespace
 
 std::string resultJson(const PointResult &r) {
   ojson j;
@@ -85,9 +157,13 @@ std::string resultJson(const PointResult &r) {
   j["parameters"] = params;
   j["numerics"] = r.numerics;
   j["config_fingerprint"] = r.configFingerprint;
+  if (r.serve)
+    j["serve_fingerprint"] = r.serveFingerprint;
   j["status"] = r.ok ? "ok" : "error";
   j["error"] = r.error;
-  if (r.ok) {
+  if (r.ok && r.serve) {
+    j["serve"] = serveJson(r.serveFigures);
+  } else if (r.ok) {
     j["cycles"] = r.cycles;
     j["clock_ghz"] = r.clockGhz;
     j["simulated_us"] = r.simulatedUs;
@@ -109,8 +185,8 @@ std::string resultJson(const PointResult &r) {
     j["findings"] = r.findings;
     j["first_findings"] = r.firstFindings;
   }
-  j["wall_seconds"] = {{"compile", r.compileSeconds},
-                       {"simulate", r.simulateSeconds},
+  j["wall_seconds"] = {{r.serve ? "step_costs" : "compile", r.compileSeconds},
+                       {r.serve ? "server" : "simulate", r.simulateSeconds},
                        {"total", r.wallSeconds}};
   return j.dump(2) + "\n";
 }
@@ -139,12 +215,17 @@ std::optional<PointResult> parseResult(std::string_view text) {
     }
     r.numerics = j.at("numerics").get<bool>();
     r.configFingerprint = j.at("config_fingerprint").get<std::string>();
+    r.serve = j.contains("serve_fingerprint");
+    if (r.serve)
+      r.serveFingerprint = j.at("serve_fingerprint").get<std::string>();
     const std::string status = j.at("status").get<std::string>();
     if (status != "ok" && status != "error")
       return std::nullopt;
     r.ok = status == "ok";
     r.error = j.at("error").get<std::string>();
-    if (r.ok) {
+    if (r.ok && r.serve) {
+      r.serveFigures = serveFromJson(j.at("serve"));
+    } else if (r.ok) {
       r.cycles = j.at("cycles").get<uint64_t>();
       r.clockGhz = j.at("clock_ghz").get<double>();
       r.simulatedUs = j.at("simulated_us").get<double>();
@@ -167,8 +248,8 @@ std::optional<PointResult> parseResult(std::string_view text) {
       r.firstFindings = j.at("first_findings").get<std::vector<std::string>>();
     }
     const nlohmann::json &w = j.at("wall_seconds");
-    r.compileSeconds = w.at("compile").get<double>();
-    r.simulateSeconds = w.at("simulate").get<double>();
+    r.compileSeconds = w.at(r.serve ? "step_costs" : "compile").get<double>();
+    r.simulateSeconds = w.at(r.serve ? "server" : "simulate").get<double>();
     r.wallSeconds = w.at("total").get<double>();
     return r;
   } catch (const nlohmann::json::exception &) {
@@ -190,7 +271,8 @@ std::optional<PointResult> readResult(const SweepPlan &plan,
   }
   if (!r || r->id != point.id ||
       r->configFingerprint != point.configFingerprint ||
-      r->modelHash != point.modelHash)
+      r->modelHash != point.modelHash ||
+      r->serveFingerprint != point.serveFingerprint)
     return std::nullopt;
   // The index follows the spec's current order.
   r->index = point.index;
@@ -209,6 +291,85 @@ std::string csvField(std::string_view text) {
   return out + "\"";
 }
 
+namespace {
+
+/// The columns of a serve sweep after the swept keys: the figures of each
+/// point's `spyre serve` summary, then the error and the wall clock.
+ResultsTable serveResultsTable(const SweepPlan &plan,
+                               const std::map<size_t, PointResult> &results,
+                               ResultsTable table) {
+  static constexpr std::array kFigures = {
+      "requests",         "completed",          "rejected",
+      "duration_s",       "request_throughput", "output_throughput",
+      "total_token_throughput", "goodput",      "ttft_p50_ms",
+      "ttft_p99_ms",      "itl_p50_ms",         "itl_p99_ms",
+      "tpot_p50_ms",      "tpot_p99_ms",        "e2el_p50_ms",
+      "e2el_p99_ms",      "mean_queue_ms",      "mean_batch",
+      "steps",            "prefill_steps",      "kv_blocks",
+      "peak_kv_blocks",   "step_shapes"};
+  std::vector<std::string> &header = table.header;
+  header.emplace_back("status");
+  header.emplace_back("config_fingerprint");
+  header.insert(header.end(), kFigures.begin(), kFigures.end());
+  for (const char *name : {"error", "step_cost_s", "server_s", "wall_s"})
+    header.emplace_back(name);
+
+  auto text = [](std::string t) {
+    return ResultField{t, hw::ParamValue(std::move(t))};
+  };
+  auto integer = [](int64_t v) {
+    return ResultField{std::to_string(v), hw::ParamValue(v)};
+  };
+  auto real = [](double v) { return ResultField{number(v), hw::ParamValue(v)}; };
+  auto seconds = [](double v) {
+    return ResultField{fmt::format("{:.3f}", v), hw::ParamValue(v)};
+  };
+  const std::vector<std::string> columns = plan.columns();
+  for (const SweepPoint &p : plan.points) {
+    std::vector<ResultField> row = {integer(static_cast<int64_t>(p.index)),
+                                    text(p.id), text(p.model)};
+    for (const std::string &key : columns) {
+      const hw::ParamValue v = columnValue(p, key);
+      row.push_back({hw::formatValue(v), v});
+    }
+    auto it = results.find(p.index);
+    if (it == results.end()) {
+      row.push_back(text("missing"));
+      row.push_back(text(p.configFingerprint));
+      row.resize(header.size());
+      table.rows.push_back(std::move(row));
+      continue;
+    }
+    const PointResult &r = it->second;
+    const ServeFigures &f = r.serveFigures;
+    row.push_back(text(r.ok ? "ok" : "error"));
+    row.push_back(text(r.configFingerprint));
+    if (r.ok) {
+      for (const ResultField &field :
+           {integer(f.requests), integer(f.completed), integer(f.rejected),
+            real(f.durationS), real(f.requestThroughput),
+            real(f.outputThroughput), real(f.totalTokenThroughput),
+            real(f.goodput), real(f.ttft.p50), real(f.ttft.p99),
+            real(f.itl.p50), real(f.itl.p99), real(f.tpot.p50),
+            real(f.tpot.p99), real(f.e2el.p50), real(f.e2el.p99),
+            real(f.meanQueueMs), real(f.meanBatch), integer(f.steps),
+            integer(f.prefillSteps), integer(f.kvBlocks),
+            integer(f.peakKvBlocks), integer(f.stepShapes)})
+        row.push_back(field);
+    } else {
+      row.resize(row.size() + kFigures.size());
+    }
+    row.push_back(r.error.empty() ? ResultField{} : text(r.error));
+    row.push_back(seconds(r.compileSeconds));
+    row.push_back(seconds(r.simulateSeconds));
+    row.push_back(seconds(r.wallSeconds));
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+} // namespace
+
 ResultsTable resultsTable(const SweepPlan &plan,
                           const std::map<size_t, PointResult> &results) {
   ResultsTable table;
@@ -216,6 +377,8 @@ ResultsTable resultsTable(const SweepPlan &plan,
   header = {"index", "id", "model"};
   const std::vector<std::string> columns = plan.columns();
   header.insert(header.end(), columns.begin(), columns.end());
+  if (plan.serve)
+    return serveResultsTable(plan, results, std::move(table));
   for (const char *name :
        {"status", "config_fingerprint", "cycles", "simulated_us",
         "achieved_tflops", "macs", "read_bytes", "write_bytes", "read_gbps",

@@ -24,6 +24,36 @@ inline constexpr std::array<std::string_view, 5> kUtilKinds = {
 /// Findings a result lists in full (all are counted).
 inline constexpr size_t kListedFindings = 3;
 
+/// A distribution of a serve point, milliseconds (serve::Distribution).
+struct ServeDistribution {
+  int64_t count = 0;
+  double mean = 0;
+  double p50 = 0;
+  double p90 = 0;
+  double p99 = 0;
+};
+
+/// What a serve point measured: the figures of `spyre serve`'s summary
+/// (docs/serve.md).
+struct ServeFigures {
+  int64_t requests = 0;
+  int64_t completed = 0;
+  int64_t rejected = 0;
+  double durationS = 0;
+  double requestThroughput = 0;    ///< completed requests / s
+  double outputThroughput = 0;     ///< output tokens / s
+  double totalTokenThroughput = 0; ///< (input + output) tokens / s
+  double goodput = 0;              ///< requests / s within serve.slo
+  ServeDistribution ttft, tpot, itl, e2el;
+  double meanQueueMs = 0;
+  double meanBatch = 0; ///< sequences per decode step
+  int64_t steps = 0;
+  int64_t prefillSteps = 0;
+  int64_t kvBlocks = 0;
+  int64_t peakKvBlocks = 0;
+  int64_t stepShapes = 0; ///< distinct step shapes whose costs it used
+};
+
 struct PointResult {
   size_t index = 0;
   std::string id;
@@ -35,6 +65,11 @@ struct PointResult {
   std::vector<Setting> parameters;
   bool numerics = false;
   std::string configFingerprint;
+  /// A serve point: the fingerprint of its knobs and trace, and its figures
+  /// (instead of cycles, memory and utilisation).
+  bool serve = false;
+  std::string serveFingerprint;
+  ServeFigures serveFigures;
 
   bool ok = false;
   std::string error; ///< the first diagnostic, when !ok
@@ -66,6 +101,9 @@ struct PointResult {
   std::vector<std::string> firstFindings;
 
   // Wall-clock seconds: they vary from run to run and affect nothing else.
+  // A serve point's "compile" is the time spent on step costs (compiling
+  // and simulating step programs, or reading them from the sweep's cache),
+  // its "simulate" the server's event loop.
   double compileSeconds = 0;
   double simulateSeconds = 0;
   double wallSeconds = 0;
@@ -115,7 +153,7 @@ std::string resultsCsv(const SweepPlan &plan,
 std::string csvField(std::string_view text);
 
 /// The value of result column `key` for a point: its effective config
-/// value, -O level or mapping.
+/// value, serving knob, -O level or mapping.
 hw::ParamValue columnValue(const SweepPoint &point, const std::string &key);
 
 } // namespace spyre::sweep

@@ -6,6 +6,8 @@
 #include "sweep/Sweep.h"
 
 #include "compiler/import/ModelLoader.h"
+#include "llm/LlmConfig.h"
+#include "serve/Trace.h"
 #include "sweep/Expr.h"
 #include "sweep/Results.h"
 #include "support/FileIO.h"
@@ -115,8 +117,20 @@ std::vector<std::string> allKeys() {
   std::vector<std::string> keys = {kOptLevelKey, kMappingKey};
   for (const hw::ParamInfo &p : hw::configSchema())
     keys.emplace_back(p.path);
+  for (const ServeKey &k : serveKeys())
+    keys.push_back(std::string(kServePrefix) + std::string(k.name));
   return keys;
 }
+
+/// The keys of the `serve:` section, bare.
+std::vector<std::string> serveSectionKeys() {
+  std::vector<std::string> keys = {"requests"};
+  for (const ServeKey &k : serveKeys())
+    keys.emplace_back(k.name);
+  return keys;
+}
+
+constexpr const char *kServeSection = "serve";
 
 std::string describeNode(const YAML::Node &node) {
   if (!node.IsDefined() || node.IsNull())
@@ -166,15 +180,17 @@ public:
                  "or points, constraints), got " + describeNode(root));
 
     static const std::vector<std::string> kTopKeys = {
-        "models", "base_config", "options", "grid", "points", "constraints"};
+        "models", "base_config", "options", "serve",
+        "grid",   "points",      "constraints"};
     for (const auto &kv : root) {
       const std::string key = keyText(kv.first);
       if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end())
         fail(kv.first, "unknown key '" + key + "' in the sweep spec" +
                            suggestion(key, kTopKeys) +
-                           " (keys: models, base_config, options, grid, "
-                           "points, constraints)");
+                           " (keys: models, base_config, options, serve, "
+                           "grid, points, constraints)");
     }
+    serve_ = static_cast<bool>(root[kServeSection]);
 
     if (!root["models"])
       fail(root, "the sweep spec names no models: add 'models:' with a list "
@@ -182,6 +198,8 @@ public:
     readModels(root["models"]);
     readBaseConfig(root["base_config"]);
     readOptions(root["options"]);
+    if (serve_)
+      readServe(root[kServeSection]);
     if (root["grid"] && root["points"])
       fail(root["points"], "give either 'grid' or 'points', not both");
     if (root["grid"])
@@ -190,6 +208,8 @@ public:
       readPoints(root["points"]);
     if (root["constraints"])
       readConstraints(root["constraints"]);
+    if (serve_)
+      checkTraceSource();
     return expand();
   }
 
@@ -268,8 +288,12 @@ private:
     for (const YAML::Node &m : node) {
       SpecModel model;
       model.written = scalar(m, "a model");
-      model.path = existingFile(m, "model file");
-      if (!compiler::modelFormatOf(model.path))
+      model.path = existingFile(m, serve_ ? "LLM config" : "model file");
+      if (serve_)
+        // A serve sweep's models are LLM configs (docs/llm.md); a bad one
+        // is an error in it, before anything runs.
+        llm::loadLlmConfig(model.path);
+      else if (!compiler::modelFormatOf(model.path))
         fail(m, "model file '" + model.written +
                     "' is neither graph JSON (.json) nor ONNX (.onnx)");
       for (const SpecModel &other : models_)
@@ -307,6 +331,11 @@ private:
     for (const auto &kv : node) {
       const std::string key = keyText(kv.first);
       const YAML::Node &value = kv.second;
+      if (serve_ && key != kOptLevelKey &&
+          std::find(kKeys.begin(), kKeys.end(), key) != kKeys.end())
+        fail(kv.first, "option '" + key + "' does not apply to a serve "
+                       "sweep (its points run `spyre serve`, timing only); "
+                       "only opt_level does");
       if (key == kOptLevelKey) {
         optLevel_ = static_cast<int>(
             std::get<int64_t>(optionValue(key, value).value));
@@ -334,6 +363,9 @@ private:
 
   /// The value of a compiler option (`opt_level`, `mapping`).
   Setting optionValue(const std::string &key, const YAML::Node &value) {
+    if (serve_ && key == kMappingKey)
+      fail(value, "a serve sweep takes no mapping files (its step programs "
+                  "are compiled by the llm library)");
     if (key == kOptLevelKey) {
       int64_t level = -1;
       if (!value.IsScalar() || quotedScalar(value) ||
@@ -345,6 +377,108 @@ private:
     const std::string written = scalar(value, "mapping");
     existingFile(value, "mapping file");
     return {key, hw::ParamValue(written)};
+  }
+
+  /// A value of the serving knob `key`, converted to its type and checked
+  /// as `spyre serve` checks its option.
+  Setting serveValue(const ServeKey &key, const YAML::Node &value) {
+    const std::string full = std::string(kServePrefix) + std::string(key.name);
+    if (!serve_)
+      fail(value, "'" + full + "' is a serving knob: a sweep that sets it "
+                  "needs a 'serve' section (docs/sweep.md, Serve sweeps)");
+    if (!requests_.empty() && key.generator)
+      fail(value, "'" + full + "' is a parameter of a generated trace; this "
+                  "sweep reads its requests from '" + requests_ + "'");
+    const std::string expected = key.type == hw::ParamType::Int64 ? "an integer"
+                                 : key.type == hw::ParamType::Double
+                                     ? "a number"
+                                     : "a string";
+    if (!value.IsScalar())
+      fail(value, "'" + full + "' takes " + expected + ", got " +
+                      describeNode(value));
+    const std::string &text = value.Scalar();
+    hw::ParamValue v;
+    if (key.type == hw::ParamType::String) {
+      v = text;
+    } else if (quotedScalar(value)) {
+      fail(value, "'" + full + "' takes " + expected +
+                      ", got the quoted string '" + text + "'");
+    } else if (key.type == hw::ParamType::Int64) {
+      int64_t i = 0;
+      const IntParse r = parseInt64(text, i);
+      if (r == IntParse::OutOfRange)
+        fail(value, "'" + full + "': " + text +
+                        " does not fit in a 64-bit integer");
+      if (r != IntParse::Ok)
+        fail(value, "'" + full + "' takes " + expected + ", got " +
+                        (parseDouble(text) ? text : "'" + text + "'"));
+      v = i;
+    } else {
+      std::optional<double> d = parseDouble(text);
+      if (!d)
+        fail(value, "'" + full + "' takes a finite number, got '" + text + "'");
+      v = *d;
+    }
+    const std::string problem = serveValueProblem(key, v);
+    if (!problem.empty())
+      fail(value, "'" + full + "' " + problem);
+    return {full, v};
+  }
+
+  /// The `serve:` section: the trace and the knobs every point starts from.
+  void readServe(const YAML::Node &node) {
+    if (!node.IsMap())
+      fail(node, "'serve' is a map of the serving knobs (requests, batching, "
+                 "max_num_seqs, ...), got " + describeNode(node));
+    serveLoc_ = at(node);
+    // The trace first: whether it is a file decides which keys apply.
+    for (const auto &kv : node)
+      if (keyText(kv.first) == "requests") {
+        requests_ = scalar(kv.second, "requests");
+        requestsPath_ = existingFile(kv.second, "request trace");
+        // A bad trace is an error in it, before anything runs, named as
+        // the spec's folder and the written path give it.
+        const std::string text = readFile(
+            requestsPath_, FileLimit{serve::kMaxTraceBytes, "a request trace"});
+        const fs::path written(requests_);
+        serve::parseTrace(text, written.is_absolute()
+                                    ? requests_
+                                    : (fs::path(file_).parent_path() / written)
+                                          .lexically_normal()
+                                          .string());
+        requestsHash_ = hw::fingerprintString(fnv1a64(text));
+      }
+    for (const auto &kv : node) {
+      const std::string key = keyText(kv.first);
+      if (key == "requests")
+        continue;
+      const ServeKey *k = findServeKey(key, true);
+      if (!k)
+        fail(kv.first, "unknown key '" + key + "' in the serve section" +
+                           suggestion(key, serveSectionKeys()) +
+                           " (keys: requests, or a serving knob such as "
+                           "batching, max_num_seqs, chunk_size, rate_scale; "
+                           "docs/sweep.md)");
+      k->set(serveBase_, serveValue(*k, kv.second).value);
+      serveSet_.insert(std::string(k->name));
+    }
+  }
+
+  /// A trace file, or every parameter of the generator for every point.
+  void checkTraceSource() const {
+    if (!requests_.empty())
+      return;
+    std::string missing;
+    for (const char *name : {"rate", "prompt", "output", "count"}) {
+      const std::string full = std::string(kServePrefix) + name;
+      if (!serveSet_.count(name) && !keyOwner_.count(full))
+        missing += (missing.empty() ? "" : ", ") + std::string(name);
+    }
+    if (!missing.empty())
+      throw UserError(serveLoc_,
+                      "the serve section names no trace: give 'requests' (a "
+                      "trace file) or the generator's rate, prompt, output "
+                      "and count (missing: " + missing + ")");
   }
 
   /// A config value of `param`, converted to its type.
@@ -395,7 +529,10 @@ private:
       return {optionValue(key, value)};
     if (const hw::ParamInfo *p = hw::findParam(key))
       return {configValue(*p, value)};
-    const bool section = hw::findSection(key) != nullptr;
+    if (const ServeKey *k = findServeKey(key))
+      return {serveValue(*k, value)};
+    const bool section =
+        hw::findSection(key) != nullptr || key == kServeSection;
     if (!section && !(linkedName && value.IsMap()))
       fail(keyNode, "unknown config key '" + key + "'" +
                         suggestion(key, allKeys()) +
@@ -412,11 +549,16 @@ private:
       const std::string inner = keyText(kv.first);
       const std::string full = section ? key + "." + inner : inner;
       const hw::ParamInfo *p = hw::findParam(full);
-      if (!p) {
+      const ServeKey *served = findServeKey(full);
+      if (!p && !served) {
         std::vector<std::string> candidates;
         for (const hw::ParamInfo &q : hw::configSchema())
           if (!section || hw::sectionOf(q.path) == key)
             candidates.emplace_back(section ? hw::leafOf(q.path) : q.path);
+        for (const ServeKey &q : serveKeys())
+          if (!section || key == kServeSection)
+            candidates.push_back((section ? "" : std::string(kServePrefix)) +
+                                 std::string(q.name));
         fail(kv.first,
              "unknown config key '" + full + "'" +
                  suggestion(inner, candidates) +
@@ -427,7 +569,8 @@ private:
       for (const Setting &s : out)
         if (s.key == full)
           fail(kv.first, "'" + full + "' is set twice");
-      out.push_back(configValue(*p, kv.second));
+      out.push_back(p ? configValue(*p, kv.second)
+                      : serveValue(*served, kv.second));
     }
     return out;
   }
@@ -552,6 +695,15 @@ private:
         nameLoc.col += static_cast<int>(e.nameOffset(i));
         if (name == kOptLevelKey)
           continue;
+        if (const ServeKey *k = findServeKey(name)) {
+          if (!serve_)
+            throw UserError(nameLoc, "'" + name + "' is a serving knob; this "
+                                     "sweep has no 'serve' section");
+          if (k->type == hw::ParamType::String)
+            throw UserError(nameLoc, "'" + name + "' is a string; "
+                                     "constraints compute with numbers");
+          continue;
+        }
         const hw::ParamInfo *p = hw::findParam(name);
         if (!p)
           throw UserError(nameLoc,
@@ -588,7 +740,12 @@ private:
     p.optLevel = optLevel_;
     p.mapping = mapping_;
     p.config = base_;
+    p.serve = serveBase_;
     for (const Setting &s : settings) {
+      if (const ServeKey *k = findServeKey(s.key)) {
+        k->set(p.serve, s.value);
+        continue;
+      }
       if (s.key == kOptLevelKey) {
         p.optLevel = static_cast<int>(std::get<int64_t>(s.value));
         continue;
@@ -614,6 +771,12 @@ private:
       canonical += "mapping=" + p.mapping + "\n";
     if (numerics_)
       canonical += "numerics=seed " + std::to_string(seed_) + "\n";
+    if (serve_) {
+      canonical += "serve\n";
+      p.serveFingerprint = hw::fingerprintString(fnv1a64(
+          serveSettingsText(p.serve) + "requests=" + requests_ + " " +
+          requestsHash_ + "\n"));
+    }
     p.id = toHex(mixBits(fnv1a64(canonical)) >> (64 - 4 * kIdDigits),
                  kIdDigits);
     return p;
@@ -624,7 +787,9 @@ private:
     auto lookup = [&](const std::string &name) -> double {
       if (name == kOptLevelKey)
         return p.optLevel;
-      const hw::ParamValue v = hw::findParam(name)->field.get(p.config);
+      const ServeKey *k = findServeKey(name);
+      const hw::ParamValue v =
+          k ? k->get(p.serve) : hw::findParam(name)->field.get(p.config);
       if (const int64_t *i = std::get_if<int64_t>(&v))
         return static_cast<double>(*i);
       return std::get<double>(v);
@@ -675,6 +840,10 @@ private:
     plan.seed = seed_;
     plan.keepStats = keepStats_;
     plan.maxPoints = maxPoints_;
+    plan.serve = serve_;
+    plan.requests = requests_;
+    plan.requestsPath = requestsPath_;
+    plan.requestsHash = requestsHash_;
     for (const SpecAxis &a : grid_)
       plan.axes.push_back(a.axis);
     checkPointCount();
@@ -753,6 +922,13 @@ private:
   std::vector<AxisValue> listed_;
   std::vector<Expr> constraints_;
   std::map<std::string, std::string> keyOwner_;
+  bool serve_ = false; ///< a serve sweep
+  SourceLoc serveLoc_;
+  std::string requests_;     ///< the trace as written, or empty
+  std::string requestsPath_; ///< absolute
+  std::string requestsHash_;
+  ServeSettings serveBase_;  ///< the serve section's knobs
+  std::set<std::string> serveSet_; ///< the knobs it sets, bare
 };
 
 } // namespace

@@ -56,18 +56,26 @@ std::string planJson(const SweepPlan &plan) {
     j["base_settings"] = plan.baseSettings;
   j["numerics"] = plan.numerics;
   j["seed"] = plan.seed;
+  if (plan.serve) {
+    j["kind"] = "serve";
+    j["requests"] = plan.requests;
+    j["requests_hash"] = plan.requestsHash;
+  }
   ojson axes = ojson::array();
   for (const Axis &a : plan.axes)
     axes.push_back({{"name", a.name}, {"keys", a.keys}, {"values", a.values}});
   j["axes"] = axes;
   j["columns"] = plan.columns();
   ojson points = ojson::array();
-  for (const SweepPoint &p : plan.points)
+  for (const SweepPoint &p : plan.points) {
     points.push_back({{"index", p.index},
                       {"id", p.id},
                       {"model", p.model},
                       {"config_fingerprint", p.configFingerprint},
                       {"values", valuesJson(plan, p)}});
+    if (plan.serve)
+      points.back()["serve_fingerprint"] = p.serveFingerprint;
+  }
   j["points"] = points;
   ojson dropped = ojson::array();
   for (const DroppedPoint &d : plan.dropped)
@@ -78,11 +86,14 @@ std::string planJson(const SweepPlan &plan) {
   return j.dump(2) + "\n";
 }
 
-/// The first validation error of a point's config, or empty.
-std::string configProblem(const SweepPoint &p) {
+/// The first validation error of a point's config or serving knobs, or
+/// empty.
+std::string configProblem(const SweepPlan &plan, const SweepPoint &p) {
   DiagnosticEngine diags;
   if (hw::validateConfig(p.config, "config", diags))
-    return "";
+    return plan.serve
+               ? serveSettingsProblem(p.serve, plan.requestsPath.empty())
+               : "";
   const Diagnostic &d = diags.diagnostics().front();
   return d.loc.keyPath.empty() ? d.message : d.loc.keyPath + ": " + d.message;
 }
@@ -207,7 +218,14 @@ std::string dryRunText(const SweepPlan &plan) {
          settingsText(plan.baseSettings) +
          (plan.numerics ? fmt::format(", numerics with seed {}", plan.seed)
                         : std::string(", timing only")) +
-         "\n\n";
+         "\n";
+  if (plan.serve)
+    out += "serve      " +
+           (plan.requests.empty()
+                ? std::string("a generated trace per point")
+                : "requests from " + plan.requests) +
+           "\n";
+  out += "\n";
 
   const std::vector<std::string> columns = plan.columns();
   std::vector<std::vector<std::string>> rows;
@@ -220,7 +238,7 @@ std::string dryRunText(const SweepPlan &plan) {
     for (std::string &cell : pointRow(plan, p))
       row.push_back(std::move(cell));
     rows.push_back(std::move(row));
-    const std::string problem = configProblem(p);
+    const std::string problem = configProblem(plan, p);
     if (!problem.empty())
       invalid.push_back(fmt::format("  point {}: {}", p.index, problem));
   }

@@ -12,6 +12,7 @@
 
 #include "hw/ConfigSchema.h"
 #include "hw/HwConfig.h"
+#include "sweep/ServeSettings.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -64,6 +65,11 @@ struct SweepPoint {
   /// that message when it runs, without stopping the others.
   hw::HwConfig config;
   std::string configFingerprint; ///< of `config`, as fingerprintString
+  /// A serve sweep's point: its serving knobs (the `serve:` section with the
+  /// point's `serve.*` settings applied), and the fingerprint of them and of
+  /// the trace, which a result must carry to count.
+  ServeSettings serve;
+  std::string serveFingerprint; ///< empty for a compile point
   /// The exact argv that runs this point: pointArgv(plan, index, exe).
   std::vector<std::string> command;
 };
@@ -83,6 +89,12 @@ struct SweepPlan {
   bool numerics = false;  ///< simulate with numbers and check the outputs
   uint64_t seed = 0;      ///< random inputs for numerics
   bool keepStats = false; ///< keep each point's statistics JSON
+  /// A serve sweep (the spec has a `serve:` section): its models are LLM
+  /// configs and each point runs `spyre serve` over the trace.
+  bool serve = false;
+  std::string requests;     ///< the trace file as written, or empty
+  std::string requestsPath; ///< absolute, or empty: generated per point
+  std::string requestsHash; ///< `0x` + FNV-1a 64 of the trace's bytes
   std::vector<Axis> axes;
   std::vector<SweepPoint> points;
   std::vector<DroppedPoint> dropped;

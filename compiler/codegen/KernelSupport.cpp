@@ -303,131 +303,121 @@ namespace {
 /// The DMA fields of a move, from the point of view of memory (ms) and LX
 /// (lxs). Rows contiguous in memory: one run per block. Otherwise one stick
 /// per run, rows in dimension 1 and blocks in dimension 2.
-void setMove(InstrBuilder &b, const StickMove &mv) {
+template <isa::Format F> void setMove(InstrOf<F> &b, const StickMove &mv) {
   SPYRE_ASSERT(mv.rows >= 1 && mv.blocks >= 1, "empty DMA move");
   if (mv.rows == 1 && mv.blockStride == 1 && mv.lxBlockStride == 1) {
-    b.set("run", mv.blocks);
+    b.run(mv.blocks);
     return;
   }
   if (mv.rowStride == 1) {
-    b.set("run", mv.rows);
+    b.run(mv.rows);
     if (mv.blocks > 1)
-      b.set("n1", mv.blocks)
-          .set("lxs1", mv.lxBlockStride)
-          .set("ms1", mv.blockStride);
+      b.n1(mv.blocks).lxs1(mv.lxBlockStride).ms1(mv.blockStride);
     return;
   }
-  b.set("run", 1);
+  b.run(1);
   if (mv.rows > 1)
-    b.set("n1", mv.rows).set("lxs1", 1).set("ms1", mv.rowStride);
+    b.n1(mv.rows).lxs1(1).ms1(mv.rowStride);
   if (mv.blocks > 1)
-    b.set("n2", mv.blocks)
-        .set("lxs2", mv.lxBlockStride)
-        .set("ms2", mv.blockStride);
+    b.n2(mv.blocks).lxs2(mv.lxBlockStride).ms2(mv.blockStride);
 }
 
-InstrBuilder &fmt(InstrBuilder &b, bool f32) {
+template <isa::Format F> void setFmt(InstrOf<F> &b, bool f32) {
   if (f32)
-    b.setEnum("fmt", "f32");
-  return b;
+    b.fmt(isa::StickFormat::F32);
 }
 
-void setRows(InstrBuilder &b, const Rows &r) {
-  const isa::InstrDesc &d = b.desc();
-  if (d.fieldIndex("n") >= 0)
-    b.set("n", r.n);
-  b.set("m", r.m);
-  if (d.fieldIndex("ds") >= 0 && d.opcode != isa::Opcode::Rsum &&
-      d.opcode != isa::Opcode::Rmax)
-    b.set("ds", r.ds != 0 ? r.ds : r.n);
-  else if (d.fieldIndex("ds") >= 0)
-    b.set("ds", r.ds != 0 ? r.ds : 1);
-  if (d.fieldIndex("ss") >= 0)
-    b.set("ss", r.ss != 0 ? r.ss : r.n);
+template <isa::Format F> void setRows(InstrOf<F> &b, const Rows &r) {
+  using isa::Field;
+  using B = InstrOf<F>;
+  if constexpr (B::has(Field::N))
+    b.n(r.n);
+  b.m(r.m);
+  // A row reduction writes one stick a row: its dst stride defaults to 1.
+  if constexpr (F == isa::Format::RowReduce)
+    b.ds(r.ds != 0 ? r.ds : 1);
+  else if constexpr (B::has(Field::Ds))
+    b.ds(r.ds != 0 ? r.ds : r.n);
+  if constexpr (B::has(Field::Ss))
+    b.ss(r.ss != 0 ? r.ss : r.n);
   if (r.count != 0)
-    b.set("count", r.count);
+    b.count(r.count);
+}
+
+template <isa::Format F>
+InstrOf<F> sfuRows(isa::Opcode op, Addr dst, Addr src, const Rows &r,
+                   bool f32) {
+  InstrOf<F> b = instrOf<F>(op);
+  b.dst(dst).src(src);
+  setRows(b, r);
+  setFmt(b, f32);
+  return b;
 }
 
 } // namespace
 
-InstrBuilder loadSticks(Addr lx, Addr mem, const StickMove &mv) {
-  InstrBuilder b = instr("ld").set("lx", lx).set("mem", mem);
+InstrOf<isa::Format::Load> loadSticks(Addr lx, Addr mem, const StickMove &mv) {
+  auto b = instr<isa::Opcode::Ld>().lx(lx).mem(mem);
   setMove(b, mv);
   return b;
 }
 
-InstrBuilder storeSticks(Addr mem, Addr lx, const StickMove &mv) {
-  InstrBuilder b = instr("st").set("mem", mem).set("lx", lx);
+InstrOf<isa::Format::Store> storeSticks(Addr mem, Addr lx,
+                                        const StickMove &mv) {
+  auto b = instr<isa::Opcode::St>().mem(mem).lx(lx);
   setMove(b, mv);
   return b;
 }
 
-InstrBuilder sfuUnary(std::string_view op, Addr dst, Addr src, const Rows &r,
+InstrBuilder sfuUnary(isa::Opcode op, Addr dst, Addr src, const Rows &r,
                       bool f32) {
-  InstrBuilder b = instr(op).set("dst", dst).set("src", src);
-  setRows(b, r);
-  return fmt(b, f32);
+  using isa::Format;
+  switch (isa::formatOf(op)) {
+  case Format::SfuUnary:
+    return sfuRows<Format::SfuUnary>(op, dst, src, r, f32);
+  case Format::RowReduce:
+    return sfuRows<Format::RowReduce>(op, dst, src, r, f32);
+  case Format::ColReduce:
+    return sfuRows<Format::ColReduce>(op, dst, src, r, f32);
+  default:
+    SPYRE_UNREACHABLE(std::string(isa::opcodeName(op)) +
+                      " is no unary or reduction SFU op");
+  }
 }
 
-InstrBuilder sfuBinary(std::string_view op, Addr dst, Addr src1, Addr src2,
-                       const Rows &r, bool stick, bool f32) {
-  InstrBuilder b =
-      instr(op).set("dst", dst).set("src1", src1).set("src2", src2);
+InstrOf<isa::Format::SfuBinary> sfuBinary(isa::Opcode op, Addr dst, Addr src1,
+                                          Addr src2, const Rows &r, bool stick,
+                                          bool f32) {
+  auto b = instrOf<isa::Format::SfuBinary>(op);
+  b.dst(dst).src1(src1).src2(src2);
   setRows(b, r);
-  b.set("s2s", r.s2s);
+  b.s2s(r.s2s);
   if (stick)
-    b.setEnum("s2", "stick");
-  return fmt(b, f32);
-}
-
-InstrBuilder sfuScalar(std::string_view op, Addr dst, Addr src, float imm,
-                       const Rows &r, bool f32) {
-  InstrBuilder b =
-      instr(op).set("dst", dst).set("src", src).setFloat("imm", imm);
-  setRows(b, r);
-  return fmt(b, f32);
-}
-
-InstrBuilder sfuCvt(Addr dst, Addr src, bool toF32, const Rows &r) {
-  InstrBuilder b = instr("cvt")
-                       .set("dst", dst)
-                       .set("src", src)
-                       .setEnum("to", toF32 ? "f32" : "dl16");
-  b.set("n", r.n).set("m", r.m);
-  if (r.ds != 0)
-    b.set("ds", r.ds);
-  b.set("ss", r.ss != 0 ? r.ss : r.n);
-  if (r.count != 0)
-    b.set("count", r.count);
+    b.s2(isa::Src2Mode::Stick);
+  setFmt(b, f32);
   return b;
 }
 
-namespace {
-
-bool timingIs(std::string_view op, std::initializer_list<isa::Opcode> ops) {
-  const isa::InstrDesc *d = isa::findInstr(op);
-  if (d == nullptr)
-    return false;
-  return std::find(ops.begin(), ops.end(), d->opcode) != ops.end();
+InstrOf<isa::Format::SfuScalar> sfuScalar(isa::Opcode op, Addr dst, Addr src,
+                                          float imm, const Rows &r, bool f32) {
+  auto b = instrOf<isa::Format::SfuScalar>(op);
+  b.dst(dst).src(src).imm(imm);
+  setRows(b, r);
+  setFmt(b, f32);
+  return b;
 }
 
-} // namespace
-
-bool isUnaryOp(std::string_view op) {
-  using O = isa::Opcode;
-  return timingIs(op, {O::Copy, O::Neg, O::Abs, O::Relu, O::Exp, O::Recip,
-                       O::Rsqrt, O::Sqrt, O::Tanh, O::Sigmoid, O::Gelu,
-                       O::Gelut, O::Silu, O::Erf});
-}
-
-bool isBinaryOp(std::string_view op) {
-  using O = isa::Opcode;
-  return timingIs(op, {O::Add, O::Sub, O::Mul, O::Div, O::Max, O::Min});
-}
-
-bool isScalarOp(std::string_view op) {
-  using O = isa::Opcode;
-  return timingIs(op, {O::Adds, O::Muls, O::Maxs, O::Pows});
+InstrOf<isa::Format::Cvt> sfuCvt(Addr dst, Addr src, bool toF32,
+                                 const Rows &r) {
+  auto b = instr<isa::Opcode::Cvt>().dst(dst).src(src).to(
+      toF32 ? isa::StickFormat::F32 : isa::StickFormat::Dl16);
+  b.n(r.n).m(r.m);
+  if (r.ds != 0)
+    b.ds(r.ds);
+  b.ss(r.ss != 0 ? r.ss : r.n);
+  if (r.count != 0)
+    b.count(r.count);
+  return b;
 }
 
 } // namespace spyre::codegen

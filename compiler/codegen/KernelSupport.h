@@ -5,8 +5,8 @@
 #pragma once
 
 #include "compiler/codegen/Kernels.h"
-#include "compiler/codegen/Layout.h"
 #include "compiler/codegen/ProgramBuilder.h"
+#include "compiler/codegen/TensorRef.h"
 
 #include <functional>
 #include <map>
@@ -190,8 +190,9 @@ struct StickMove {
   int64_t rowStride = 1, blockStride = 0;
   int64_t lxBlockStride = 0;
 };
-InstrBuilder loadSticks(Addr lx, Addr mem, const StickMove &mv);
-InstrBuilder storeSticks(Addr mem, Addr lx, const StickMove &mv);
+InstrOf<isa::Format::Load> loadSticks(Addr lx, Addr mem, const StickMove &mv);
+InstrOf<isa::Format::Store> storeSticks(Addr mem, Addr lx,
+                                        const StickMove &mv);
 
 /// SFU row operands: m rows of n sticks, row strides ds/ss/s2s.
 struct Rows {
@@ -200,22 +201,20 @@ struct Rows {
   int64_t count = 0;
 };
 
-/// `op dst, src` (unary, and rmax/rsum/csum/cmax shapes through the fields
-/// they have). `f32` selects fmt.
-InstrBuilder sfuUnary(std::string_view op, Addr dst, Addr src, const Rows &r,
+/// `op dst, src` for an op of the unary, row-reduce or column-reduce family
+/// (through the fields its format has). `f32` selects fmt.
+InstrBuilder sfuUnary(isa::Opcode op, Addr dst, Addr src, const Rows &r,
                       bool f32);
-/// `op dst, src1, src2` with s2=row (stick = false) or s2=stick.
-InstrBuilder sfuBinary(std::string_view op, Addr dst, Addr src1, Addr src2,
-                       const Rows &r, bool stick, bool f32);
-/// `op dst, src, imm`.
-InstrBuilder sfuScalar(std::string_view op, Addr dst, Addr src, float imm,
-                       const Rows &r, bool f32);
+/// `op dst, src1, src2` (binary family) with s2=row (stick = false) or
+/// s2=stick.
+InstrOf<isa::Format::SfuBinary> sfuBinary(isa::Opcode op, Addr dst, Addr src1,
+                                          Addr src2, const Rows &r, bool stick,
+                                          bool f32);
+/// `op dst, src, imm` (scalar family).
+InstrOf<isa::Format::SfuScalar> sfuScalar(isa::Opcode op, Addr dst, Addr src,
+                                          float imm, const Rows &r, bool f32);
 /// `cvt dst, src, to=...` from n source sticks per row.
-InstrBuilder sfuCvt(Addr dst, Addr src, bool toF32, const Rows &r);
-
-/// Whether mnemonic names an SFU op of a family.
-bool isUnaryOp(std::string_view op);
-bool isBinaryOp(std::string_view op);
-bool isScalarOp(std::string_view op);
+InstrOf<isa::Format::Cvt> sfuCvt(Addr dst, Addr src, bool toF32,
+                                 const Rows &r);
 
 } // namespace spyre::codegen

@@ -23,8 +23,8 @@
 // lanes are ignored by reductions (count=) and written as zero.
 #pragma once
 
-#include "compiler/codegen/Layout.h"
 #include "compiler/codegen/ProgramBuilder.h"
+#include "compiler/codegen/TensorRef.h"
 
 #include <optional>
 #include <string>
@@ -75,21 +75,21 @@ struct RowPlan {
   std::string str() const;
 };
 
-/// y = op(x) for an SFU unary mnemonic (copy, neg, abs, relu, exp, recip,
-/// rsqrt, sqrt, tanh, sigmoid, gelu, gelut, silu, erf). x and y have the
-/// same shape and dtype (DL16 or FP32).
-RowPlan emitUnary(ProgramBuilder &pb, std::string_view op, const TensorRef &x,
+/// y = op(x) for an SFU op of the unary family (copy, neg, abs, relu, exp,
+/// recip, rsqrt, sqrt, tanh, sigmoid, gelu, gelut, silu, erf). x and y have
+/// the same shape and dtype (DL16 or FP32).
+RowPlan emitUnary(ProgramBuilder &pb, isa::Opcode op, const TensorRef &x,
                   const TensorRef &y, const KernelOptions &opt = {});
 
-/// y = op(x, imm) for adds, muls, maxs, pows.
-RowPlan emitScalar(ProgramBuilder &pb, std::string_view op, float imm,
+/// y = op(x, imm) for adds, muls, maxs, pows (the scalar family).
+RowPlan emitScalar(ProgramBuilder &pb, isa::Opcode op, float imm,
                    const TensorRef &x, const TensorRef &y,
                    const KernelOptions &opt = {});
 
 /// y = op(a, b) for add, sub, mul, div, max, min. b has a's shape, or is a
 /// row broadcast over a's rows (one row of a's last dim: shape [N], [1, N],
 /// ...), or a scalar (one element). a, b and y share their dtype.
-RowPlan emitBinary(ProgramBuilder &pb, std::string_view op, const TensorRef &a,
+RowPlan emitBinary(ProgramBuilder &pb, isa::Opcode op, const TensorRef &a,
                    const TensorRef &b, const TensorRef &y,
                    const KernelOptions &opt = {});
 
@@ -98,7 +98,7 @@ RowPlan emitBinary(ProgramBuilder &pb, std::string_view op, const TensorRef &a,
 /// last dim 1 ([.., R, 1], what a reduction with keepdims gives). The
 /// broadcast happens in LX (bcast of each row's stick), so col is read once
 /// and no [.., R, C] copy of it exists. x, col and y share their dtype.
-RowPlan emitColumnBinary(ProgramBuilder &pb, std::string_view op,
+RowPlan emitColumnBinary(ProgramBuilder &pb, isa::Opcode op,
                          const TensorRef &x, const TensorRef &col,
                          const TensorRef &y, bool colFirst = false,
                          const KernelOptions &opt = {});
@@ -110,7 +110,7 @@ RowPlan emitColumnBinary(ProgramBuilder &pb, std::string_view op,
 /// broadcast). The operand has x's shape, or is one row of x's last dim, or
 /// one element, in x's dtype.
 struct ChainStep {
-  std::string op;
+  isa::Opcode op = isa::Opcode::Copy;
   std::optional<float> imm;
   std::optional<TensorRef> operand;
   bool operandFirst = false;

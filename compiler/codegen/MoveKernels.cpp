@@ -28,6 +28,8 @@
 
 namespace spyre::codegen {
 
+using isa::Opcode;
+
 namespace {
 
 /// Tiles this big (input sticks) amortise a DMA instruction's latency; see
@@ -45,19 +47,20 @@ int64_t product(const std::vector<int64_t> &v, size_t from, size_t to) {
 /// one stick per column) and device memory, where a column step is `aStride`
 /// sticks and a row step `bStride`: one contiguous run per row when columns
 /// are adjacent in memory, else one stick per column.
-void setTileWalk(InstrBuilder &dma, int64_t rows, int64_t cols, int64_t ta,
+template <isa::Format F>
+void setTileWalk(InstrOf<F> &dma, int64_t rows, int64_t cols, int64_t ta,
                  int64_t aStride, int64_t bStride) {
   if (aStride == 1) {
-    dma.set("run", cols);
+    dma.run(cols);
     if (rows > 1)
-      dma.set("n1", rows).set("lxs1", ta).set("ms1", bStride);
+      dma.n1(rows).lxs1(ta).ms1(bStride);
     return;
   }
-  dma.set("run", 1);
+  dma.run(1);
   if (cols > 1)
-    dma.set("n1", cols).set("lxs1", 1).set("ms1", aStride);
+    dma.n1(cols).lxs1(1).ms1(aStride);
   if (rows > 1)
-    dma.set("n2", rows).set("lxs2", ta).set("ms2", bStride);
+    dma.n2(rows).lxs2(ta).ms2(bStride);
 }
 
 } // namespace
@@ -197,14 +200,13 @@ MovePlan emitTranspose(ProgramBuilder &pb, const TensorRef &x,
           out.acquire(s);
           for (int64_t qb = u * qbN / units; qb < (u + 1) * qbN / units; ++qb)
             for (int64_t pbk = 0; pbk * lanes < rows; ++pbk) {
-              InstrBuilder xp =
-                  instr("xpose")
-                      .set("dst", out.slot(s) + pbk * tileCols + qb * lanes)
-                      .set("src", raw.slot(s) + qb * tileRows + pbk * lanes)
-                      .set("m", std::min(lanes, rows - pbk * lanes))
-                      .set("k", std::min(lanes, colsNow - qb * lanes));
+              auto xp = instr<Opcode::Xpose>()
+                            .dst(out.slot(s) + pbk * tileCols + qb * lanes)
+                            .src(raw.slot(s) + qb * tileRows + pbk * lanes)
+                            .m(std::min(lanes, rows - pbk * lanes))
+                            .k(std::min(lanes, colsNow - qb * lanes));
               if (f32)
-                xp.setEnum("fmt", "f32");
+                xp.fmt(isa::StickFormat::F32);
               s.append(xp);
             }
           raw.release(s);
@@ -406,8 +408,7 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
       const int64_t rows = sizeOf(nb, it, tb, bTail),
                     cols = sizeOf(na, it, ta, aTail);
       ring.acquire(load);
-      InstrBuilder ld =
-          instr("ld").set("lx", ring.slot(load)).set("mem", Addr{xr, 0});
+      auto ld = instr<Opcode::Ld>().lx(ring.slot(load)).mem(Addr{xr, 0});
       setTileWalk(ld, rows, cols, ta, a.src, b.src);
       load.append(ld);
       ring.release(load);
@@ -425,8 +426,7 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
       const int64_t rows = sizeOf(nb, it, tb, bTail),
                     cols = sizeOf(na, it, ta, aTail);
       ring.acquire(store);
-      InstrBuilder st =
-          instr("st").set("mem", Addr{yr, 0}).set("lx", ring.slot(store));
+      auto st = instr<Opcode::St>().mem(Addr{yr, 0}).lx(ring.slot(store));
       setTileWalk(st, rows, cols, ta, a.dst, b.dst);
       store.append(st);
       ring.release(store);
@@ -461,14 +461,14 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
             const int64_t chunk = std::min<int64_t>(64, runLen - off);
             const int64_t reps =
                 std::min<int64_t>((runLen - off) / chunk, 65535);
-            InstrBuilder st = instr("st")
-                                  .set("mem", at(base + done * stride + off))
-                                  .set("lx", at(zeroAt))
-                                  .set("run", chunk);
+            auto st = instr<Opcode::St>()
+                          .mem(at(base + done * stride + off))
+                          .lx(at(zeroAt))
+                          .run(chunk);
             if (reps > 1)
-              st.set("n1", reps).set("ms1", chunk);
+              st.n1(reps).ms1(chunk);
             if (n2 > 1)
-              st.set("n2", n2).set("ms2", stride);
+              st.n2(n2).ms2(stride);
             store.append(st);
             off += chunk * reps;
           }

@@ -1,4 +1,4 @@
-// The program builder (ProgramBuilder.h): instructions by field name,
+// The program builder (ProgramBuilder.h): instructions by typed field,
 // streams with loops and registers, tensors, counters, and the final checks.
 #include "compiler/codegen/ProgramBuilder.h"
 
@@ -18,70 +18,63 @@ using isa::Opcode;
 
 // ------------------------------------------------------------ InstrBuilder
 
-InstrBuilder::InstrBuilder(std::string_view mnemonic)
-    : desc_(isa::findInstr(mnemonic)) {
-  SPYRE_ASSERT(desc_ != nullptr,
-               "no instruction '" + std::string(mnemonic) + "'");
-  instr_.opcode = desc_->opcode;
+InstrBuilder::InstrBuilder(Opcode op) : desc_(&isa::instrDesc(op)) {
+  instr_.opcode = op;
   given_.assign(desc_->fields.size(), false);
 }
 
-size_t InstrBuilder::index(std::string_view field) const {
-  int i = desc_->fieldIndex(field);
+size_t InstrBuilder::index(isa::Field field) const {
+  int i = isa::fieldIndex(desc_->format, field);
   SPYRE_ASSERT(i >= 0, std::string(desc_->mnemonic) + " has no field '" +
-                           std::string(field) + "'");
+                           std::string(isa::fieldName(field)) + "'");
   return static_cast<size_t>(i);
 }
 
-InstrBuilder &InstrBuilder::set(std::string_view field, int64_t value) {
+void InstrBuilder::setInt(isa::Field field, int64_t value) {
   size_t i = index(field);
   const isa::FieldDesc &f = desc_->fields[i];
   SPYRE_ASSERT(!f.isAddress() && f.kind != FieldKind::Float &&
                    f.kind != FieldKind::Enum,
-               std::string(desc_->mnemonic) + "." + std::string(field) +
+               std::string(desc_->mnemonic) + "." + std::string(f.name) +
                    " is not an integer field");
   if (f.kind == FieldKind::Core && value < 0)
     value = isa::kCoreSelf;
   instr_.value[i] = value;
   given_[i] = true;
-  return *this;
 }
 
-InstrBuilder &InstrBuilder::set(std::string_view field, Addr addr) {
+void InstrBuilder::setAddr(isa::Field field, Addr addr) {
   size_t i = index(field);
-  SPYRE_ASSERT(desc_->fields[i].isAddress(), std::string(desc_->mnemonic) +
-                                                 "." + std::string(field) +
-                                                 " is not an address field");
+  const isa::FieldDesc &f = desc_->fields[i];
+  SPYRE_ASSERT(f.isAddress(), std::string(desc_->mnemonic) + "." +
+                                  std::string(f.name) +
+                                  " is not an address field");
   SPYRE_ASSERT(addr.reg >= 0 && addr.reg < isa::kNumRegs,
                "address base register r" + std::to_string(addr.reg));
   instr_.value[i] = addr.offset;
   instr_.base[i] = static_cast<uint8_t>(addr.reg);
   given_[i] = true;
-  return *this;
 }
 
-InstrBuilder &InstrBuilder::setFloat(std::string_view field, float value) {
+void InstrBuilder::setFloat(isa::Field field, float value) {
   size_t i = index(field);
   SPYRE_ASSERT(desc_->fields[i].kind == FieldKind::Float,
-               std::string(field) + " is not an FP32 field");
+               std::string(desc_->fields[i].name) + " is not an FP32 field");
   instr_.value[i] = std::bit_cast<uint32_t>(value);
   given_[i] = true;
-  return *this;
 }
 
-InstrBuilder &InstrBuilder::setEnum(std::string_view field,
-                                    std::string_view value) {
+void InstrBuilder::setEnum(isa::Field field, int64_t valueIndex) {
   size_t i = index(field);
   const isa::FieldDesc &f = desc_->fields[i];
   SPYRE_ASSERT(f.kind == FieldKind::Enum,
-               std::string(field) + " is not an enum");
-  auto it = std::find(f.enumValues.begin(), f.enumValues.end(), value);
-  SPYRE_ASSERT(it != f.enumValues.end(), std::string(field) +
-                                             " has no value '" +
-                                             std::string(value) + "'");
-  instr_.value[i] = it - f.enumValues.begin();
+               std::string(f.name) + " is not an enum");
+  SPYRE_ASSERT(valueIndex >= 0 &&
+                   valueIndex < static_cast<int64_t>(f.enumValues.size()),
+               std::string(f.name) + " has no value " +
+                   std::to_string(valueIndex));
+  instr_.value[i] = valueIndex;
   given_[i] = true;
-  return *this;
 }
 
 isa::Instr InstrBuilder::build() const {
@@ -122,26 +115,26 @@ StreamBuilder &StreamBuilder::append(const isa::Instr &in) {
 }
 
 void StreamBuilder::li(int rd, int64_t value) {
-  append(instr("li").set("rd", rd).set("imm", value));
+  append(instr<Opcode::Li>().rd(rd).imm(value));
 }
 
 void StreamBuilder::addi(int rd, int rs, int64_t imm) {
-  append(instr("addi").set("rd", rd).set("rs", rs).set("imm", imm));
+  append(instr<Opcode::Addi>().rd(rd).rs(rs).imm(imm));
 }
 
 void StreamBuilder::signal(int counter, int64_t value, int core) {
-  InstrBuilder b = instr("signal").set("counter", counter).set("value", value);
+  auto b = instr<Opcode::Signal>().counter(counter).value(value);
   if (core >= 0 && core != stream_.core)
-    b.set("core", core);
+    b.core(core);
   append(b);
 }
 
 void StreamBuilder::wait(int counter, int64_t value) {
-  append(instr("wait").set("counter", counter).set("value", value));
+  append(instr<Opcode::Wait>().counter(counter).value(value));
 }
 
 void StreamBuilder::barrier(int id, int64_t count) {
-  append(instr("barrier").set("id", id).set("count", count));
+  append(instr<Opcode::Barrier>().id(id).count(count));
 }
 
 void StreamBuilder::beginLoop(int64_t count) {
@@ -152,7 +145,7 @@ void StreamBuilder::beginLoop(int64_t count) {
                "loops nested deeper than " + std::to_string(lim.maxLoopDepth) +
                    " in " + name());
   openLoops_.push_back(stream_.code.size());
-  append(instr("loop").set("count", count).set("body", 1));
+  append(instr<Opcode::Loop>().count(count).body(1));
 }
 
 void StreamBuilder::endLoop() {
@@ -168,8 +161,8 @@ void StreamBuilder::endLoop() {
   }
   SPYRE_ASSERT(body <= 65535, "loop body of " + std::to_string(body) +
                                   " instructions in " + name());
-  int f = isa::instrDesc(Opcode::Loop).fieldIndex("body");
-  stream_.code[at].value[static_cast<size_t>(f)] = static_cast<int64_t>(body);
+  isa::Instr &loop = stream_.code[at];
+  loop.value[loop.position(isa::Field::Body)] = static_cast<int64_t>(body);
 }
 
 int StreamBuilder::allocReg() {
@@ -425,7 +418,7 @@ isa::Program ProgramBuilder::finish() {
   for (auto &[key, s] : streams_) {
     SPYRE_ASSERT(s->openLoops_.empty(), "open loop at the end of " + s->name());
     currentOp_ = isa::kNoProvenance;
-    s->append(instr("halt"));
+    s->append(instr<Opcode::Halt>());
     program_.streams.push_back(std::move(s->stream_));
   }
   program_.tensors.assign(std::make_move_iterator(tensors_.begin()),

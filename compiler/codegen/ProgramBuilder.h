@@ -4,12 +4,24 @@
 // loops with their labels handled, provenance, per-core sync counters and a
 // final check of everything the program file and the assembler would check.
 //
-// Instructions are built with InstrBuilder, naming the mnemonic and the
-// fields as the ISA table does (docs/isa.md); omitted optional fields take
-// their table defaults:
+// Instructions are built with `instr<Opcode>()`, which gives a builder typed
+// by the instruction's operand format (isa/Formats.def) with one setter per
+// field, named as the ISA table names the field (docs/isa.md); omitted
+// optional fields take their table defaults:
 //
-//   s.append(instr("ld").set("lx", Addr{r1}).set("mem", Addr{0, 0x40})
-//                .set("run", 4));
+//   using isa::Opcode;
+//   s.append(instr<Opcode::Ld>().lx(Addr{r1}).mem(at(0x40)).run(4));
+//   s.append(instr<Opcode::Mm>().c(c).a(a).b(b).m(8).k(64).n(64)
+//                .out(isa::StickFormat::Dl16));
+//
+// A field the format does not have (`instr<Opcode::Ld>().dst(...)`) or a
+// misspelt one does not compile. An opcode known only at run time (an SFU
+// op chosen by the caller) takes its format as the type:
+// `instrOf<isa::Format::SfuUnary>(op)` asserts that `op` has that format.
+// Setters take an Addr for address fields, a float for FP32 immediates,
+// isa::StickFormat or isa::Src2Mode for enum fields and an integer for the
+// rest; a value of the wrong kind or out of the field's range is an
+// assertion when the instruction is built.
 //
 // Every address is in sticks. Errors here are bugs of the caller (a kernel
 // asked for an impossible instruction), so they are assertions, not user
@@ -18,6 +30,7 @@
 
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
+#include "support/Diagnostic.h"
 
 #include <cstdint>
 #include <deque>
@@ -26,6 +39,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace spyre::codegen {
@@ -42,35 +56,90 @@ struct Addr {
 /// An absolute address (base r0).
 inline Addr at(int64_t offset) { return {0, offset}; }
 
-/// One instruction under construction, its fields set by name.
+/// One instruction under construction: the untyped part of InstrOf, which
+/// holds the values and checks them against the table row.
 class InstrBuilder {
 public:
-  explicit InstrBuilder(std::string_view mnemonic);
-
-  /// Integer, register, counter, core or label-length field.
-  InstrBuilder &set(std::string_view field, int64_t value);
-  /// Address field (LX or memory).
-  InstrBuilder &set(std::string_view field, Addr addr);
-  /// FP32 immediate field.
-  InstrBuilder &setFloat(std::string_view field, float value);
-  /// Enum field by value name (`f32`, `stick`, ...).
-  InstrBuilder &setEnum(std::string_view field, std::string_view value);
+  explicit InstrBuilder(isa::Opcode op);
 
   /// The instruction with defaults filled in. Asserts that every required
   /// field was given and every value is in its field's range.
   isa::Instr build() const;
   const isa::InstrDesc &desc() const { return *desc_; }
 
+protected:
+  /// Integer, register, counter, core or label-length field.
+  void setInt(isa::Field field, int64_t value);
+  /// Address field (LX or memory).
+  void setAddr(isa::Field field, Addr addr);
+  /// FP32 immediate field.
+  void setFloat(isa::Field field, float value);
+  /// Enum field by its value's index.
+  void setEnum(isa::Field field, int64_t valueIndex);
+
+  template <class V> void put(isa::Field field, V value) {
+    if constexpr (std::is_same_v<V, Addr>)
+      setAddr(field, value);
+    else if constexpr (std::is_enum_v<V>)
+      setEnum(field, static_cast<int64_t>(value));
+    else if constexpr (std::is_floating_point_v<V>)
+      setFloat(field, static_cast<float>(value));
+    else {
+      static_assert(std::is_integral_v<V>, "not a field value");
+      setInt(field, static_cast<int64_t>(value));
+    }
+  }
+
 private:
-  size_t index(std::string_view field) const;
+  size_t index(isa::Field field) const;
 
   const isa::InstrDesc *desc_;
   isa::Instr instr_;
   std::vector<bool> given_;
 };
 
-inline InstrBuilder instr(std::string_view mnemonic) {
-  return InstrBuilder(mnemonic);
+/// An instruction of operand format F under construction: one setter per
+/// field name (isa/Fields.def); calling the setter of a field F lacks does
+/// not compile (its constraint `has(isa::Field::X)` is not satisfied).
+template <isa::Format F> class InstrOf : public InstrBuilder {
+public:
+  static constexpr isa::Format kFormat = F;
+
+  explicit InstrOf(isa::Opcode op) : InstrBuilder(checkFormat(op)) {}
+
+  /// Whether instructions of this format have `field`.
+  static constexpr bool has(isa::Field field) {
+    return isa::hasField(F, field);
+  }
+
+#define SPYRE_FIELD(Name, name)                                                \
+  template <class V>                                                           \
+    requires(has(isa::Field::Name))                                            \
+  InstrOf &name(V value) {                                                     \
+    put(isa::Field::Name, value);                                              \
+    return *this;                                                              \
+  }
+#include "isa/Fields.def"
+#undef SPYRE_FIELD
+
+private:
+  static isa::Opcode checkFormat(isa::Opcode op) {
+    SPYRE_ASSERT(isa::formatOf(op) == F,
+                 std::string(isa::opcodeName(op)) + " is not of format " +
+                     std::string(isa::formatName(F)));
+    return op;
+  }
+};
+
+/// The builder of instruction `Op`, typed by its format.
+template <isa::Opcode Op> InstrOf<isa::formatOf(Op)> instr() {
+  return InstrOf<isa::formatOf(Op)>(Op);
+}
+
+/// The builder of `op`, chosen at run time among the opcodes of format F
+/// (asserts that `op` is one of them).
+template <isa::Format F> InstrOf<F> instrOf(isa::Opcode op) {
+  return InstrOf<F>(op);
 }
 
 class ProgramBuilder;

@@ -30,6 +30,8 @@
 
 namespace spyre::codegen {
 
+using isa::Opcode;
+
 namespace {
 
 constexpr isa::DType kF32 = isa::DType::Fp32;
@@ -373,7 +375,7 @@ struct F32Rows {
       s.append(sfuCvt(xf, in, true, {h, nb, 2 * h, bs, 0, 0}));
       return;
     }
-    s.append(sfuUnary("copy", xf, in, {h, nb, h, bs, 0, 0}, true));
+    s.append(sfuUnary(Opcode::Copy, xf, in, {h, nb, h, bs, 0, 0}, true));
   }
   /// out (block stride bs) = xf rounded to the source's format.
   void store(Addr out, Addr xf, int64_t bs) {
@@ -381,14 +383,14 @@ struct F32Rows {
       s.append(sfuCvt(out, xf, false, {2 * h, nb, bs, 2 * h, 0, 0}));
       return;
     }
-    s.append(sfuUnary("copy", out, xf, {h, nb, bs, h, 0, 0}, true));
+    s.append(sfuUnary(Opcode::Copy, out, xf, {h, nb, bs, h, 0, 0}, true));
   }
   /// dst (h sticks) = per-row rsum or rmax of src, through `partial`
   /// (nb * h sticks) when there are several blocks. Padding lanes are left
   /// out of rmax with count; rsum needs them zero (they are, throughout).
-  void reduce(std::string_view op, Addr dst, Addr src, Addr partial) {
+  void reduce(Opcode op, Addr dst, Addr src, Addr partial) {
     Addr p = nb > 1 ? partial : dst;
-    bool isMax = op == "rmax";
+    bool isMax = op == Opcode::Rmax;
     int64_t plain = isMax ? nFull : nb;
     if (plain > 0)
       s.append(sfuUnary(op, p, src, {f, plain * h, 1, f, 0, 0}, true));
@@ -396,7 +398,7 @@ struct F32Rows {
       s.append(sfuUnary(op, p + nFull * h, lastBlock(src), {f, h, 1, f, 0, rem},
                         true));
     if (nb > 1)
-      s.append(sfuUnary(isMax ? "cmax" : "csum", dst, partial,
+      s.append(sfuUnary(isMax ? Opcode::Cmax : Opcode::Csum, dst, partial,
                         {h, nb, 0, h, 0, 0}, true));
   }
   /// A per-row stick (h sticks) as [row][F] for whole-block operations;
@@ -405,11 +407,11 @@ struct F32Rows {
     if (f == 1)
       return stat;
     for (int64_t i = 0; i < f; ++i)
-      s.append(sfuUnary("copy", statF + i, stat, {1, h, f, 1, 0, 0}, true));
+      s.append(sfuUnary(Opcode::Copy, statF + i, stat, {1, h, f, 1, 0, 0}, true));
     return statF;
   }
   /// dst = src op stat, stat one stick per row (spread: its [row][F] form).
-  void rowStat(std::string_view op, Addr dst, Addr src, Addr stat,
+  void rowStat(Opcode op, Addr dst, Addr src, Addr stat,
                Addr spreadStat) {
     if (nFull > 0)
       s.append(sfuBinary(op, dst, src, spreadStat,
@@ -420,7 +422,7 @@ struct F32Rows {
                          {f, h, f, f, 1, rem}, true, true));
   }
   /// dst = src op vec, vec [block][F] along the row (weights, bias).
-  void colVec(std::string_view op, Addr dst, Addr src, Addr vec) {
+  void colVec(Opcode op, Addr dst, Addr src, Addr vec) {
     for (int64_t b = 0; b < nb; ++b) {
       int64_t off = b * rowSticks();
       s.append(sfuBinary(op, dst + off, src + off, vec + b * f,
@@ -428,7 +430,7 @@ struct F32Rows {
     }
   }
   /// dst = op(src) elementwise, padding lanes kept zero.
-  void map(std::string_view op, Addr dst, Addr src) {
+  void map(Opcode op, Addr dst, Addr src) {
     if (nFull > 0)
       s.append(sfuUnary(op, dst, src, {f, nFull * h, f, f, 0, 0}, true));
     if (rem != 0)
@@ -438,13 +440,13 @@ struct F32Rows {
   /// dst = a * b elementwise over every stick (0 * 0 keeps padding zero).
   void square(Addr dst, Addr src) {
     s.append(
-        sfuBinary("mul", dst, src, src, {f, nb * h, f, f, f, 0}, false, true));
+        sfuBinary(Opcode::Mul, dst, src, src, {f, nb * h, f, f, f, 0}, false, true));
   }
   /// On h stat sticks: x = op(x, imm).
-  void statScalar(std::string_view op, Addr dst, Addr src, float imm) {
+  void statScalar(Opcode op, Addr dst, Addr src, float imm) {
     s.append(sfuScalar(op, dst, src, imm, {1, h, 1, 1, 0, 0}, true));
   }
-  void statUnary(std::string_view op, Addr dst, Addr src) {
+  void statUnary(Opcode op, Addr dst, Addr src) {
     s.append(sfuUnary(op, dst, src, {1, h, 1, 1, 0, 0}, true));
   }
 };
@@ -532,9 +534,10 @@ std::string RowPlan::str() const {
   return s;
 }
 
-RowPlan emitUnary(ProgramBuilder &pb, std::string_view op, const TensorRef &x,
+RowPlan emitUnary(ProgramBuilder &pb, Opcode opcode, const TensorRef &x,
                   const TensorRef &y, const KernelOptions &opt) {
-  SPYRE_ASSERT(isUnaryOp(op),
+  const std::string_view op = isa::instrDesc(opcode).mnemonic;
+  SPYRE_ASSERT(isa::familyOf(opcode) == isa::Family::Unary,
                "'" + std::string(op) + "' is not an SFU unary op");
   requireSameShape(x, y, op);
   requireFloat(x, op);
@@ -544,19 +547,19 @@ RowPlan emitUnary(ProgramBuilder &pb, std::string_view op, const TensorRef &x,
   k.inputs = {StickMatrix::of(x)};
   k.output = StickMatrix::of(y);
   const bool f32 = x.dtype == kF32;
-  const std::string mnemonic(op);
-  k.compute = [&, f32, mnemonic](const UnitCtx &u, const SubTile &st) {
+  k.compute = [&, f32, opcode](const UnitCtx &u, const SubTile &st) {
     elementwise(*u.sfu, k.inputs[0], st, [&](int64_t off, const Rows &r, bool) {
-      return sfuUnary(mnemonic, st.out + off, st.in[0] + off, r, f32);
+      return sfuUnary(opcode, st.out + off, st.in[0] + off, r, f32);
     });
   };
   return runRowKernel(pb, k, opt, op);
 }
 
-RowPlan emitScalar(ProgramBuilder &pb, std::string_view op, float imm,
+RowPlan emitScalar(ProgramBuilder &pb, Opcode opcode, float imm,
                    const TensorRef &x, const TensorRef &y,
                    const KernelOptions &opt) {
-  SPYRE_ASSERT(isScalarOp(op),
+  const std::string_view op = isa::instrDesc(opcode).mnemonic;
+  SPYRE_ASSERT(isa::familyOf(opcode) == isa::Family::Scalar,
                "'" + std::string(op) + "' is not an SFU scalar op");
   requireSameShape(x, y, op);
   requireFloat(x, op);
@@ -566,19 +569,19 @@ RowPlan emitScalar(ProgramBuilder &pb, std::string_view op, float imm,
   k.inputs = {StickMatrix::of(x)};
   k.output = StickMatrix::of(y);
   const bool f32 = x.dtype == kF32;
-  const std::string mnemonic(op);
-  k.compute = [&, f32, imm, mnemonic](const UnitCtx &u, const SubTile &st) {
+  k.compute = [&, f32, imm, opcode](const UnitCtx &u, const SubTile &st) {
     elementwise(*u.sfu, k.inputs[0], st, [&](int64_t off, const Rows &r, bool) {
-      return sfuScalar(mnemonic, st.out + off, st.in[0] + off, imm, r, f32);
+      return sfuScalar(opcode, st.out + off, st.in[0] + off, imm, r, f32);
     });
   };
   return runRowKernel(pb, k, opt, op);
 }
 
-RowPlan emitBinary(ProgramBuilder &pb, std::string_view op, const TensorRef &a,
+RowPlan emitBinary(ProgramBuilder &pb, Opcode opcode, const TensorRef &a,
                    const TensorRef &b, const TensorRef &y,
                    const KernelOptions &opt) {
-  SPYRE_ASSERT(isBinaryOp(op),
+  const std::string_view op = isa::instrDesc(opcode).mnemonic;
+  SPYRE_ASSERT(isa::familyOf(opcode) == isa::Family::Binary,
                "'" + std::string(op) + "' is not an SFU binary op");
   requireSameShape(a, y, op);
   requireFloat(a, op);
@@ -605,40 +608,39 @@ RowPlan emitBinary(ProgramBuilder &pb, std::string_view op, const TensorRef &a,
   else
     k.consts.push_back({StickMatrix::of(b), 0});
   const bool f32 = a.dtype == kF32;
-  const std::string mnemonic(op);
   if (mode == Mode::Scalar) {
     // Each unit broadcasts lane 0 of the scalar's stick over one stick.
     k.scratch = [](int64_t) { return 1; };
     k.prologue = [f32](const UnitCtx &u) {
-      InstrBuilder bc = instr("bcast")
-                            .set("dst", at(u.scratch))
-                            .set("src", at(u.consts[0]))
-                            .set("lane", 0);
+      auto bc = instr<Opcode::Bcast>()
+                    .dst(at(u.scratch))
+                    .src(at(u.consts[0]))
+                    .lane(0);
       if (f32)
-        bc.setEnum("fmt", "f32");
+        bc.fmt(isa::StickFormat::F32);
       u.sfu->append(bc);
     };
   }
   const int64_t nb = k.inputs[0].blocks();
-  k.compute = [&k, f32, mode, nb, mnemonic](const UnitCtx &u,
-                                            const SubTile &st) {
+  k.compute = [&k, f32, mode, nb, opcode](const UnitCtx &u,
+                                          const SubTile &st) {
     elementwise(*u.sfu, k.inputs[0], st,
                 [&](int64_t off, const Rows &r, bool last) {
                   Rows rr = r;
                   switch (mode) {
                   case Mode::Full:
-                    return sfuBinary(mnemonic, st.out + off, st.in[0] + off,
+                    return sfuBinary(opcode, st.out + off, st.in[0] + off,
                                      st.in[1] + off, rr, false, f32);
                   case Mode::Row:
                     // Full blocks: the rows are blocks, src2 one bias stick
                     // per block. Last block: its bias stick for every row.
                     rr.s2s = last ? 0 : 1;
-                    return sfuBinary(mnemonic, st.out + off, st.in[0] + off,
+                    return sfuBinary(opcode, st.out + off, st.in[0] + off,
                                      at(u.consts[0] + (last ? nb - 1 : 0)), rr,
                                      true, f32);
                   case Mode::Scalar:
                     rr.s2s = 0;
-                    return sfuBinary(mnemonic, st.out + off, st.in[0] + off,
+                    return sfuBinary(opcode, st.out + off, st.in[0] + off,
                                      at(u.scratch), rr, true, f32);
                   }
                   SPYRE_UNREACHABLE("binary mode");
@@ -647,11 +649,12 @@ RowPlan emitBinary(ProgramBuilder &pb, std::string_view op, const TensorRef &a,
   return runRowKernel(pb, k, opt, op);
 }
 
-RowPlan emitColumnBinary(ProgramBuilder &pb, std::string_view op,
+RowPlan emitColumnBinary(ProgramBuilder &pb, Opcode opcode,
                          const TensorRef &x, const TensorRef &col,
                          const TensorRef &y, bool colFirst,
                          const KernelOptions &opt) {
-  SPYRE_ASSERT(isBinaryOp(op),
+  const std::string_view op = isa::instrDesc(opcode).mnemonic;
+  SPYRE_ASSERT(isa::familyOf(opcode) == isa::Family::Binary,
                "'" + std::string(op) + "' is not an SFU binary op");
   requireSameShape(x, y, op);
   requireFloat(x, op);
@@ -673,20 +676,15 @@ RowPlan emitColumnBinary(ProgramBuilder &pb, std::string_view op,
   // every block of the rows.
   k.scratch = [](int64_t h) { return h; };
   const bool f32 = x.dtype == kF32;
-  const std::string mnemonic(op);
-  k.compute = [&k, f32, colFirst, mnemonic](const UnitCtx &u,
-                                            const SubTile &st) {
+  k.compute = [&k, f32, colFirst, opcode](const UnitCtx &u,
+                                          const SubTile &st) {
     StreamBuilder &s = *u.sfu;
     const Addr wide = at(u.scratch);
-    InstrBuilder bc = instr("bcast")
-                          .set("dst", wide)
-                          .set("src", st.in[1])
-                          .set("lane", 0)
-                          .set("m", st.h)
-                          .set("ds", 1)
-                          .set("ss", 1);
+    auto bc =
+        instr<Opcode::Bcast>().dst(wide).src(st.in[1]).lane(0).m(st.h).ds(1).ss(
+            1);
     if (f32)
-      bc.setEnum("fmt", "f32");
+      bc.fmt(isa::StickFormat::F32);
     s.append(bc);
     // Full blocks: the rows of the instruction are x's blocks (h sticks
     // each, t apart); the broadcast sticks are one such row read for every
@@ -697,13 +695,13 @@ RowPlan emitColumnBinary(ProgramBuilder &pb, std::string_view op,
       Rows rr = r;
       if (!colFirst) {
         rr.s2s = across;
-        return sfuBinary(mnemonic, st.out + off, st.in[0] + off, wide, rr,
+        return sfuBinary(opcode, st.out + off, st.in[0] + off, wide, rr,
                          false, f32);
       }
-      InstrBuilder b = sfuBinary(mnemonic, st.out + off, wide, st.in[0] + off,
-                                 rr, false, f32);
+      auto b = sfuBinary(opcode, st.out + off, wide, st.in[0] + off, rr, false,
+                         f32);
       // Rows' ss of 0 means "the row length"; here it is a stride of 0.
-      b.set("ss", across);
+      b.ss(across);
       return b;
     });
   };
@@ -719,7 +717,7 @@ RowPlan emitChain(ProgramBuilder &pb, const TensorRef &x,
   SPYRE_ASSERT(x.dtype == y.dtype, "chain: dtypes differ");
   enum class Mode { Unary, Scalar, Full, FullSwapped, Row, Broadcast };
   struct Step {
-    std::string op;
+    Opcode op = Opcode::Copy;
     Mode mode = Mode::Unary;
     float imm = 0;
     size_t slot = 0; ///< input (Full) or constant (Row, Broadcast) index
@@ -733,14 +731,18 @@ RowPlan emitChain(ProgramBuilder &pb, const TensorRef &x,
   size_t broadcasts = 0;
   for (const ChainStep &c : chain) {
     if (!c.operand) {
-      SPYRE_ASSERT(c.imm ? isScalarOp(c.op) : isUnaryOp(c.op),
-                   "chain: '" + c.op + "' is not an SFU " +
-                       (c.imm ? "scalar" : "unary") + " op");
+      SPYRE_ASSERT(isa::familyOf(c.op) ==
+                       (c.imm ? isa::Family::Scalar : isa::Family::Unary),
+                   "chain: '" + std::string(isa::opcodeName(c.op)) +
+                       "' is not an SFU " + (c.imm ? "scalar" : "unary") +
+                       " op");
       steps.push_back({c.op, c.imm ? Mode::Scalar : Mode::Unary,
                        c.imm.value_or(0.0f)});
       continue;
     }
-    SPYRE_ASSERT(isBinaryOp(c.op), "chain: '" + c.op + "' is not binary");
+    SPYRE_ASSERT(isa::familyOf(c.op) == isa::Family::Binary,
+                 "chain: '" + std::string(isa::opcodeName(c.op)) +
+                     "' is not binary");
     const TensorRef &b = *c.operand;
     SPYRE_ASSERT(b.dtype == x.dtype, "chain: dtypes differ");
     if (b.shape == x.shape) {
@@ -758,12 +760,15 @@ RowPlan emitChain(ProgramBuilder &pb, const TensorRef &x,
     if (c.operandFirst) {
       // operand - v = -v + operand; operand / v = (1 / v) * operand: the
       // SFU broadcasts its second source only.
-      SPYRE_ASSERT(c.op == "sub" || c.op == "div",
-                   "chain: operand-first '" + c.op + "'");
-      steps.push_back({c.op == "sub" ? "neg" : "recip", Mode::Unary});
+      SPYRE_ASSERT(c.op == Opcode::Sub || c.op == Opcode::Div,
+                   "chain: operand-first '" +
+                       std::string(isa::opcodeName(c.op)) + "'");
+      steps.push_back(
+          {c.op == Opcode::Sub ? Opcode::Neg : Opcode::Recip, Mode::Unary});
     }
-    const std::string op =
-        !c.operandFirst ? c.op : (c.op == "sub" ? "add" : "mul");
+    const Opcode op = !c.operandFirst
+                          ? c.op
+                          : (c.op == Opcode::Sub ? Opcode::Add : Opcode::Mul);
     steps.push_back({op, scalar ? Mode::Broadcast : Mode::Row, 0,
                      k.consts.size(), scalar ? broadcasts++ : 0});
     k.consts.push_back({StickMatrix::of(b), 0});
@@ -778,13 +783,12 @@ RowPlan emitChain(ProgramBuilder &pb, const TensorRef &x,
       for (const Step &st : steps) {
         if (st.mode != Mode::Broadcast)
           continue;
-        InstrBuilder bc =
-            instr("bcast")
-                .set("dst", at(u.scratch + static_cast<int64_t>(st.bcast)))
-                .set("src", at(u.consts[st.slot]))
-                .set("lane", 0);
+        auto bc = instr<Opcode::Bcast>()
+                      .dst(at(u.scratch + static_cast<int64_t>(st.bcast)))
+                      .src(at(u.consts[st.slot]))
+                      .lane(0);
         if (f32)
-          bc.setEnum("fmt", "f32");
+          bc.fmt(isa::StickFormat::F32);
         u.sfu->append(bc);
       }
     };
@@ -797,7 +801,7 @@ RowPlan emitChain(ProgramBuilder &pb, const TensorRef &x,
       // the output tile, so the intermediates never leave LX.
       const Addr src = i == 0 ? st.in[0] : st.out;
       elementwise(*u.sfu, k.inputs[0], st,
-                  [&](int64_t off, const Rows &r, bool last) {
+                  [&](int64_t off, const Rows &r, bool last) -> InstrBuilder {
                     Rows rr = r;
                     switch (step.mode) {
                     case Mode::Unary:
@@ -857,7 +861,7 @@ RowPlan emitConvert(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
     if (toF32) {
       s.append(sfuCvt(stage, st.in[0], true, {h, nb16, 2 * h, st.bs, 0, 0}));
       for (int64_t j = 0; j < nb32; ++j)
-        s.append(sfuUnary("copy", st.out + j * st.bs,
+        s.append(sfuUnary(Opcode::Copy, st.out + j * st.bs,
                           stage + (j / 2) * 2 * h + j % 2, {1, h, 1, 2, 0, 0},
                           true));
       return;
@@ -866,7 +870,7 @@ RowPlan emitConvert(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
     // converted straight from its one FP32 block (lanes 32..63 become 0).
     const int64_t pairs = nb32 / 2;
     for (int64_t j = 0; j < 2 * pairs; ++j)
-      s.append(sfuUnary("copy", stage + (j / 2) * 2 * h + j % 2,
+      s.append(sfuUnary(Opcode::Copy, stage + (j / 2) * 2 * h + j % 2,
                         st.in[0] + j * st.bs, {1, h, 2, 1, 0, 0}, true));
     if (pairs > 0)
       s.append(
@@ -890,14 +894,14 @@ void softmaxRows(const UnitCtx &u, const StickMatrix &xm, const SubTile &st,
   Addr xf = at(sc.xf), stat = at(sc.stat), stat2 = at(sc.stat2);
   r.load(xf, st.in[0], st.bs);
   if (scale != 1.0f)
-    u.sfu->append(sfuScalar("muls", xf, xf, scale,
+    u.sfu->append(sfuScalar(Opcode::Muls, xf, xf, scale,
                             {r.f, r.nb * r.h, r.f, r.f, 0, 0}, true));
-  r.reduce("rmax", stat, xf, at(sc.partial));
-  r.rowStat("sub", xf, xf, stat, r.spread(at(sc.spread), stat));
-  r.map("exp", xf, xf);
-  r.reduce("rsum", stat, xf, at(sc.partial));
-  r.statUnary("recip", stat2, stat);
-  r.rowStat("mul", xf, xf, stat2, r.spread(at(sc.spread), stat2));
+  r.reduce(Opcode::Rmax, stat, xf, at(sc.partial));
+  r.rowStat(Opcode::Sub, xf, xf, stat, r.spread(at(sc.spread), stat));
+  r.map(Opcode::Exp, xf, xf);
+  r.reduce(Opcode::Rsum, stat, xf, at(sc.partial));
+  r.statUnary(Opcode::Recip, stat2, stat);
+  r.rowStat(Opcode::Mul, xf, xf, stat2, r.spread(at(sc.spread), stat2));
   r.store(st.out, xf, st.bs);
 }
 
@@ -976,13 +980,13 @@ RowPlan emitCausalSoftmax(ProgramBuilder &pb, const TensorRef &x,
     const int64_t rem = remOf(xm), nb = xm.blocks();
     const int64_t nFull = nb - (rem != 0 ? 1 : 0);
     if (nFull > first)
-      s.append(sfuBinary("add", st.in[0] + first * st.bs,
+      s.append(sfuBinary(Opcode::Add, st.in[0] + first * st.bs,
                          st.in[0] + first * st.bs, st.cursor,
                          {st.h, nFull - first, st.bs, st.bs, -lanes, 0}, false,
                          f32));
     if (rem != 0) {
       const Addr last = st.in[0] + (nb - 1) * st.bs;
-      s.append(sfuBinary("add", last, last,
+      s.append(sfuBinary(Opcode::Add, last, last,
                          st.cursor + -lanes * (nb - 1 - first),
                          {1, st.h, 1, 1, 1, rem}, false, f32));
     }
@@ -1085,20 +1089,20 @@ RowPlan emitNorm(ProgramBuilder &pb, const TensorRef &x,
          stat2 = at(sc.stat2);
     r.load(xf, st.in[0], st.bs);
     if (centred) {
-      r.reduce("rsum", stat, xf, at(sc.partial));
-      r.statScalar("muls", stat, stat, invN);
-      r.rowStat("sub", xf, xf, stat, r.spread(at(sc.spread), stat));
+      r.reduce(Opcode::Rsum, stat, xf, at(sc.partial));
+      r.statScalar(Opcode::Muls, stat, stat, invN);
+      r.rowStat(Opcode::Sub, xf, xf, stat, r.spread(at(sc.spread), stat));
     }
     r.square(sq, xf);
-    r.reduce("rsum", stat, sq, at(sc.partial));
-    r.statScalar("muls", stat, stat, invN);
-    r.statScalar("adds", stat, stat, eps);
-    r.statUnary("rsqrt", stat2, stat);
-    r.rowStat("mul", xf, xf, stat2, r.spread(at(sc.spread), stat2));
+    r.reduce(Opcode::Rsum, stat, sq, at(sc.partial));
+    r.statScalar(Opcode::Muls, stat, stat, invN);
+    r.statScalar(Opcode::Adds, stat, stat, eps);
+    r.statUnary(Opcode::Rsqrt, stat2, stat);
+    r.rowStat(Opcode::Mul, xf, xf, stat2, r.spread(at(sc.spread), stat2));
     if (v.weight)
-      r.colVec("mul", xf, xf, vectorF32(u, v.weight, v.wIndex, sc.wf));
+      r.colVec(Opcode::Mul, xf, xf, vectorF32(u, v.weight, v.wIndex, sc.wf));
     if (v.bias)
-      r.colVec("add", xf, xf, vectorF32(u, v.bias, v.bIndex, sc.bf));
+      r.colVec(Opcode::Add, xf, xf, vectorF32(u, v.bias, v.bIndex, sc.bf));
     r.store(st.out, xf, st.bs);
   };
   return runRowKernel(pb, k, opt, what);
@@ -1140,14 +1144,14 @@ RowPlan emitReduce(ProgramBuilder &pb, ReduceKind kind, const TensorRef &x,
     F32Rows r(*u.sfu, xm, st.h);
     Addr xf = at(sc.xf), stat = at(sc.stat);
     r.load(xf, st.in[0], st.bs);
-    r.reduce(kind == ReduceKind::Max ? "rmax" : "rsum", stat, xf,
+    r.reduce(kind == ReduceKind::Max ? Opcode::Rmax : Opcode::Rsum, stat, xf,
              at(sc.partial));
     if (kind == ReduceKind::Mean)
-      r.statScalar("muls", stat, stat, invN);
+      r.statScalar(Opcode::Muls, stat, stat, invN);
     // One stick per row, the value in lane 0, the other lanes zero.
     Rows one{1, st.h, 1, 1, 0, 1};
     if (outF32)
-      u.sfu->append(sfuUnary("copy", st.out, stat, one, true));
+      u.sfu->append(sfuUnary(Opcode::Copy, st.out, stat, one, true));
     else
       u.sfu->append(sfuCvt(st.out, stat, false, one));
   };

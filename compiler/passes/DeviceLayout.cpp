@@ -7,54 +7,41 @@
 
 namespace spyre::compiler {
 
-std::string_view deviceDTypeName(DeviceDType dtype) {
+std::string_view deviceDTypeName(isa::DType dtype) {
   switch (dtype) {
-  case DeviceDType::DL16:
+  case isa::DType::Dl16:
     return "dl16";
-  case DeviceDType::F32:
+  case isa::DType::Fp32:
     return "f32";
-  case DeviceDType::I8:
+  case isa::DType::Int8:
     return "i8";
-  case DeviceDType::I32:
+  case isa::DType::Int32:
     return "i32";
   }
   SPYRE_UNREACHABLE("bad device dtype");
 }
 
-std::optional<DeviceDType> parseDeviceDType(std::string_view name) {
-  for (DeviceDType d :
-       {DeviceDType::DL16, DeviceDType::F32, DeviceDType::I8, DeviceDType::I32})
+std::optional<isa::DType> parseDeviceDType(std::string_view name) {
+  for (isa::DType d :
+       {isa::DType::Dl16, isa::DType::Fp32, isa::DType::Int8, isa::DType::Int32})
     if (deviceDTypeName(d) == name)
       return d;
   return std::nullopt;
 }
 
-int deviceDTypeBytes(DeviceDType dtype) {
-  switch (dtype) {
-  case DeviceDType::DL16:
-    return 2;
-  case DeviceDType::F32:
-  case DeviceDType::I32:
-    return 4;
-  case DeviceDType::I8:
-    return 1;
-  }
-  SPYRE_UNREACHABLE("bad device dtype");
+int64_t elementsPerStick(isa::DType dtype, int stickBytes) {
+  return stickBytes / isa::dtypeBytes(dtype);
 }
 
-int64_t elementsPerStick(DeviceDType dtype, int stickBytes) {
-  return stickBytes / deviceDTypeBytes(dtype);
-}
-
-bool deviceDTypeFits(ElementType type, DeviceDType dtype) {
+bool deviceDTypeFits(ElementType type, isa::DType dtype) {
   switch (type) {
   case ElementType::F32:
   case ElementType::F16:
-    return dtype == DeviceDType::DL16 || dtype == DeviceDType::F32;
+    return dtype == isa::DType::Dl16 || dtype == isa::DType::Fp32;
   case ElementType::I8:
-    return dtype == DeviceDType::I8;
+    return dtype == isa::DType::Int8;
   case ElementType::I32:
-    return dtype == DeviceDType::I32;
+    return dtype == isa::DType::Int32;
   }
   SPYRE_UNREACHABLE("bad element type");
 }
@@ -79,7 +66,7 @@ Attribute DeviceLayout::toAttribute() const {
 
 std::string DeviceLayout::str() const { return toAttribute().str(); }
 
-DeviceLayout makeStickLayout(const Shape &hostShape, DeviceDType dtype,
+DeviceLayout makeStickLayout(const Shape &hostShape, isa::DType dtype,
                              const std::vector<int64_t> &dimOrder,
                              int stickBytes) {
   int64_t perStick = elementsPerStick(dtype, stickBytes);
@@ -110,7 +97,7 @@ DeviceLayout makeStickLayout(const Shape &hostShape, DeviceDType dtype,
   return layout;
 }
 
-DeviceLayout stickedOn(const Shape &hostShape, DeviceDType dtype,
+DeviceLayout stickedOn(const Shape &hostShape, isa::DType dtype,
                        int64_t stickDim, int stickBytes) {
   std::vector<int64_t> order;
   if (!hostShape.empty()) {
@@ -184,7 +171,7 @@ std::optional<DeviceLayout> layoutFromAttribute(const Attribute &attr,
             attr.str();
     return std::nullopt;
   }
-  std::optional<DeviceDType> dt = parseDeviceDType(dtype->asString());
+  std::optional<isa::DType> dt = parseDeviceDType(dtype->asString());
   if (!dt) {
     error = "unknown device dtype '" + dtype->asString() +
             "' (dl16, f32, i8 or i32)";

@@ -23,6 +23,7 @@
 #include "compiler/ir/Attribute.h"
 #include "compiler/ir/Graph.h"
 #include "compiler/ir/Types.h"
+#include "isa/Program.h"
 
 #include <cstdint>
 #include <optional>
@@ -32,24 +33,24 @@
 
 namespace spyre::compiler {
 
-/// The element formats a tensor may have on the device.
-enum class DeviceDType : uint8_t { DL16, F32, I8, I32 };
+// A tensor's element format on the device is an isa::DType, the one enum
+// the compiler, the program file and the simulator share.
 
-/// `dl16`, `f32`, `i8`, `i32`.
-std::string_view deviceDTypeName(DeviceDType dtype);
-std::optional<DeviceDType> parseDeviceDType(std::string_view name);
-int deviceDTypeBytes(DeviceDType dtype);
+/// `dl16`, `f32`, `i8`, `i32`: how the IR's layout annotation spells a
+/// device dtype.
+std::string_view deviceDTypeName(isa::DType dtype);
+std::optional<isa::DType> parseDeviceDType(std::string_view name);
 /// Elements of `dtype` in one stick of `stickBytes` bytes.
-int64_t elementsPerStick(DeviceDType dtype, int stickBytes);
+int64_t elementsPerStick(isa::DType dtype, int stickBytes);
 /// Whether values of host element type `type` may live on the device as
 /// `dtype`: floats as DL16 or FP32, integers as themselves.
-bool deviceDTypeFits(ElementType type, DeviceDType dtype);
+bool deviceDTypeFits(ElementType type, isa::DType dtype);
 
 /// The annotation key of a value's layout.
 inline constexpr const char *kLayoutAnnotation = "layout";
 
 struct DeviceLayout {
-  DeviceDType dtype = DeviceDType::DL16;
+  isa::DType dtype = isa::DType::Dl16;
   /// The host dimension cut into sticks; -1 for a scalar.
   int64_t stickDim = -1;
   Shape deviceShape;
@@ -73,13 +74,13 @@ struct DeviceLayout {
 /// dimension once, the last of them the stick dimension; the device shape is
 /// [stick blocks, host[dimOrder[0]], ..., host[dimOrder[n-2]], per-stick].
 /// For a scalar `dimOrder` is empty.
-DeviceLayout makeStickLayout(const Shape &hostShape, DeviceDType dtype,
+DeviceLayout makeStickLayout(const Shape &hostShape, isa::DType dtype,
                              const std::vector<int64_t> &dimOrder,
                              int stickBytes);
 
 /// The layout sticked on `stickDim` (-1 only for a scalar) with the other
 /// host dimensions in their host order.
-DeviceLayout stickedOn(const Shape &hostShape, DeviceDType dtype,
+DeviceLayout stickedOn(const Shape &hostShape, isa::DType dtype,
                        int64_t stickDim, int stickBytes);
 
 /// Empty when `layout` is a stick layout of a tensor of `type` (dimension

@@ -19,20 +19,6 @@ using codegen::TensorRef;
 
 namespace {
 
-isa::DType isaDType(DeviceDType d) {
-  switch (d) {
-  case DeviceDType::DL16:
-    return isa::DType::Dl16;
-  case DeviceDType::F32:
-    return isa::DType::Fp32;
-  case DeviceDType::I8:
-    return isa::DType::Int8;
-  case DeviceDType::I32:
-    return isa::DType::Int32;
-  }
-  SPYRE_UNREACHABLE("device dtype");
-}
-
 int64_t product(const std::vector<int64_t> &s, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i)
@@ -252,7 +238,7 @@ MatmulWork matmulWork(const Graph &graph, const Op &op,
   auto refOf = [](const Value *v) {
     TensorRef t;
     t.name = v->name();
-    t.dtype = isaDType(requireLayout(*v).dtype);
+    t.dtype = requireLayout(*v).dtype;
     t.shape = refShapeOf(*v);
     return t;
   };
@@ -401,7 +387,7 @@ TensorRef Emitter::declare(const Value *v, isa::TensorKind kind) {
   auto it = refs_.find(v);
   if (it != refs_.end())
     return it->second;
-  const isa::DType dtype = isaDType(requireLayout(*v).dtype);
+  const isa::DType dtype = requireLayout(*v).dtype;
   auto placed = placement_.addresses.find(v->name());
   if (placed != placement_.addresses.end()) {
     if (refShapeOf(*v) != v->type().shape)
@@ -423,9 +409,9 @@ TensorRef Emitter::declare(const Value *v, isa::TensorKind kind) {
 TensorRef Emitter::declareConstant(const Value *v) {
   const std::vector<int64_t> shape = refShapeOf(*v);
   if (!constantData_) {
-    reserve(v->name(), isaDType(requireLayout(*v).dtype), shape);
+    reserve(v->name(), requireLayout(*v).dtype, shape);
     const isa::TensorDecl &d = pb_.addConstWithoutData(
-        v->name(), isaDType(requireLayout(*v).dtype), shape);
+        v->name(), requireLayout(*v).dtype, shape);
     TensorRef r = TensorRef::of(d);
     refs_[v] = r;
     return r;
@@ -451,9 +437,9 @@ TensorRef Emitter::declareConstant(const Value *v) {
       }
     }
   }
-  reserve(v->name(), isaDType(requireLayout(*v).dtype), shape);
+  reserve(v->name(), requireLayout(*v).dtype, shape);
   const isa::TensorDecl &d = pb_.addConst(
-      v->name(), isaDType(requireLayout(*v).dtype), shape, values);
+      v->name(), requireLayout(*v).dtype, shape, values);
   TensorRef r = TensorRef::of(d);
   refs_[v] = r;
   return r;
@@ -858,7 +844,7 @@ bool Emitter::emitBinary(const Op &op) {
   TensorRef a = ref(op.operand(0)), b = ref(op.operand(1));
   const Value *bv = op.operand(1);
   const TensorRef y = result(op.result());
-  const std::string_view name = op.kindName();
+  const isa::Opcode sfuOp = binaryOpcode(op.kind());
   // One operand of the result's shape and one value per row in the other
   // ([.., R, 1], what reductions with keepdims give, as in softmax and the
   // norms written out as primitive ops): the column kernel broadcasts each
@@ -878,7 +864,7 @@ bool Emitter::emitBinary(const Op &op) {
       const TensorRef c = asDType(*col, y.dtype);
       beginKernel();
       return rowDone(
-          codegen::emitColumnBinary(pb_, name, x, c, y, colFirst, options()));
+          codegen::emitColumnBinary(pb_, sfuOp, x, c, y, colFirst, options()));
     }
   }
   auto smallOk = [&](const TensorRef &t) {
@@ -916,7 +902,7 @@ bool Emitter::emitBinary(const Op &op) {
   }
   b = asDType(b, y.dtype);
   beginKernel();
-  return rowDone(codegen::emitBinary(pb_, name, a, b, y, options()));
+  return rowDone(codegen::emitBinary(pb_, sfuOp, a, b, y, options()));
 }
 
 bool Emitter::emitUnaryOp(const Op &op) {
@@ -1263,7 +1249,8 @@ bool Emitter::emitCausalMask(const Op &op) {
       pb_.addConst(op.name() + ".mask", y.dtype, s, mask);
   beginKernel();
   return rowDone(
-      codegen::emitBinary(pb_, "add", x, TensorRef::of(d), y, options()));
+      codegen::emitBinary(pb_, isa::Opcode::Add, x, TensorRef::of(d), y,
+                          options()));
 }
 
 bool Emitter::emitCausalSoftmax(const Op &op) {
@@ -1350,8 +1337,8 @@ bool Emitter::emitHost(const Op &op) {
   h.decl.flops = host::hostOpFlops({h.decl.opType, *attrs}, shapes);
   pb_.setOp(op.name());
   pb_.stream(0, isa::Engine::DmaLoad)
-      .append(codegen::instr("host")
-                  .set("op", static_cast<int64_t>(hostOps_.size()))
+      .append(codegen::instr<isa::Opcode::Host>()
+                  .op(static_cast<int64_t>(hostOps_.size()))
                   .build());
   hostOps_.push_back(std::move(h));
   phase_ = m_.phase;

@@ -27,7 +27,7 @@ public:
       : graph_(graph), context_(context),
         stickBytes_(context.hw().chip.stickBytes) {
     // The option parser has checked both (an enum and a list of op kinds).
-    std::optional<DeviceDType> dtype =
+    std::optional<isa::DType> dtype =
         parseDeviceDType(context.options().getString("default-dtype"));
     SPYRE_ASSERT(dtype.has_value(), "default-dtype was not checked");
     defaultDtype_ = *dtype;
@@ -75,12 +75,12 @@ public:
   }
 
 private:
-  DeviceDType dtypeOf(ElementType type, bool f32) const {
+  isa::DType dtypeOf(ElementType type, bool f32) const {
     if (type == ElementType::I8)
-      return DeviceDType::I8;
+      return isa::DType::Int8;
     if (type == ElementType::I32)
-      return DeviceDType::I32;
-    return f32 ? DeviceDType::F32 : defaultDtype_;
+      return isa::DType::Int32;
+    return f32 ? isa::DType::Fp32 : defaultDtype_;
   }
 
   DeviceLayout defaultLayout(const Value &v, bool f32) const {
@@ -146,7 +146,7 @@ private:
   Graph &graph_;
   PassContext &context_;
   int stickBytes_;
-  DeviceDType defaultDtype_ = DeviceDType::DL16;
+  isa::DType defaultDtype_ = isa::DType::Dl16;
   std::vector<OpKind> f32Ops_;
   std::vector<Made> made_; // in creation order; searched, never hashed
 };
@@ -208,7 +208,7 @@ DeviceLayout requiredOperandLayout(const Op &op, size_t index,
     // a is [..., M, K] and b is [..., K, N]: a sticks on K, b on N; with the
     // transpose attribute those are the second-to-last dimensions.
     bool transposed = op.boolAttr(index == 0 ? "transpose_a" : "transpose_b");
-    return stickedOn(type.shape, DeviceDType::DL16,
+    return stickedOn(type.shape, isa::DType::Dl16,
                      transposed ? type.rank() - 2 : type.rank() - 1,
                      stickBytes);
   }

@@ -699,6 +699,22 @@ bool opRunsKernels(const Graph &graph, const Op &op, int stickBytes) {
          !isFreeView(graph, op, stickBytes);
 }
 
+isa::Opcode binaryOpcode(OpKind kind) {
+  switch (kind) {
+  case OpKind::Add:
+    return isa::Opcode::Add;
+  case OpKind::Sub:
+    return isa::Opcode::Sub;
+  case OpKind::Mul:
+    return isa::Opcode::Mul;
+  case OpKind::Div:
+    return isa::Opcode::Div;
+  default:
+    SPYRE_UNREACHABLE("no SFU binary op for " +
+                      std::string(opKindName(kind)));
+  }
+}
+
 std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running) {
   if (running >= op.numOperands() || op.numResults() != 1)
     return std::nullopt;
@@ -713,7 +729,7 @@ std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running) {
     const bool commutative =
         op.kind() == OpKind::Add || op.kind() == OpKind::Mul;
     const Value *other = op.operand(1 - running);
-    s.op = std::string(op.kindName());
+    s.op = binaryOpcode(op.kind());
     s.operandFirst = running == 1 && !commutative;
     if (other->isConstant() && elementsOf(*other) == 1 && !s.operandFirst &&
         op.kind() != OpKind::Div) {
@@ -721,7 +737,7 @@ std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running) {
       // div: multiplying by the reciprocal would round differently.)
       const double c = other->constantData().element(0);
       const bool add = op.kind() == OpKind::Add || op.kind() == OpKind::Sub;
-      s.op = add ? "adds" : "muls";
+      s.op = add ? isa::Opcode::Adds : isa::Opcode::Muls;
       s.imm = static_cast<float>(op.kind() == OpKind::Sub ? -c : c);
       return s;
     }
@@ -729,26 +745,45 @@ std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running) {
     return s;
   }
   case OpKind::Pow:
-    s.op = "pows";
+    s.op = isa::Opcode::Pows;
     s.imm = static_cast<float>(op.floatAttr("exponent"));
     return s;
   case OpKind::Reciprocal:
-    s.op = "recip";
+    s.op = isa::Opcode::Recip;
     return s;
   case OpKind::Gelu:
-    s.op = op.stringAttr("approximate") == "tanh" ? "gelut" : "gelu";
+    s.op = op.stringAttr("approximate") == "tanh" ? isa::Opcode::Gelut
+                                                  : isa::Opcode::Gelu;
     return s;
   case OpKind::Relu:
+    s.op = isa::Opcode::Relu;
+    return s;
   case OpKind::Silu:
+    s.op = isa::Opcode::Silu;
+    return s;
   case OpKind::Sigmoid:
+    s.op = isa::Opcode::Sigmoid;
+    return s;
   case OpKind::Tanh:
+    s.op = isa::Opcode::Tanh;
+    return s;
   case OpKind::Erf:
+    s.op = isa::Opcode::Erf;
+    return s;
   case OpKind::Exp:
+    s.op = isa::Opcode::Exp;
+    return s;
   case OpKind::Sqrt:
+    s.op = isa::Opcode::Sqrt;
+    return s;
   case OpKind::Rsqrt:
+    s.op = isa::Opcode::Rsqrt;
+    return s;
   case OpKind::Neg:
+    s.op = isa::Opcode::Neg;
+    return s;
   case OpKind::Abs:
-    s.op = std::string(op.kindName());
+    s.op = isa::Opcode::Abs;
     return s;
   default:
     return std::nullopt;

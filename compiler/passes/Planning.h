@@ -50,6 +50,7 @@
 #pragma once
 
 #include "compiler/passes/Pass.h"
+#include "isa/InstrTable.h"
 
 #include <optional>
 #include <string>
@@ -72,12 +73,16 @@ bool opRunsKernels(const Graph &graph, const Op &op, int stickBytes);
 /// which with `operandFirst` is the op's first (sub and div). The kernel
 /// choice of emission, for a single op and for a step of a chain.
 struct ElementwiseStep {
-  std::string op;
+  isa::Opcode op = isa::Opcode::Copy; ///< an SFU op of the unary, scalar or
+                                      ///< binary family
   std::optional<float> imm;
   const Value *operand = nullptr;
   bool operandFirst = false;
 };
 std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running);
+
+/// The SFU binary op of add, sub, mul or div.
+isa::Opcode binaryOpcode(OpKind kind);
 
 /// The operand of the first op of an elementwise chain that the chain runs
 /// on: one with the result's shape and stick dim (the first when both have

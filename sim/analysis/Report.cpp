@@ -10,6 +10,7 @@
 #include "support/Diagnostic.h"
 #include "support/Hash.h"
 #include "support/Nesting.h"
+#include "support/SvgChart.h"
 
 #include <fmt/format.h>
 
@@ -85,34 +86,10 @@ void readCounters(const json &events, const std::string &file, RunData &run) {
 // ------------------------------------------------------------ text
 
 std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-    case '&':
-      out += "&amp;";
-      break;
-    case '<':
-      out += "&lt;";
-      break;
-    case '>':
-      out += "&gt;";
-      break;
-    case '"':
-      out += "&quot;";
-      break;
-    case '\'':
-      out += "&#39;";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out;
+  return htmlEscape(s, HtmlQuotes::DoubleAndSingle);
 }
 
-/// A coordinate: two decimals are finer than any screen needs.
-std::string px(double v) { return fmt::format("{:.2f}", v); }
+std::string px(double v) { return svgPx(v); }
 
 std::string opLabel(std::string_view op) {
   return op.empty() ? "(no op)" : std::string(op);
@@ -121,27 +98,6 @@ std::string opLabel(std::string_view op) {
 std::string percent(double fraction) { return fmt::format("{:.1f}%", 100.0 * fraction); }
 
 std::string usText(double us) { return fmt::format("{:.3f} µs", us); }
-
-/// The axis step near `span / target` that is 1, 2 or 5 times a power of
-/// ten. Powers of ten by repeated multiplication, not log/pow, so the ticks
-/// are the same with any math library.
-double niceStep(double span, int target) {
-  const double raw = span / target;
-  double mag = 1;
-  while (mag * 10 <= raw)
-    mag *= 10;
-  while (mag > raw)
-    mag /= 10;
-  const double norm = raw / mag;
-  return (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
-}
-
-int decimalsFor(double step) {
-  int d = 0;
-  for (double s = step; s < 0.999999 && d < 9; s *= 10)
-    ++d;
-  return d;
-}
 
 std::string kib(double bytes) {
   return bytes >= 1024 * 1024 ? fmt::format("{:.2f} MiB", bytes / (1024.0 * 1024.0))

@@ -38,43 +38,44 @@ struct FieldPos {
   std::array<int8_t, 256> rowSticks{}, rows{}, fmt{};
 
   FieldPos() {
-    auto at = [](Opcode op, std::string_view name) {
-      int i = isa::instrDesc(op).fieldIndex(name);
+    auto at = [](Opcode op, isa::Field field) {
+      int i = isa::fieldIndex(op, field);
       SPYRE_ASSERT(i >= 0, "ISA table lacks a field the simulator reads");
       return i;
     };
-    liRd = at(Opcode::Li, "rd");
-    liImm = at(Opcode::Li, "imm");
-    addiRd = at(Opcode::Addi, "rd");
-    addiRs = at(Opcode::Addi, "rs");
-    addiImm = at(Opcode::Addi, "imm");
-    loopCount = at(Opcode::Loop, "count");
-    loopBody = at(Opcode::Loop, "body");
-    sigCounter = at(Opcode::Signal, "counter");
-    sigValue = at(Opcode::Signal, "value");
-    sigCore = at(Opcode::Signal, "core");
-    waitCounter = at(Opcode::Wait, "counter");
-    waitValue = at(Opcode::Wait, "value");
-    barId = at(Opcode::Barrier, "id");
-    barCount = at(Opcode::Barrier, "count");
-    ringCore = at(Opcode::Send, "core");
-    mmM = at(Opcode::Mm, "m");
-    mmK = at(Opcode::Mm, "k");
-    mmN = at(Opcode::Mm, "n");
-    cvtTo = at(Opcode::Cvt, "to");
+    liRd = at(Opcode::Li, isa::Field::Rd);
+    liImm = at(Opcode::Li, isa::Field::Imm);
+    addiRd = at(Opcode::Addi, isa::Field::Rd);
+    addiRs = at(Opcode::Addi, isa::Field::Rs);
+    addiImm = at(Opcode::Addi, isa::Field::Imm);
+    loopCount = at(Opcode::Loop, isa::Field::Count);
+    loopBody = at(Opcode::Loop, isa::Field::Body);
+    sigCounter = at(Opcode::Signal, isa::Field::Counter);
+    sigValue = at(Opcode::Signal, isa::Field::Value);
+    sigCore = at(Opcode::Signal, isa::Field::Core);
+    waitCounter = at(Opcode::Wait, isa::Field::Counter);
+    waitValue = at(Opcode::Wait, isa::Field::Value);
+    barId = at(Opcode::Barrier, isa::Field::Id);
+    barCount = at(Opcode::Barrier, isa::Field::Count);
+    ringCore = at(Opcode::Send, isa::Field::Core);
+    mmM = at(Opcode::Mm, isa::Field::M);
+    mmK = at(Opcode::Mm, isa::Field::K);
+    mmN = at(Opcode::Mm, isa::Field::N);
+    cvtTo = at(Opcode::Cvt, isa::Field::To);
     rowSticks.fill(-1);
     rows.fill(-1);
     fmt.fill(-1);
     for (const isa::InstrDesc &d : isa::instructionTable()) {
       rowSticks[static_cast<size_t>(d.opcode)] =
-          static_cast<int8_t>(d.fieldIndex("n"));
-      rows[static_cast<size_t>(d.opcode)] = static_cast<int8_t>(d.fieldIndex("m"));
+          static_cast<int8_t>(isa::fieldIndex(d.opcode, isa::Field::N));
+      rows[static_cast<size_t>(d.opcode)] =
+          static_cast<int8_t>(isa::fieldIndex(d.opcode, isa::Field::M));
       fmt[static_cast<size_t>(d.opcode)] =
-          static_cast<int8_t>(d.fieldIndex("fmt"));
+          static_cast<int8_t>(isa::fieldIndex(d.opcode, isa::Field::Fmt));
     }
-    xposeM = at(Opcode::Xpose, "m");
-    xposeK = at(Opcode::Xpose, "k");
-    hostOp = at(Opcode::Host, "op");
+    xposeM = at(Opcode::Xpose, isa::Field::M);
+    xposeK = at(Opcode::Xpose, isa::Field::K);
+    hostOp = at(Opcode::Host, isa::Field::Op);
   }
 };
 
@@ -684,6 +685,15 @@ bool Machine::dmaPastCycleLimit(StreamState &st, const Instr &resolved) {
   return false;
 }
 
+void Machine::shadowAccess(int core, const Region &r, bool write,
+                           const Epoch &e) {
+  // Run by run in forEachRun's order (i2 outer, i1 inner), one row of n1
+  // runs per call.
+  for (int64_t i2 = 0; i2 < r.n2; ++i2)
+    shadow_->accessRuns(core, r.base + i2 * r.s2, r.run, r.n1, r.s1, write, e,
+                        hb_, conflictScratch_);
+}
+
 bool Machine::checkAccesses(StreamState &st, const Instr &resolved,
                             bool deferLxWrites) {
   footprintScratch_.clear();
@@ -747,9 +757,7 @@ bool Machine::checkAccesses(StreamState &st, const Instr &resolved,
       continue;
     conflictScratch_.clear();
     Epoch e = hb_.epoch(st.index, st.pc);
-    f.region.forEachRun([&](int64_t start, int64_t len) {
-      shadow_->access(st.core, start, len, f.write, e, hb_, conflictScratch_);
-    });
+    shadowAccess(st.core, f.region, f.write, e);
     bool raced = false, uninit = false;
     for (const AccessConflict &c : conflictScratch_) {
       if (c.kind == AccessConflict::Kind::Race && !raced) {
@@ -1148,9 +1156,7 @@ void Machine::matchTransfers(Channel &ch, bool reduce, int srcCore, int dstCore)
     if (options_.checks && inBounds) {
       conflictScratch_.clear();
       Epoch e = hb_.epoch(r.stream, receiver.pc);
-      r.region.forEachRun([&](int64_t start0, int64_t len) {
-        shadow_->access(dstCore, start0, len, true, e, hb_, conflictScratch_);
-      });
+      shadowAccess(dstCore, r.region, true, e);
       for (const AccessConflict &c : conflictScratch_)
         if (c.kind == AccessConflict::Kind::Race) {
           report(FindingKind::LxRace, &receiver, start,

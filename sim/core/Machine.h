@@ -420,6 +420,9 @@ private:
 
   bool checkAccesses(StreamState &st, const isa::Instr &resolved,
                      bool deferLxWrites);
+  /// The race and uninitialised-read checks of one LX region, its conflicts
+  /// appended to conflictScratch_.
+  void shadowAccess(int core, const Region &r, bool write, const Epoch &e);
   /// With a cycle limit: whether a ld/st could not end before it (then it
   /// reports MaxCycles and stops the run instead of executing it).
   bool dmaPastCycleLimit(StreamState &st, const isa::Instr &resolved);

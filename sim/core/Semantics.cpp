@@ -27,157 +27,25 @@ namespace {
 using isa::Instr;
 using isa::Opcode;
 
-constexpr int64_t kStick = isa::kStickBytes;
+constexpr int64_t kStickBytes = isa::kStickBytes;
 constexpr int64_t kDl16Lanes = 64;
 constexpr int64_t kF32Lanes = 32;
 constexpr int64_t kI8Lanes = 128;
 
-// ---- Field access by name, resolved once per opcode from the ISA table ----
-
-// clang-format off
-enum class Fld : uint8_t {
-  Dst, Src, Src1, Src2, N, M, Ds, Ss, S2s, S2, Count, Fmt, Imm, Lane, To,
-  C, A, B, K, As, Bs, Cs, Out, Acc,
-  Lx, Mem, Run, N1, Lxs1, Ms1, N2, Lxs2, Ms2, S,
-  NumFields
-};
-constexpr size_t kNumFld = static_cast<size_t>(Fld::NumFields);
-constexpr std::array<std::string_view, kNumFld> kFldNames = {
-    "dst", "src", "src1", "src2", "n", "m", "ds", "ss", "s2s", "s2", "count",
-    "fmt", "imm", "lane", "to",
-    "c", "a", "b", "k", "as", "bs", "cs", "out", "acc",
-    "lx", "mem", "run", "n1", "lxs1", "ms1", "n2", "lxs2", "ms2", "s"};
-// clang-format on
-
-using FieldMap = std::array<std::array<int8_t, kNumFld>, 256>;
-
-const FieldMap &fieldMap() {
-  static const FieldMap map = [] {
-    FieldMap m;
-    for (auto &row : m)
-      row.fill(-1);
-    for (const isa::InstrDesc &d : isa::instructionTable()) {
-      for (size_t f = 0; f < kNumFld; ++f)
-        m[static_cast<uint8_t>(d.opcode)][f] =
-            static_cast<int8_t>(d.fieldIndex(kFldNames[f]));
-      // The code below reads enum fields by index: format 1 is f32, s2 1 is
-      // stick.
-      for (const isa::FieldDesc &fd : d.fields) {
-        if (fd.name == "fmt" || fd.name == "out" || fd.name == "to")
-          SPYRE_ASSERT(
-              (fd.enumValues == std::vector<std::string_view>{"dl16", "f32"}),
-              "unexpected format enum in the ISA table");
-        if (fd.name == "s2")
-          SPYRE_ASSERT(
-              (fd.enumValues == std::vector<std::string_view>{"row", "stick"}),
-              "unexpected s2 enum in the ISA table");
-      }
-    }
-    return m;
-  }();
-  return map;
-}
-
-int64_t get(const Instr &in, Fld f) {
-  int idx = fieldMap()[static_cast<uint8_t>(in.opcode)][static_cast<size_t>(f)];
-  SPYRE_ASSERT(idx >= 0, "instruction " +
-                             std::string(isa::opcodeName(in.opcode)) +
-                             " has no field " +
-                             std::string(kFldNames[static_cast<size_t>(f)]));
-  return in.value[static_cast<size_t>(idx)];
-}
+// Fields are read by isa::Field (in[Field::N]); the opcode's format column
+// in the ISA table gives their positions.
+using isa::Family;
+using isa::Field;
 
 // ---- Operand decoding ----
 
-enum class Fmt : uint8_t { Dl16, F32 };
+using Fmt = isa::StickFormat;
 
 int64_t lanesOf(Fmt f) { return f == Fmt::Dl16 ? kDl16Lanes : kF32Lanes; }
 
-/// Enum index 1 is f32 in every format field (`fmt`, `out`, `to`).
-Fmt fmtOf(int64_t index) { return index == 1 ? Fmt::F32 : Fmt::Dl16; }
-
-enum class Family : uint8_t {
-  None,
-  Control,
-  Dma,
-  Matmul,
-  Unary,
-  Binary,
-  Scalar,
-  Bcast,
-  Cvt,
-  RowReduce,
-  ColReduce,
-  Xpose,
-  Ring,
-};
-
-Family familyOf(Opcode op) {
-  switch (op) {
-  case Opcode::Invalid:
-    return Family::None;
-  case Opcode::Nop:
-  case Opcode::Li:
-  case Opcode::Addi:
-  case Opcode::Loop:
-  case Opcode::Signal:
-  case Opcode::Wait:
-  case Opcode::Barrier:
-  case Opcode::Halt:
-  case Opcode::Host: // device memory only, moved by the machine (doHost)
-    return Family::Control;
-  case Opcode::Ld:
-  case Opcode::St:
-    return Family::Dma;
-  case Opcode::Mm:
-  case Opcode::Mmi8:
-    return Family::Matmul;
-  case Opcode::Copy:
-  case Opcode::Neg:
-  case Opcode::Abs:
-  case Opcode::Relu:
-  case Opcode::Exp:
-  case Opcode::Recip:
-  case Opcode::Rsqrt:
-  case Opcode::Sqrt:
-  case Opcode::Tanh:
-  case Opcode::Sigmoid:
-  case Opcode::Gelu:
-  case Opcode::Gelut:
-  case Opcode::Silu:
-  case Opcode::Erf:
-    return Family::Unary;
-  case Opcode::Add:
-  case Opcode::Sub:
-  case Opcode::Mul:
-  case Opcode::Div:
-  case Opcode::Max:
-  case Opcode::Min:
-    return Family::Binary;
-  case Opcode::Adds:
-  case Opcode::Muls:
-  case Opcode::Maxs:
-  case Opcode::Pows:
-    return Family::Scalar;
-  case Opcode::Bcast:
-    return Family::Bcast;
-  case Opcode::Cvt:
-    return Family::Cvt;
-  case Opcode::Rsum:
-  case Opcode::Rmax:
-    return Family::RowReduce;
-  case Opcode::Csum:
-  case Opcode::Cmax:
-    return Family::ColReduce;
-  case Opcode::Xpose:
-    return Family::Xpose;
-  case Opcode::Send:
-  case Opcode::Recv:
-  case Opcode::Rsend:
-  case Opcode::Racc:
-    return Family::Ring;
-  }
-  return Family::None;
+/// The value of a format field (`fmt`, `out`, `to`).
+Fmt fmtOf(int64_t index) {
+  return index == static_cast<int64_t>(Fmt::F32) ? Fmt::F32 : Fmt::Dl16;
 }
 
 /// An SFU instruction's operands. Regions are in sticks; `src2` is unused by
@@ -201,50 +69,51 @@ SfuOperands decodeSfu(const Instr &in, Family family) {
   SfuOperands o;
   o.op = in.opcode;
   o.family = family;
-  o.n = get(in, Fld::N);
-  o.m = get(in, Fld::M);
+  o.n = in[Field::N];
+  o.m = in[Field::M];
   if (family == Family::Cvt) {
-    o.dstFmt = fmtOf(get(in, Fld::To));
+    o.dstFmt = fmtOf(in[Field::To]);
     o.fmt = o.dstFmt == Fmt::F32 ? Fmt::Dl16 : Fmt::F32;
   } else {
-    o.fmt = fmtOf(get(in, Fld::Fmt));
+    o.fmt = fmtOf(in[Field::Fmt]);
     o.dstFmt = o.fmt;
   }
   o.rowElems = o.n * lanesOf(o.fmt);
-  int64_t count = family == Family::Bcast ? 0 : get(in, Fld::Count);
+  int64_t count = family == Family::Bcast ? 0 : in[Field::Count];
   o.valid = count == 0 ? o.rowElems : std::min(count, o.rowElems);
 
   bool binary = family == Family::Binary;
-  int64_t src = get(in, binary ? Fld::Src1 : Fld::Src);
-  int64_t dst = get(in, Fld::Dst);
-  int64_t ss = get(in, Fld::Ss);
+  int64_t src = in[binary ? Field::Src1 : Field::Src];
+  int64_t dst = in[Field::Dst];
+  int64_t ss = in[Field::Ss];
   o.src = {src, o.n, o.m, ss};
   switch (family) {
   case Family::Unary:
   case Family::Scalar:
-    o.dst = {dst, o.n, o.m, get(in, Fld::Ds)};
+    o.dst = {dst, o.n, o.m, in[Field::Ds]};
     if (family == Family::Scalar)
-      o.imm = std::bit_cast<float>(static_cast<uint32_t>(get(in, Fld::Imm)));
+      o.imm = std::bit_cast<float>(static_cast<uint32_t>(in[Field::Imm]));
     break;
   case Family::Binary:
-    o.dst = {dst, o.n, o.m, get(in, Fld::Ds)};
-    o.src2Stick = get(in, Fld::S2) == 1;
-    o.src2 = {get(in, Fld::Src2), o.src2Stick ? 1 : o.n, o.m,
-              get(in, Fld::S2s)};
+    o.dst = {dst, o.n, o.m, in[Field::Ds]};
+    o.src2Stick =
+        in[Field::S2] == static_cast<int64_t>(isa::Src2Mode::Stick);
+    o.src2 = {in[Field::Src2], o.src2Stick ? 1 : o.n, o.m,
+              in[Field::S2s]};
     break;
   case Family::Bcast:
-    o.lane = get(in, Fld::Lane);
+    o.lane = in[Field::Lane];
     o.src = {src, 1, o.m, ss};
-    o.dst = {dst, o.n, o.m, get(in, Fld::Ds)};
+    o.dst = {dst, o.n, o.m, in[Field::Ds]};
     break;
   case Family::Cvt: {
     int64_t dstLanes = lanesOf(o.dstFmt);
     int64_t dstSticks = (o.rowElems + dstLanes - 1) / dstLanes;
-    o.dst = {dst, dstSticks, o.m, get(in, Fld::Ds)};
+    o.dst = {dst, dstSticks, o.m, in[Field::Ds]};
     break;
   }
   case Family::RowReduce:
-    o.dst = {dst, 1, o.m, get(in, Fld::Ds)};
+    o.dst = {dst, 1, o.m, in[Field::Ds]};
     break;
   case Family::ColReduce:
     o.dst = {dst, o.n, 1, 0};
@@ -268,16 +137,16 @@ struct MatmulOperands {
 MatmulOperands decodeMatmul(const Instr &in) {
   MatmulOperands o;
   o.int8 = in.opcode == Opcode::Mmi8;
-  o.m = get(in, Fld::M);
-  o.k = get(in, Fld::K);
-  o.n = get(in, Fld::N);
-  o.out = o.int8 ? Fmt::F32 : fmtOf(get(in, Fld::Out));
-  o.acc = get(in, Fld::Acc) != 0;
+  o.m = in[Field::M];
+  o.k = in[Field::K];
+  o.n = in[Field::N];
+  o.out = o.int8 ? Fmt::F32 : fmtOf(in[Field::Out]);
+  o.acc = in[Field::Acc] != 0;
   o.inLanes = o.int8 ? kI8Lanes : kDl16Lanes;
   o.outLanes = o.out == Fmt::F32 ? kF32Lanes : kDl16Lanes;
-  o.a = {get(in, Fld::A), o.m, o.k / o.inLanes, get(in, Fld::As)};
-  o.b = {get(in, Fld::B), o.k, o.n / o.inLanes, get(in, Fld::Bs)};
-  o.c = {get(in, Fld::C), o.m, o.n / o.outLanes, get(in, Fld::Cs)};
+  o.a = {in[Field::A], o.m, o.k / o.inLanes, in[Field::As]};
+  o.b = {in[Field::B], o.k, o.n / o.inLanes, in[Field::Bs]};
+  o.c = {in[Field::C], o.m, o.n / o.outLanes, in[Field::Cs]};
   return o;
 }
 
@@ -286,14 +155,14 @@ struct DmaOperands {
 };
 
 DmaOperands decodeDma(const Instr &in) {
-  int64_t run = get(in, Fld::Run), n1 = get(in, Fld::N1), n2 = get(in, Fld::N2);
+  int64_t run = in[Field::Run], n1 = in[Field::N1], n2 = in[Field::N2];
   return {
-      {get(in, Fld::Lx), run, n1, get(in, Fld::Lxs1), n2, get(in, Fld::Lxs2)},
-      {get(in, Fld::Mem), run, n1, get(in, Fld::Ms1), n2, get(in, Fld::Ms2)}};
+      {in[Field::Lx], run, n1, in[Field::Lxs1], n2, in[Field::Lxs2]},
+      {in[Field::Mem], run, n1, in[Field::Ms1], n2, in[Field::Ms2]}};
 }
 
 Region decodeRing(const Instr &in) {
-  return {get(in, Fld::Lx), get(in, Fld::N), get(in, Fld::M), get(in, Fld::S)};
+  return {in[Field::Lx], in[Field::N], in[Field::M], in[Field::S]};
 }
 
 // ---- LX access ----
@@ -303,7 +172,7 @@ Region decodeRing(const Instr &in) {
 struct Source {
   const uint8_t *data = nullptr;
   int64_t first = 0;
-  const uint8_t *stick(int64_t s) const { return data + (s - first) * kStick; }
+  const uint8_t *stick(int64_t s) const { return data + (s - first) * kStickBytes; }
 };
 
 /// Scratch memory reused across instructions, so steady-state execution does
@@ -345,8 +214,8 @@ Source sourceView(const Region &src, std::span<const Region> writes,
   if (!copy)
     return {lx, 0};
   int64_t lo = src.lowest();
-  int64_t bytes = (src.highest() - lo + 1) * kStick;
-  std::memcpy(sized(buf, bytes), lx + lo * kStick, static_cast<size_t>(bytes));
+  int64_t bytes = (src.highest() - lo + 1) * kStickBytes;
+  std::memcpy(sized(buf, bytes), lx + lo * kStickBytes, static_cast<size_t>(bytes));
   return {buf.data(), lo};
 }
 
@@ -375,7 +244,7 @@ void writeDl16(uint8_t *p, const float *in, int64_t elems) {
 /// Reads `sticks` contiguous sticks in `fmt` as FP32.
 void readSticks(const uint8_t *p, int64_t sticks, Fmt fmt, float *out) {
   if (fmt == Fmt::F32) {
-    std::memcpy(out, p, static_cast<size_t>(sticks * kStick));
+    std::memcpy(out, p, static_cast<size_t>(sticks * kStickBytes));
     return;
   }
   readDl16(p, out, sticks * kDl16Lanes);
@@ -384,7 +253,7 @@ void readSticks(const uint8_t *p, int64_t sticks, Fmt fmt, float *out) {
 /// Writes FP32 values as `sticks` contiguous sticks in `fmt`.
 void writeSticks(uint8_t *p, int64_t sticks, Fmt fmt, const float *in) {
   if (fmt == Fmt::F32) {
-    std::memcpy(p, in, static_cast<size_t>(sticks * kStick));
+    std::memcpy(p, in, static_cast<size_t>(sticks * kStickBytes));
     return;
   }
   writeDl16(p, in, sticks * kDl16Lanes);
@@ -530,7 +399,7 @@ void executeSfu(const SfuOperands &o, uint8_t *lx) {
         applyBinary(o.op, x, y, o.valid);
       }
       std::fill(x + o.valid, x + dstElems, 0.0f);
-      writeSticks(lx + (o.dst.base + r * o.dst.s1) * kStick, dstSticks,
+      writeSticks(lx + (o.dst.base + r * o.dst.s1) * kStickBytes, dstSticks,
                   o.dstFmt, x);
     }
     return;
@@ -538,14 +407,14 @@ void executeSfu(const SfuOperands &o, uint8_t *lx) {
     for (int64_t r = 0; r < o.m; ++r) {
       readSticks(src.stick(o.src.base + r * o.src.s1), 1, o.fmt, y);
       std::fill(x, x + o.rowElems, y[o.lane]);
-      writeSticks(lx + (o.dst.base + r * o.dst.s1) * kStick, o.n, o.fmt, x);
+      writeSticks(lx + (o.dst.base + r * o.dst.s1) * kStickBytes, o.n, o.fmt, x);
     }
     return;
   case Family::RowReduce:
     for (int64_t r = 0; r < o.m; ++r) {
       readSticks(src.stick(o.src.base + r * o.src.s1), o.n, o.fmt, x);
       std::fill(y, y + lanes, reduceRow(o.op, x, o.valid));
-      writeSticks(lx + (o.dst.base + r * o.dst.s1) * kStick, 1, o.fmt, y);
+      writeSticks(lx + (o.dst.base + r * o.dst.s1) * kStickBytes, 1, o.fmt, y);
     }
     return;
   case Family::ColReduce: {
@@ -559,7 +428,7 @@ void executeSfu(const SfuOperands &o, uint8_t *lx) {
         zipInPlace(acc, x, o.valid, maxNan);
     }
     std::fill(acc + o.valid, acc + o.rowElems, 0.0f);
-    writeSticks(lx + o.dst.base * kStick, o.n, o.fmt, acc);
+    writeSticks(lx + o.dst.base * kStickBytes, o.n, o.fmt, acc);
     return;
   }
   default:
@@ -579,11 +448,11 @@ struct XposeOperands {
 
 XposeOperands decodeXpose(const Instr &in) {
   XposeOperands o;
-  o.m = get(in, Fld::M);
-  o.k = get(in, Fld::K);
-  o.fmt = fmtOf(get(in, Fld::Fmt));
-  o.src = {get(in, Fld::Src), 1, o.m, get(in, Fld::Ss)};
-  o.dst = {get(in, Fld::Dst), 1, o.k, get(in, Fld::Ds)};
+  o.m = in[Field::M];
+  o.k = in[Field::K];
+  o.fmt = fmtOf(in[Field::Fmt]);
+  o.src = {in[Field::Src], 1, o.m, in[Field::Ss]};
+  o.dst = {in[Field::Dst], 1, o.k, in[Field::Ds]};
   return o;
 }
 
@@ -593,14 +462,14 @@ XposeOperands decodeXpose(const Instr &in) {
 /// destination can be written while the source is read.
 void executeXpose(const XposeOperands &o, uint8_t *lx) {
   const int64_t elemBytes = o.fmt == Fmt::F32 ? 4 : 2;
-  std::array<uint8_t, kStick> out;
+  std::array<uint8_t, kStickBytes> out;
   for (int64_t j = 0; j < o.k; ++j) {
     out.fill(0);
     for (int64_t i = 0; i < o.m; ++i)
       std::memcpy(out.data() + i * elemBytes,
-                  lx + (o.src.base + i * o.src.s1) * kStick + j * elemBytes,
+                  lx + (o.src.base + i * o.src.s1) * kStickBytes + j * elemBytes,
                   static_cast<size_t>(elemBytes));
-    std::memcpy(lx + (o.dst.base + j * o.dst.s1) * kStick, out.data(), kStick);
+    std::memcpy(lx + (o.dst.base + j * o.dst.s1) * kStickBytes, out.data(), kStickBytes);
   }
 }
 
@@ -710,7 +579,7 @@ void executeMm(const MatmulOperands &o, uint8_t *lx) {
     for (int64_t part = 0; part < cParts; ++part)
       for (int64_t i = 0; i < o.m; ++i)
         writeSticks(lx +
-                        (o.c.base + (jb * cParts + part) * o.c.s1 + i) * kStick,
+                        (o.c.base + (jb * cParts + part) * o.c.s1 + i) * kStickBytes,
                     1, o.out, ct + i * kCols + part * o.outLanes);
   }
 }
@@ -736,7 +605,7 @@ void executeMmi8(const MatmulOperands &o, uint8_t *lx) {
 
   auto readI8 = [](const uint8_t *p, int32_t *out) {
     std::array<int8_t, kI8Lanes> v;
-    std::memcpy(v.data(), p, kStick);
+    std::memcpy(v.data(), p, kStickBytes);
     std::copy(v.begin(), v.end(), out);
   };
   for (int64_t jb = 0; jb < nBlocks; ++jb) {
@@ -747,7 +616,7 @@ void executeMmi8(const MatmulOperands &o, uint8_t *lx) {
         for (int64_t i = 0; i < o.m; ++i)
           std::memcpy(ct + i * kColsI8 + part * kF32Lanes,
                       c.stick(o.c.base + (jb * cParts + part) * o.c.s1 + i),
-                      kStick);
+                      kStickBytes);
     } else {
       std::fill(ct, ct + o.m * kColsI8, 0u);
     }
@@ -772,8 +641,8 @@ void executeMmi8(const MatmulOperands &o, uint8_t *lx) {
     for (int64_t part = 0; part < cParts; ++part)
       for (int64_t i = 0; i < o.m; ++i)
         std::memcpy(lx +
-                        (o.c.base + (jb * cParts + part) * o.c.s1 + i) * kStick,
-                    ct + i * kColsI8 + part * kF32Lanes, kStick);
+                        (o.c.base + (jb * cParts + part) * o.c.s1 + i) * kStickBytes,
+                    ct + i * kColsI8 + part * kF32Lanes, kStickBytes);
   }
 }
 
@@ -804,10 +673,11 @@ std::string xposeError(const Instr &resolved) {
 } // namespace
 
 void footprint(const isa::Instr &resolved, std::vector<Footprint> &out) {
-  Family family = familyOf(resolved.opcode);
+  Family family = isa::familyOf(resolved.opcode);
   switch (family) {
   case Family::None:
   case Family::Control:
+  case Family::Host: // device memory only, moved by the machine (doHost)
     return;
   case Family::Dma: {
     DmaOperands d = decodeDma(resolved);
@@ -860,8 +730,8 @@ std::string operandError(const isa::Instr &resolved) {
     return xposeError(resolved);
   if (resolved.opcode != Opcode::Bcast)
     return "";
-  int64_t lanes = lanesOf(fmtOf(get(resolved, Fld::Fmt)));
-  int64_t lane = get(resolved, Fld::Lane);
+  int64_t lanes = lanesOf(fmtOf(resolved[Field::Fmt]));
+  int64_t lane = resolved[Field::Lane];
   if (lane < lanes)
     return "";
   return "bcast lane " + std::to_string(lane) + " is beyond the " +
@@ -870,7 +740,7 @@ std::string operandError(const isa::Instr &resolved) {
 }
 
 void executeCompute(const isa::Instr &resolved, uint8_t *lx) {
-  Family family = familyOf(resolved.opcode);
+  Family family = isa::familyOf(resolved.opcode);
   switch (family) {
   case Family::Matmul: {
     MatmulOperands o = decodeMatmul(resolved);
@@ -905,12 +775,12 @@ void executeLoad(const isa::Instr &resolved, const DeviceMemory &mem,
                  uint8_t *lx) {
   SPYRE_ASSERT(resolved.opcode == Opcode::Ld, "executeLoad needs ld");
   DmaOperands d = decodeDma(resolved);
-  const auto bytes = static_cast<uint64_t>(d.lx.run * kStick);
+  const auto bytes = static_cast<uint64_t>(d.lx.run * kStickBytes);
   for (int64_t i2 = 0; i2 < d.lx.n2; ++i2)
     for (int64_t i1 = 0; i1 < d.lx.n1; ++i1) {
       int64_t from = d.mem.base + i2 * d.mem.s2 + i1 * d.mem.s1;
       int64_t to = d.lx.base + i2 * d.lx.s2 + i1 * d.lx.s1;
-      mem.read(static_cast<uint64_t>(from * kStick), lx + to * kStick, bytes);
+      mem.read(static_cast<uint64_t>(from * kStickBytes), lx + to * kStickBytes, bytes);
     }
 }
 
@@ -918,51 +788,51 @@ void executeStore(const isa::Instr &resolved, const uint8_t *lx,
                   DeviceMemory &mem) {
   SPYRE_ASSERT(resolved.opcode == Opcode::St, "executeStore needs st");
   DmaOperands d = decodeDma(resolved);
-  const auto bytes = static_cast<uint64_t>(d.lx.run * kStick);
+  const auto bytes = static_cast<uint64_t>(d.lx.run * kStickBytes);
   for (int64_t i2 = 0; i2 < d.lx.n2; ++i2)
     for (int64_t i1 = 0; i1 < d.lx.n1; ++i1) {
       int64_t from = d.lx.base + i2 * d.lx.s2 + i1 * d.lx.s1;
       int64_t to = d.mem.base + i2 * d.mem.s2 + i1 * d.mem.s1;
-      mem.write(static_cast<uint64_t>(to * kStick), lx + from * kStick, bytes);
+      mem.write(static_cast<uint64_t>(to * kStickBytes), lx + from * kStickBytes, bytes);
     }
 }
 
 std::string gather(const Region &r, const uint8_t *lx) {
   std::string out;
-  out.reserve(static_cast<size_t>(r.sticks() * kStick));
+  out.reserve(static_cast<size_t>(r.sticks() * kStickBytes));
   r.forEachRun([&](int64_t start, int64_t run) {
-    out.append(reinterpret_cast<const char *>(lx + start * kStick),
-               static_cast<size_t>(run * kStick));
+    out.append(reinterpret_cast<const char *>(lx + start * kStickBytes),
+               static_cast<size_t>(run * kStickBytes));
   });
   return out;
 }
 
 void scatter(const Region &r, std::string_view bytes, uint8_t *lx) {
-  SPYRE_ASSERT(static_cast<int64_t>(bytes.size()) == r.sticks() * kStick,
+  SPYRE_ASSERT(static_cast<int64_t>(bytes.size()) == r.sticks() * kStickBytes,
                "scatter payload of " + std::to_string(bytes.size()) +
                    " bytes for " + std::to_string(r.sticks()) + " sticks");
   size_t at = 0;
   r.forEachRun([&](int64_t start, int64_t run) {
-    auto n = static_cast<size_t>(run * kStick);
-    std::memcpy(lx + start * kStick, bytes.data() + at, n);
+    auto n = static_cast<size_t>(run * kStickBytes);
+    std::memcpy(lx + start * kStickBytes, bytes.data() + at, n);
     at += n;
   });
 }
 
 void accumulateF32(const Region &r, std::string_view bytes, uint8_t *lx) {
-  SPYRE_ASSERT(static_cast<int64_t>(bytes.size()) == r.sticks() * kStick,
+  SPYRE_ASSERT(static_cast<int64_t>(bytes.size()) == r.sticks() * kStickBytes,
                "accumulate payload of " + std::to_string(bytes.size()) +
                    " bytes for " + std::to_string(r.sticks()) + " sticks");
   const char *in = bytes.data();
   r.forEachRun([&](int64_t start, int64_t run) {
-    for (int64_t st = 0; st < run; ++st, in += kStick) {
+    for (int64_t st = 0; st < run; ++st, in += kStickBytes) {
       std::array<float, kF32Lanes> acc, add;
-      uint8_t *p = lx + (start + st) * kStick;
-      std::memcpy(acc.data(), p, kStick);
-      std::memcpy(add.data(), in, kStick);
+      uint8_t *p = lx + (start + st) * kStickBytes;
+      std::memcpy(acc.data(), p, kStickBytes);
+      std::memcpy(add.data(), in, kStickBytes);
       for (int64_t j = 0; j < kF32Lanes; ++j)
         acc[j] += add[j];
-      std::memcpy(p, acc.data(), kStick);
+      std::memcpy(p, acc.data(), kStickBytes);
     }
   });
 }

@@ -21,6 +21,9 @@ using namespace spyre::test;
 namespace {
 
 int64_t smallestInt(const ParamInfo &p, const HwConfig &c) {
+  // A fixed key (chip.stick_bytes) has one value, both of its ends.
+  if (p.rules & rule::kFixed)
+    return p.maxValue;
   int64_t v = (p.rules & rule::kPositive) ? 1 : 0;
   if (p.rules & (rule::kMultipleOf4 | rule::kPowerOfTwo))
     v = 4;

@@ -131,16 +131,20 @@ TEST(ConfigLayers, ASettingIsReadLikeTheSameKeyInAFile) {
             "got 0");
 }
 
-TEST(ConfigLayers, ASizeThatStopsBeingWholeSticksPointsAtTheStick) {
+TEST(ConfigLayers, AFileThatChangesTheStickIsWrongWhateverComesAfter) {
+  // The stick is the instruction set's, not a parameter: a layer may only
+  // restate 128, and one that states another size is reported at its line
+  // even when a later setting restates 128.
   const std::string dir = test::makeTempDir();
   const std::string file =
-      writeFile(dir + "/c.yaml", "base: default\nchip:\n  stick_bytes: 64\n"
-                                 "lx:\n  size_bytes: 1088\n");
+      writeFile(dir + "/c.yaml", "base: default\nchip:\n  stick_bytes: 64\n");
   EXPECT_EQ(loadError({file, {"chip.stick_bytes=128"}}),
-            std::pair(std::string("--set chip.stick_bytes=128: error: at "
-                                  "'lx.size_bytes': 1088 is not a whole "
-                                  "number of 128-byte sticks"),
-                      ExitCode::Usage));
+            std::pair(file + ":3:16: error: chip.stick_bytes: 64 is not 128: "
+                             "fixed by the instruction set "
+                             "(isa::kStickBytes): its addresses, strides and "
+                             "lane counts are in 128-byte sticks",
+                      ExitCode::BadInput));
+  EXPECT_NO_THROW(loadConfig({"", {"chip.stick_bytes=128"}}));
 }
 
 TEST(ConfigLayers, ASettingLeavesTheFileErrorsTheirOwn) {

@@ -14,7 +14,7 @@ namespace {
 /// Every opcode enumerator, from the same list that defines the enum.
 const std::vector<Opcode> &allOpcodes() {
   static const std::vector<Opcode> ops = {
-#define SPYRE_OPCODE(name, number) Opcode::name,
+#define SPYRE_OPCODE(name, number, mnemonic, family, format) Opcode::name,
 #include "isa/Opcodes.def"
 #undef SPYRE_OPCODE
   };
@@ -37,6 +37,62 @@ TEST(InstrTable, EveryOpcodeHasExactlyOneRow) {
   }
   EXPECT_EQ(findInstrByNumber(0), nullptr);
   EXPECT_EQ(findInstrByNumber(0xff), nullptr);
+}
+
+// The Family and Format columns (Opcodes.def) and the field lists
+// (Formats.def) are what code outside the ISA names instructions and fields
+// by; the table's rows must agree with them.
+static_assert(fieldIndex(Opcode::Ld, Field::Mem) == 1);
+static_assert(fieldIndex(Opcode::St, Field::Mem) == 0);
+static_assert(fieldIndex(Opcode::Ld, Field::Dst) == -1);
+static_assert(formatOf(Opcode::Gelut) == Format::SfuUnary);
+static_assert(familyOf(Opcode::Racc) == Family::Ring);
+
+TEST(InstrTable, RowsFollowTheirFormatAndFamily) {
+  for (const InstrDesc &d : instructionTable()) {
+    EXPECT_EQ(d.format, formatOf(d.opcode)) << d.mnemonic;
+    EXPECT_EQ(d.family, familyOf(d.opcode)) << d.mnemonic;
+    const FormatFields ff = formatFields(d.format);
+    ASSERT_EQ(d.fields.size(), static_cast<size_t>(ff.count)) << d.mnemonic;
+    for (size_t i = 0; i < d.fields.size(); ++i)
+      EXPECT_EQ(d.fields[i].name, fieldName(ff.fields[i]))
+          << d.mnemonic << " field " << i;
+    // What a family does fixes the engine that runs it.
+    switch (d.family) {
+    case Family::Unary:
+    case Family::Binary:
+    case Family::Scalar:
+    case Family::Bcast:
+    case Family::Cvt:
+    case Family::RowReduce:
+    case Family::ColReduce:
+    case Family::Xpose:
+      EXPECT_EQ(d.engines, engineBit(Engine::Sfu)) << d.mnemonic;
+      break;
+    case Family::Matmul:
+      EXPECT_EQ(d.engines, engineBit(Engine::Pt)) << d.mnemonic;
+      break;
+    case Family::Ring:
+      EXPECT_EQ(d.engines, engineBit(Engine::Ring)) << d.mnemonic;
+      break;
+    case Family::Control:
+      EXPECT_EQ(d.engines, kAllEngines) << d.mnemonic;
+      break;
+    case Family::Dma:
+    case Family::Host:
+      EXPECT_TRUE(d.runsOn(Engine::DmaLoad) || d.runsOn(Engine::DmaStore))
+          << d.mnemonic;
+      break;
+    case Family::None:
+      ADD_FAILURE() << d.mnemonic << " has no family";
+    }
+  }
+  // Every field name is some format's.
+  std::set<Field> used;
+  for (int f = 0; f < kNumFormats; ++f)
+    for (Field x : formatFields(static_cast<Format>(f)).list())
+      used.insert(x);
+  EXPECT_EQ(used.size(), static_cast<size_t>(kNumFieldNames));
 }
 
 TEST(InstrTable, MnemonicsAreUniqueAndFound) {

@@ -16,6 +16,14 @@ std::string all(const ToolResult &r) {
          "\nstderr:\n" + r.err;
 }
 
+size_t count(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
 void expectChecked(const ToolResult &r, const std::string &outputs) {
   ASSERT_EQ(r.exitCode, 0) << all(r);
   EXPECT_EQ(r.err, "");
@@ -160,11 +168,33 @@ TEST(LlmCli, GenerateUsageErrors) {
   EXPECT_EQ(r.exitCode, 2) << all(r);
   EXPECT_EQ(test::firstLine(r.err),
             "--paged: error: is a cache layout of --generate N");
-  r = runSpyre({"llm", "examples/llm/tiny-granite.json"});
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--check"});
   EXPECT_EQ(r.exitCode, 2) << all(r);
   EXPECT_EQ(test::firstLine(r.err),
-            "--mode: error: give --mode prefill or --mode decode for one "
-            "step, or --generate N to generate N tokens after a prefill");
+            "--check: error: is an option of one step: give --mode prefill or "
+            "--mode decode (without --mode, spyre llm times the model's "
+            "prefill and decode step)");
+}
+
+// Without --mode: the whole model's prefill and decode step, each one
+// program with the layers in a loop, simulated (not extrapolated).
+TEST(LlmCli, TheWholeModelWithoutAMode) {
+  ToolResult r = runSpyre({"llm", "examples/llm/tiny-granite.json"});
+  ASSERT_EQ(r.exitCode, 0) << all(r);
+  EXPECT_EQ(r.err, "");
+  for (const char *line :
+       {"step       prefill: batch 1, 512 new tokens each, no cached context",
+        "step       decode: batch 4, 1 new token each, context 4096",
+        "2 of 2 layers, embedding multiplier, final norm and LM head: ",
+        "for all 2 layers, simulated, time to first token",
+        "for all 2 layers, simulated, per-token latency",
+        "one layer's code in a loop over 2 layers\n"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("EXTRAPOLATED"), std::string::npos) << r.out;
+  // Both steps, each with no finding and no host op.
+  EXPECT_EQ(count(r.out, "findings   0\n"), 2u) << r.out;
+  EXPECT_EQ(count(r.out, "host ops   0\n"), 2u) << r.out;
 }
 
 } // namespace

@@ -87,8 +87,9 @@ TEST(LlmLadder, BoundsCountTheRungsBytesAndMacs) {
 
 TEST(LlmLadder, TheModelRowIsLayersTimesTheLayerPlusTheHead) {
   const std::vector<LadderRow> rows = runLadder(tiny(), "", decode());
-  ASSERT_EQ(rows.size(), std::size(kRungs) + 1);
-  const LadderRow &layer = rows[7], &head = rows[8], &model = rows[9];
+  ASSERT_EQ(rows.size(), std::size(kRungs) + 2);
+  const LadderRow &layer = rows[7], &head = rows[8], &model = rows[9],
+                  &whole = rows[10];
   EXPECT_EQ(layer.name, "one layer");
   EXPECT_EQ(head.name, "LM head");
   EXPECT_EQ(model.name, "model: 2 layers (extrapolated) + LM head");
@@ -96,11 +97,22 @@ TEST(LlmLadder, TheModelRowIsLayersTimesTheLayerPlusTheHead) {
   EXPECT_EQ(model.bytes, 2 * layer.bytes + head.bytes);
   EXPECT_EQ(model.macs, 2 * layer.macs + head.macs);
   EXPECT_DOUBLE_EQ(model.launchUs, layer.launchUs);
+  // The whole model simulated in one program: the same work as the
+  // extrapolated row (the layers' inputs and outputs and the head's, less
+  // the hidden state passed between the pieces), in one launch.
+  EXPECT_EQ(whole.name, "model: 2 layers + LM head, one program");
+  EXPECT_EQ(whole.macs, model.macs);
+  EXPECT_GT(whole.cycles, 0u);
+  EXPECT_GT(whole.programBytes, 0u);
+  EXPECT_EQ(whole.hostOps, 0u);
   const std::string table = ladderTable(rows);
   EXPECT_NE(table.find("| model: 2 layers (extrapolated) + LM head | "),
             std::string::npos)
       << table;
-  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2 + 10);
+  EXPECT_NE(table.find("| model: 2 layers + LM head, one program | "),
+            std::string::npos)
+      << table;
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2 + 11);
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 // and resumed (only the missing points run), --point and --aggregate (what
 // the Slurm backend's tasks run), and the report (golden table, one chart
 // per swept parameter, the Pareto front checked against the CSV).
+#include "Csv.h"
 #include "support/FileIO.h"
 #include "testlib/Golden.h"
 #include "testlib/RunTool.h"
@@ -34,6 +35,9 @@ using test::firstLine;
 using test::runSpyre;
 using test::srcPath;
 using test::ToolResult;
+using test::csvRecords;
+using test::readCsv;
+using test::withoutWallClock;
 
 const char *const kSmall = "tests/sweep/data/small.yaml";
 const char *const kFailing = "tests/sweep/data/failing.yaml";
@@ -50,69 +54,6 @@ std::string replaceAll(std::string text, const std::string &from,
        at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
   return text;
-}
-
-/// RFC 4180 rows (quoted fields may hold commas and quotes).
-std::vector<std::vector<std::string>> readCsv(const std::string &path) {
-  const std::string text = readFile(path, kTextFileLimit);
-  std::vector<std::vector<std::string>> rows(1);
-  std::string field;
-  bool quoted = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        field += c;
-      }
-      continue;
-    }
-    if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      rows.back().push_back(field);
-      field.clear();
-    } else if (c == '\n') {
-      rows.back().push_back(field);
-      field.clear();
-      rows.emplace_back();
-    } else {
-      field += c;
-    }
-  }
-  rows.pop_back(); // after the last line break
-  return rows;
-}
-
-/// The rows of a results.csv as maps from column name to value.
-std::vector<std::map<std::string, std::string>>
-csvRecords(const std::string &path) {
-  const auto rows = readCsv(path);
-  std::vector<std::map<std::string, std::string>> out;
-  for (size_t r = 1; r < rows.size(); ++r) {
-    EXPECT_EQ(rows[r].size(), rows[0].size()) << "row " << r;
-    std::map<std::string, std::string> rec;
-    for (size_t c = 0; c < rows[0].size() && c < rows[r].size(); ++c)
-      rec[rows[0][c]] = rows[r][c];
-    out.push_back(std::move(rec));
-  }
-  return out;
-}
-
-/// results.csv without the wall-clock columns (the last three).
-std::string withoutWallClock(const std::string &path) {
-  std::string out;
-  for (const auto &row : readCsv(path)) {
-    EXPECT_GE(row.size(), 3u);
-    for (size_t c = 0; c + 3 < row.size(); ++c)
-      out += row[c] + "|";
-    out += "\n";
-  }
-  return out;
 }
 
 size_t resultFiles(const std::string &dir) {
@@ -212,8 +153,8 @@ TEST(SweepCli, BadSpecsAreLocatedErrors) {
        "run"},
       {"unknown top-level key", "models: [MODEL]\ngrids:\n  chip.cores: [8]\n",
        "spec.yaml:2:1: error: unknown key 'grids' in the sweep spec; did you "
-       "mean 'grid'? (keys: models, base_config, options, grid, points, "
-       "constraints)"},
+       "mean 'grid'? (keys: models, base_config, options, serve, grid, "
+       "points, constraints)"},
       {"grid and points",
        "models: [MODEL]\ngrid: {chip.cores: [8]}\npoints: [{chip.cores: 4}]\n",
        "spec.yaml:3:9: error: give either 'grid' or 'points', not both"},

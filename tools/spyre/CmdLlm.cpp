@@ -11,6 +11,7 @@
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -30,7 +31,7 @@ struct LlmCliOptions {
   int64_t generate = 0;
   int64_t prompt = 0;
   bool paged = false;
-  bool generateGiven = false, promptGiven = false;
+  bool generateGiven = false, promptGiven = false, batchGiven = false;
   bool ladder = false;
 };
 
@@ -76,6 +77,50 @@ int runGenerate(LlmCliOptions &o) {
   return report.exitCode();
 }
 
+/// No --mode: the model's prefill (batch 1, 512 tokens) and decode step
+/// (batch 4, context 4096), each with the embedding multiplier, every layer
+/// and the LM head, timing only.
+int runModelSteps(LlmCliOptions &o) {
+  const std::vector<std::pair<const char *, bool>> stepOnly = {
+      {"--check", o.run.check},
+      {"--stats", !o.run.stats.empty()},
+      {"--trace", !o.run.trace.empty()},
+      {"--program-out", !o.run.programOut.empty()},
+      {"--ladder", o.ladder}};
+  for (const auto &[flag, given] : stepOnly)
+    if (given)
+      throw usage(flag, "is an option of one step: give --mode prefill or "
+                        "--mode decode (without --mode, spyre llm times the "
+                        "model's prefill and decode step)");
+  int exit = 0;
+  for (const llm::Mode mode : {llm::Mode::Prefill, llm::Mode::Decode}) {
+    llm::LlmRunOptions r = o.run;
+    r.timingOnly = true;
+    // Two runs in one process: the SystemC kernel elaborates only once (the
+    // plain event loop gives the same results).
+    r.useSystemC = false;
+    r.records = false;
+    llm::StepShape &s = r.shape;
+    s.mode = mode;
+    s.embedding = true;
+    s.lmHead = true;
+    if (mode == llm::Mode::Prefill) {
+      s.batch = 1;
+      s.tokens = o.tokens > 0 ? o.tokens : 512;
+      s.context = 0;
+    } else {
+      s.batch = o.batchGiven ? o.batch : 4;
+      s.tokens = 1;
+      s.context = o.context < 0 ? 4096 : o.context;
+    }
+    const llm::LlmReport report = llm::runLlm(r);
+    std::cout << (mode == llm::Mode::Prefill ? "" : "\n")
+              << llm::llmSummaryText(report);
+    exit = std::max(exit, report.run.exitCode());
+  }
+  return exit;
+}
+
 int runLlm(LlmCliOptions &o) {
   if (o.generateGiven || o.promptGiven) {
     if (!o.generateGiven)
@@ -91,10 +136,16 @@ int runLlm(LlmCliOptions &o) {
   }
   if (o.paged)
     throw usage("--paged", "is a cache layout of --generate N");
-  if (o.mode.empty())
-    throw usage("--mode", "give --mode prefill or --mode decode for one step, "
-                          "or --generate N to generate N tokens after a "
-                          "prefill");
+  if (o.mode.empty()) {
+    try {
+      return runModelSteps(o);
+    } catch (const run::CompileError &e) {
+      std::cout.flush();
+      std::cerr << e.diagnostics();
+      return e.internal() ? kInternalErrorExit
+                          : static_cast<int>(ExitCode::BadInput);
+    }
+  }
   llm::StepShape &s = o.run.shape;
   s.mode = o.mode == "prefill" ? llm::Mode::Prefill : llm::Mode::Decode;
   s.batch = o.batch;
@@ -111,6 +162,8 @@ int runLlm(LlmCliOptions &o) {
           llm::runLadder(o.run.modelConfig, o.run.hwConfig, s));
       return 0;
     }
+    // A looped run of every layer needs no per-instruction records.
+    o.run.records = false;
     const llm::LlmReport report = llm::runLlm(o.run);
     // With an output on standard output the summary goes to the side.
     const bool stdoutTaken = isStdout(o.run.stats) || isStdout(o.run.trace);
@@ -153,7 +206,9 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
       cmd->add_option("--prompt", opts->prompt,
                       "Prompt tokens per sequence of --generate (seeded ids; "
                       "default 60)");
-  cmd->add_option("--batch", opts->batch, "Sequences (default 1)");
+  CLI::Option *batch = cmd->add_option("--batch", opts->batch,
+                  "Sequences (default 1; 4 for the decode step without "
+                  "--mode)");
   cmd->add_option("--tokens", opts->tokens,
                   "New tokens per sequence (prefill; default 512)");
   cmd->add_option("--context", opts->context,
@@ -187,13 +242,20 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                 "Print IBM's ladder for the step's shape instead: every rung "
                 "of one layer, the layer and the whole model, timing only, "
                 "as docs/llm.md tabulates it");
+  cmd->add_flag("--unrolled", opts->run.unrolled,
+                "Compile every layer's own copy of the code instead of one "
+                "layer's code in a loop over the layers");
+  cmd->add_option("--program-out", opts->run.programOut,
+                  "Write the compiled program file here (spyre verify, "
+                  "spyre sim read it)");
   cmd->add_option("--stats", opts->run.stats,
                   "Write the simulator's statistics JSON to this file");
   cmd->add_option("--trace", opts->run.trace,
                   "Write a Chrome trace-event JSON (Perfetto UI) to this file");
-  cmd->callback([opts, generate, prompt, &dispatch] {
+  cmd->callback([opts, generate, prompt, batch, &dispatch] {
     opts->generateGiven = generate->count() > 0;
     opts->promptGiven = prompt->count() > 0;
+    opts->batchGiven = batch->count() > 0;
     dispatch.run = [opts] { return runLlm(*opts); };
   });
 }

@@ -9,7 +9,6 @@
 #include "serve/Serve.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
-#include "support/ParseNumber.h"
 
 #include <fmt/format.h>
 
@@ -45,34 +44,6 @@ UserError usage(const std::string &flag, const std::string &message) {
   return UserError(SourceLoc{flag}, message, ExitCode::Usage);
 }
 
-serve::WarmupShape parseWarmupShape(const std::string &text) {
-  std::vector<int64_t> v;
-  size_t start = 0;
-  while (true) {
-    const size_t colon = text.find(':', start);
-    const std::string part = text.substr(
-        start, colon == std::string::npos ? std::string::npos : colon - start);
-    int64_t x = 0;
-    if (parseInt64(part, x) != IntParse::Ok || x < 1 ||
-        x > serve::kMaxRequestTokens)
-      throw usage("--warmup-shape",
-                  fmt::format("expected PROMPT:NEW_TOKENS:BATCH, whole "
-                              "numbers in [1, {}], got '{}'",
-                              serve::kMaxRequestTokens, text));
-    v.push_back(x);
-    if (colon == std::string::npos)
-      break;
-    start = colon + 1;
-  }
-  if (v.size() != 3)
-    throw usage("--warmup-shape",
-                fmt::format("expected PROMPT:NEW_TOKENS:BATCH, got '{}'", text));
-  if (v[2] > 1024)
-    throw usage("--warmup-shape",
-                fmt::format("batch must be in [1, 1024], got {}", v[2]));
-  return {v[0], v[1], v[2]};
-}
-
 int runServe(ServeCliOptions &o) {
   if (o.run.modelConfig.empty())
     throw usage("spyre", "serve: expected a model's config.json (or `spyre "
@@ -83,7 +54,7 @@ int runServe(ServeCliOptions &o) {
   o.run.batching = o.batching == "static" ? serve::Batching::Static
                                           : serve::Batching::Continuous;
   for (const std::string &w : o.warmupShapes)
-    o.run.warmupShapes.push_back(parseWarmupShape(w));
+    o.run.warmupShapes.push_back(serve::parseWarmupShape(w, "--warmup-shape"));
   if (!o.slo.empty())
     o.run.slo = serve::parseSlo(o.slo);
   o.run.buckets.exact = o.exactShapes;

@@ -28,6 +28,7 @@ namespace spyre::codegen {
 namespace {
 
 using isa::DType;
+using isa::Opcode;
 using isa::TensorKind;
 using test::allClose;
 using test::randomValues;
@@ -40,6 +41,8 @@ const double kDl16Tiny = std::ldexp(1.0, -31);
 struct Shape {
   int64_t rows, cols;
 };
+
+std::string name(Opcode op) { return std::string(isa::instrDesc(op).mnemonic); }
 
 const std::vector<Shape> &shapes() {
   static const std::vector<Shape> s = {
@@ -60,7 +63,7 @@ std::vector<double> tolerances(const std::vector<double> &ref, DType out) {
 using Fn1 = std::function<double(double)>;
 
 struct UnaryCase {
-  const char *op;
+  Opcode op;
   Fn1 ref;
   float lo, hi;
 };
@@ -68,26 +71,26 @@ struct UnaryCase {
 const std::vector<UnaryCase> &unaryCases() {
   const double s2 = std::numbers::sqrt2;
   static const std::vector<UnaryCase> c = {
-      {"copy", [](double x) { return x; }, -4, 4},
-      {"neg", [](double x) { return -x; }, -4, 4},
-      {"abs", [](double x) { return std::fabs(x); }, -4, 4},
-      {"relu", [](double x) { return std::max(x, 0.0); }, -4, 4},
-      {"exp", [](double x) { return std::exp(x); }, -6, 6},
-      {"recip", [](double x) { return 1 / x; }, 0.125f, 8},
-      {"rsqrt", [](double x) { return 1 / std::sqrt(x); }, 0.125f, 8},
-      {"sqrt", [](double x) { return std::sqrt(x); }, 0, 8},
-      {"tanh", [](double x) { return std::tanh(x); }, -4, 4},
-      {"sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -6, 6},
-      {"gelu", [s2](double x) { return 0.5 * x * (1 + std::erf(x / s2)); }, -4,
+      {Opcode::Copy, [](double x) { return x; }, -4, 4},
+      {Opcode::Neg, [](double x) { return -x; }, -4, 4},
+      {Opcode::Abs, [](double x) { return std::fabs(x); }, -4, 4},
+      {Opcode::Relu, [](double x) { return std::max(x, 0.0); }, -4, 4},
+      {Opcode::Exp, [](double x) { return std::exp(x); }, -6, 6},
+      {Opcode::Recip, [](double x) { return 1 / x; }, 0.125f, 8},
+      {Opcode::Rsqrt, [](double x) { return 1 / std::sqrt(x); }, 0.125f, 8},
+      {Opcode::Sqrt, [](double x) { return std::sqrt(x); }, 0, 8},
+      {Opcode::Tanh, [](double x) { return std::tanh(x); }, -4, 4},
+      {Opcode::Sigmoid, [](double x) { return 1 / (1 + std::exp(-x)); }, -6, 6},
+      {Opcode::Gelu, [s2](double x) { return 0.5 * x * (1 + std::erf(x / s2)); }, -4,
        4},
-      {"gelut",
+      {Opcode::Gelut,
        [](double x) {
          const double k = std::sqrt(2 / std::numbers::pi);
          return 0.5 * x * (1 + std::tanh(k * (x + 0.044715 * x * x * x)));
        },
        -4, 4},
-      {"silu", [](double x) { return x / (1 + std::exp(-x)); }, -6, 6},
-      {"erf", [](double x) { return std::erf(x); }, -3, 3},
+      {Opcode::Silu, [](double x) { return x / (1 + std::exp(-x)); }, -6, 6},
+      {Opcode::Erf, [](double x) { return std::erf(x); }, -3, 3},
   };
   return c;
 }
@@ -128,7 +131,7 @@ TEST(UnaryKernel, EveryOpOnEveryShape) {
       ++i;
       DType t = i % 3 == 0 ? DType::Fp32 : DType::Dl16;
       checkMap(
-          c.op, s, t, 1 + i % 4, c.lo, c.hi, c.ref,
+          name(c.op), s, t, 1 + i % 4, c.lo, c.hi, c.ref,
           [&](ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
               const KernelOptions &opt) { emitUnary(pb, c.op, x, y, opt); });
     }
@@ -136,25 +139,25 @@ TEST(UnaryKernel, EveryOpOnEveryShape) {
 
 TEST(ScalarKernel, EveryOpWithItsImmediate) {
   struct Case {
-    const char *op;
+    Opcode op;
     float imm;
     Fn1 ref;
     float lo, hi;
   };
   const std::vector<Case> cases = {
-      {"adds", 1.5f, [](double x) { return x + 1.5; }, -4, 4},
-      {"muls", -0.75f, [](double x) { return x * -0.75; }, -4, 4},
-      {"maxs", 0.25f, [](double x) { return std::max(x, 0.25); }, -4, 4},
-      {"pows", 2.0f, [](double x) { return x * x; }, -4, 4},
-      {"pows", 3.0f, [](double x) { return x * x * x; }, -3, 3},
-      {"pows", 0.5f, [](double x) { return std::sqrt(x); }, 0.01f, 9},
+      {Opcode::Adds, 1.5f, [](double x) { return x + 1.5; }, -4, 4},
+      {Opcode::Muls, -0.75f, [](double x) { return x * -0.75; }, -4, 4},
+      {Opcode::Maxs, 0.25f, [](double x) { return std::max(x, 0.25); }, -4, 4},
+      {Opcode::Pows, 2.0f, [](double x) { return x * x; }, -4, 4},
+      {Opcode::Pows, 3.0f, [](double x) { return x * x * x; }, -3, 3},
+      {Opcode::Pows, 0.5f, [](double x) { return std::sqrt(x); }, 0.01f, 9},
   };
   int i = 0;
   for (const Case &c : cases)
     for (const Shape &s : shapes()) {
       ++i;
       DType t = i % 2 == 0 ? DType::Fp32 : DType::Dl16;
-      checkMap(c.op, s, t, 1 + i % 5, c.lo, c.hi, c.ref,
+      checkMap(name(c.op), s, t, 1 + i % 5, c.lo, c.hi, c.ref,
                [&](ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
                    const KernelOptions &opt) {
                  emitScalar(pb, c.op, c.imm, x, y, opt);
@@ -166,9 +169,9 @@ TEST(ScalarKernel, EveryOpWithItsImmediate) {
 
 enum class Bcast { Full, Row, Row2d, Scalar };
 
-void checkBinary(const char *op, const Shape &s, Bcast mode, DType dtype,
+void checkBinary(Opcode op, const Shape &s, Bcast mode, DType dtype,
                  int cores) {
-  SCOPED_TRACE(std::string(op) + " " + std::to_string(s.rows) + "x" +
+  SCOPED_TRACE(name(op) + " " + std::to_string(s.rows) + "x" +
                std::to_string(s.cols) + " mode " +
                std::to_string(static_cast<int>(mode)) + " " +
                std::string(isa::dtypeName(dtype)) + " on " +
@@ -188,7 +191,7 @@ void checkBinary(const char *op, const Shape &s, Bcast mode, DType dtype,
     bShape = {1};
     break;
   }
-  ProgramBuilder pb(hw::builtinConfig(), op);
+  ProgramBuilder pb(hw::builtinConfig(), name(op));
   const auto &a = pb.addTensor("a", TensorKind::Input, dtype, {s.rows, s.cols});
   const auto &b = pb.addTensor("b", TensorKind::Input, dtype, bShape);
   const auto &y =
@@ -198,7 +201,7 @@ void checkBinary(const char *op, const Shape &s, Bcast mode, DType dtype,
   emitBinary(pb, op, TensorRef::of(a), TensorRef::of(b), TensorRef::of(y), opt);
   isa::Program p = pb.finish();
   ASSERT_EQ(test::programFileProblem(p), "");
-  const bool div = std::string(op) == "div";
+  const bool div = op == Opcode::Div;
   std::vector<float> av =
       randomValues(static_cast<size_t>(s.rows * s.cols), 8, -4, 4, dtype);
   std::vector<float> bv =
@@ -213,12 +216,12 @@ void checkBinary(const char *op, const Shape &s, Bcast mode, DType dtype,
                   : mode == Bcast::Scalar ? 0
                                           : static_cast<size_t>(j);
       double w = bv[bi];
-      std::string o = op;
-      expect.push_back(o == "add"   ? x + w
-                       : o == "sub" ? x - w
-                       : o == "mul" ? x * w
-                       : o == "div" ? x / w
-                       : o == "max" ? std::max(x, w)
+      const Opcode o = op;
+      expect.push_back(o == Opcode::Add   ? x + w
+                       : o == Opcode::Sub ? x - w
+                       : o == Opcode::Mul ? x * w
+                       : o == Opcode::Div ? x / w
+                       : o == Opcode::Max ? std::max(x, w)
                                     : std::min(x, w));
     }
   // Differences of close operands are exact in FP32 (Sterbenz), so every
@@ -228,7 +231,7 @@ void checkBinary(const char *op, const Shape &s, Bcast mode, DType dtype,
 
 TEST(BinaryKernel, EveryOpEqualShapes) {
   int i = 0;
-  for (const char *op : {"add", "sub", "mul", "div", "max", "min"})
+  for (Opcode op : {Opcode::Add, Opcode::Sub, Opcode::Mul, Opcode::Div, Opcode::Max, Opcode::Min})
     for (const Shape &s : shapes()) {
       ++i;
       checkBinary(op, s, Bcast::Full, i % 2 ? DType::Dl16 : DType::Fp32,
@@ -238,7 +241,7 @@ TEST(BinaryKernel, EveryOpEqualShapes) {
 
 TEST(BinaryKernel, BroadcastRowAndScalar) {
   int i = 0;
-  for (const char *op : {"add", "sub", "mul", "div", "max", "min"})
+  for (Opcode op : {Opcode::Add, Opcode::Sub, Opcode::Mul, Opcode::Div, Opcode::Max, Opcode::Min})
     for (const Shape &s : shapes()) {
       ++i;
       DType t = i % 3 == 0 ? DType::Fp32 : DType::Dl16;
@@ -250,7 +253,7 @@ TEST(BinaryKernel, BroadcastRowAndScalar) {
 // ------------------------------------------------------- column operand
 
 struct ColumnCase {
-  const char *op;
+  Opcode op;
   Shape s;
   DType dtype;
   bool colFirst;
@@ -263,12 +266,12 @@ struct ColumnCase {
 /// Returns the run for the traffic checks.
 test::SimResult checkColumn(const ColumnCase &c) {
   const Shape &s = c.s;
-  SCOPED_TRACE(std::string(c.op) + (c.colFirst ? " col first " : " ") +
+  SCOPED_TRACE(name(c.op) + (c.colFirst ? " col first " : " ") +
                std::to_string(s.rows) + "x" + std::to_string(s.cols) + " " +
                std::string(isa::dtypeName(c.dtype)) + " on " +
                std::to_string(c.cores) + " cores, overlap " +
                (c.overlap ? "on" : "off"));
-  ProgramBuilder pb(hw::builtinConfig(), c.op);
+  ProgramBuilder pb(hw::builtinConfig(), name(c.op));
   const auto &x =
       pb.addTensor("x", TensorKind::Input, c.dtype, {s.rows, s.cols});
   const auto &col =
@@ -285,8 +288,8 @@ test::SimResult checkColumn(const ColumnCase &c) {
   isa::Program p = pb.finish();
   EXPECT_EQ(test::programFileProblem(p), "");
   // Divisors stay away from zero: [0.5, 4].
-  const std::string o = c.op;
-  const bool div = o == "div";
+  const Opcode o = c.op;
+  const bool div = o == Opcode::Div;
   const size_t n = static_cast<size_t>(s.rows * s.cols);
   std::vector<float> xv =
       randomValues(n, 21, div && c.colFirst ? 0.5f : -4, 4, c.dtype);
@@ -302,11 +305,11 @@ test::SimResult checkColumn(const ColumnCase &c) {
       double b = cv[static_cast<size_t>(i)];
       if (c.colFirst)
         std::swap(a, b);
-      expect.push_back(o == "add"   ? a + b
-                       : o == "sub" ? a - b
-                       : o == "mul" ? a * b
-                       : o == "div" ? a / b
-                       : o == "max" ? std::max(a, b)
+      expect.push_back(o == Opcode::Add   ? a + b
+                       : o == Opcode::Sub ? a - b
+                       : o == Opcode::Mul ? a * b
+                       : o == Opcode::Div ? a / b
+                       : o == Opcode::Max ? std::max(a, b)
                                     : std::min(a, b));
     }
   EXPECT_TRUE(allClose(r.outputs["y"], expect, tolerances(expect, c.dtype)));
@@ -320,7 +323,7 @@ TEST(ColumnKernel, EveryOpBothOrdersOnOddShapes) {
   int i = 0;
   for (int64_t rows : {1, 7, 77, 1000})
     for (int64_t cols : {1, 7, 100, 129, 3072})
-      for (const char *op : {"add", "sub", "mul", "div"})
+      for (Opcode op : {Opcode::Add, Opcode::Sub, Opcode::Mul, Opcode::Div})
         for (bool colFirst : {false, true}) {
           ++i;
           // The large shape once per op and order, on all cores.
@@ -335,7 +338,7 @@ TEST(ColumnKernel, EveryOpBothOrdersOnOddShapes) {
 }
 
 TEST(ColumnKernel, MaxAndMin) {
-  for (const char *op : {"max", "min"})
+  for (Opcode op : {Opcode::Max, Opcode::Min})
     for (bool colFirst : {false, true})
       checkColumn({op, {77, 129}, DType::Dl16, colFirst, true, 3});
 }
@@ -347,7 +350,7 @@ TEST(ColumnKernel, ReadsTheColumnOnceAndWritesOnlyTheResult) {
   for (bool overlap : {true, false}) {
     SCOPED_TRACE(overlap ? "overlap" : "no overlap");
     const test::SimResult r =
-        checkColumn({"sub", {64, 4096}, DType::Dl16, false, overlap, 8});
+        checkColumn({Opcode::Sub, {64, 4096}, DType::Dl16, false, overlap, 8});
     EXPECT_EQ(r.readBytes, (64u * 64 + 64) * 128);
     EXPECT_EQ(r.writeBytes, 64u * 64 * 128);
   }
@@ -414,12 +417,12 @@ void checkChain(const Shape &s, DType dtype, int cores) {
   const auto &f = pb.addTensor("f", TensorKind::Input, dtype, {s.rows, s.cols});
   const auto &y = pb.addTensor("y", TensorKind::Output, dtype, {s.rows, s.cols});
   std::vector<ChainStep> steps = {
-      {"muls", 0.5f, std::nullopt, false},
-      {"add", std::nullopt, TensorRef::of(b), false},
-      {"sub", std::nullopt, TensorRef::of(r), true},
-      {"gelu", std::nullopt, std::nullopt, false},
-      {"div", std::nullopt, TensorRef::of(sc), false},
-      {"max", std::nullopt, TensorRef::of(f), true},
+      {Opcode::Muls, 0.5f, std::nullopt, false},
+      {Opcode::Add, std::nullopt, TensorRef::of(b), false},
+      {Opcode::Sub, std::nullopt, TensorRef::of(r), true},
+      {Opcode::Gelu, std::nullopt, std::nullopt, false},
+      {Opcode::Div, std::nullopt, TensorRef::of(sc), false},
+      {Opcode::Max, std::nullopt, TensorRef::of(f), true},
   };
   KernelOptions opt;
   opt.cores = cores;
@@ -468,9 +471,9 @@ TEST(ChainKernel, LoadsEachInputOnceAndStoresOnce) {
   const auto &x = pb.addTensor("x", TensorKind::Input, DType::Dl16, {64, 128});
   const auto &b = pb.addTensor("b", TensorKind::Input, DType::Dl16, {64, 128});
   const auto &y = pb.addTensor("y", TensorKind::Output, DType::Dl16, {64, 128});
-  std::vector<ChainStep> steps = {{"exp", std::nullopt, std::nullopt, false},
-                                  {"add", std::nullopt, TensorRef::of(b), false},
-                                  {"relu", std::nullopt, std::nullopt, false}};
+  std::vector<ChainStep> steps = {{Opcode::Exp, std::nullopt, std::nullopt, false},
+                                  {Opcode::Add, std::nullopt, TensorRef::of(b), false},
+                                  {Opcode::Relu, std::nullopt, std::nullopt, false}};
   KernelOptions opt;
   opt.cores = 2;
   emitChain(pb, TensorRef::of(x), steps, TensorRef::of(y), opt);

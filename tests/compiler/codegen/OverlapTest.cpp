@@ -139,7 +139,7 @@ TEST(Overlap, ElementwiseGivesTheSameNumbersInMoreCyclesWithLessLx) {
         pb.addTensor("x", TensorKind::Input, DType::Dl16, {rows, cols});
     const auto &y =
         pb.addTensor("y", TensorKind::Output, DType::Dl16, {rows, cols});
-    return emitUnary(pb, "exp", TensorRef::of(x), TensorRef::of(y), opt)
+    return emitUnary(pb, isa::Opcode::Exp, TensorRef::of(x), TensorRef::of(y), opt)
         .lxSticks;
   };
   KernelOptions opt;

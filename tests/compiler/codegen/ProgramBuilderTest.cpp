@@ -5,8 +5,8 @@
 #include "KernelHarness.h"
 
 #include "compiler/codegen/Kernels.h"
-#include "compiler/codegen/Layout.h"
 #include "compiler/codegen/ProgramBuilder.h"
+#include "compiler/codegen/TensorRef.h"
 #include "hw/HwConfig.h"
 #include "isa/Assembler.h"
 #include "isa/Disassembler.h"
@@ -20,6 +20,7 @@ namespace spyre::codegen {
 namespace {
 
 using isa::DType;
+using isa::Opcode;
 using isa::Engine;
 using isa::TensorKind;
 
@@ -32,30 +33,26 @@ isa::Program assembleText(const std::string &text) {
   return p;
 }
 
-TEST(InstrBuilder, FieldsByNameMatchTheAssembler) {
+TEST(InstrBuilder, TypedFieldsMatchTheAssembler) {
   ProgramBuilder pb(cfg());
   StreamBuilder &l = pb.stream(0, Engine::DmaLoad);
-  l.append(
-      instr("ld").set("lx", Addr{1, 0x10}).set("mem", at(0x40)).set("run", 4));
+  l.append(instr<Opcode::Ld>().lx(Addr{1, 0x10}).mem(at(0x40)).run(4));
   StreamBuilder &s = pb.stream(0, Engine::Sfu, 1);
-  s.append(instr("sub")
-               .set("dst", at(0x30))
-               .set("src1", at(0x10))
-               .set("src2", Addr{2, -3})
-               .set("n", 4)
-               .setEnum("s2", "stick")
-               .set("count", 100)
-               .setEnum("fmt", "f32"));
-  s.append(
-      instr("muls").set("dst", at(1)).set("src", at(2)).setFloat("imm", 0.1f));
+  s.append(instr<Opcode::Sub>()
+               .dst(at(0x30))
+               .src1(at(0x10))
+               .src2(Addr{2, -3})
+               .n(4)
+               .s2(isa::Src2Mode::Stick)
+               .count(100)
+               .fmt(isa::StickFormat::F32));
+  s.append(instrOf<isa::Format::SfuScalar>(Opcode::Muls)
+               .dst(at(1))
+               .src(at(2))
+               .imm(0.1f));
   StreamBuilder &p = pb.stream(0, Engine::Pt, 0);
-  p.append(instr("mm")
-               .set("c", at(0xa0))
-               .set("a", at(0))
-               .set("b", at(0x20))
-               .set("m", 16)
-               .set("k", 128)
-               .set("n", 64));
+  p.append(
+      instr<Opcode::Mm>().c(at(0xa0)).a(at(0)).b(at(0x20)).m(16).k(128).n(64));
   isa::Program built = pb.finish();
   isa::Program text = assembleText(".core 0\n"
                                    ".engine dma.load\n"
@@ -70,14 +67,30 @@ TEST(InstrBuilder, FieldsByNameMatchTheAssembler) {
   EXPECT_EQ(isa::writeProgram(built), isa::writeProgram(text));
 }
 
+// A setter exists only for the fields of the instruction's format, so a
+// field the instruction lacks does not compile.
+template <class B>
+concept SetsDst = requires(B b) { b.dst(Addr{}); };
+template <class B>
+concept SetsRun = requires(B b) { b.run(1); };
+static_assert(SetsDst<InstrOf<isa::Format::SfuUnary>>);
+static_assert(!SetsDst<InstrOf<isa::Format::Load>>);
+static_assert(SetsRun<InstrOf<isa::Format::Load>>);
+static_assert(!SetsRun<InstrOf<isa::Format::Ring>>);
+static_assert(std::is_same_v<decltype(instr<Opcode::Rsum>()),
+                             InstrOf<isa::Format::RowReduce>>);
+
 TEST(InstrBuilder, MissingRequiredFieldIsABug) {
-  EXPECT_DEATH(
-      instr("mm").set("c", at(0)).set("a", at(0)).set("b", at(0)).build(),
-      "mm needs field m");
-  EXPECT_DEATH(
-      instr("ld").set("run", 0).set("lx", at(0)).set("mem", at(0)).build(),
-      "ld.run: 0 is out of range");
-  EXPECT_DEATH(instr("frobnicate"), "no instruction 'frobnicate'");
+  EXPECT_DEATH(instr<Opcode::Mm>().c(at(0)).a(at(0)).b(at(0)).build(),
+               "mm needs field m");
+  EXPECT_DEATH(instr<Opcode::Ld>().run(0).lx(at(0)).mem(at(0)).build(),
+               "ld.run: 0 is out of range");
+  // A field the format lacks does not compile; a runtime opcode of the
+  // wrong format, or a value of the wrong kind, is a bug caught here.
+  EXPECT_DEATH(instrOf<isa::Format::SfuUnary>(Opcode::Add),
+               "Add is not of format SfuUnary");
+  EXPECT_DEATH(instr<Opcode::Ld>().run(at(1)), "ld.run is not an address");
+  EXPECT_DEATH(instr<Opcode::Ld>().lx(3), "ld.lx is not an integer field");
 }
 
 TEST(StreamBuilder, LoopsGetLabelsAndEmptyLoopsVanish) {

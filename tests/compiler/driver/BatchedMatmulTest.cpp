@@ -10,7 +10,7 @@
 #include "compiler/driver/Compile.h"
 #include "compiler/driver/CompileCheck.h"
 #include "compiler/codegen/KernelHarness.h"
-#include "compiler/codegen/Layout.h"
+#include "compiler/codegen/TensorRef.h"
 #include "compiler/passes/Emit.h"
 #include "compiler/passes/PassManager.h"
 #include "compiler/passes/PassRegistry.h"

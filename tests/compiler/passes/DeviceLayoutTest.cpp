@@ -38,7 +38,7 @@ TEST(DeviceLayout, MatchesSpyreTensorLayoutVectors) {
   };
   for (const Vector &v : vectors) {
     DeviceLayout l =
-        makeStickLayout(v.host, DeviceDType::DL16, v.dimOrder, kStickBytes);
+        makeStickLayout(v.host, isa::DType::Dl16, v.dimOrder, kStickBytes);
     EXPECT_EQ(l.deviceShape, v.deviceSize) << shapeStr(v.host);
     EXPECT_EQ(l.deviceStrides(), v.deviceStrides) << shapeStr(v.host);
     EXPECT_EQ(l.dimMap, v.dimMap) << shapeStr(v.host);
@@ -48,33 +48,33 @@ TEST(DeviceLayout, MatchesSpyreTensorLayoutVectors) {
 }
 
 TEST(DeviceLayout, DefaultOrderIsStickedOnTheLastDimension) {
-  EXPECT_EQ(stickedOn({512, 8, 256}, DeviceDType::DL16, 2, kStickBytes),
-            makeStickLayout({512, 8, 256}, DeviceDType::DL16, {0, 1, 2},
+  EXPECT_EQ(stickedOn({512, 8, 256}, isa::DType::Dl16, 2, kStickBytes),
+            makeStickLayout({512, 8, 256}, isa::DType::Dl16, {0, 1, 2},
                             kStickBytes));
   EXPECT_EQ(
-      stickedOn({512, 256}, DeviceDType::DL16, 0, kStickBytes),
-      makeStickLayout({512, 256}, DeviceDType::DL16, {1, 0}, kStickBytes));
+      stickedOn({512, 256}, isa::DType::Dl16, 0, kStickBytes),
+      makeStickLayout({512, 256}, isa::DType::Dl16, {1, 0}, kStickBytes));
 }
 
 TEST(DeviceLayout, PadsTheStickDimensionToWholeSticks) {
   // docs/hardware.md#device-layout: host [3, 100] -> device [2, 3, 64], 6
   // sticks, of which 384 - 300 = 84 elements are padding.
-  DeviceLayout l = stickedOn({3, 100}, DeviceDType::DL16, 1, kStickBytes);
+  DeviceLayout l = stickedOn({3, 100}, isa::DType::Dl16, 1, kStickBytes);
   EXPECT_EQ(l.deviceShape, (Shape{2, 3, 64}));
   EXPECT_EQ(l.dimMap, (std::vector<int64_t>{1, 0, 1}));
   EXPECT_EQ(l.deviceElements(), 384);
   // FP32 holds 32 per stick, INT8 128.
-  EXPECT_EQ(stickedOn({3, 100}, DeviceDType::F32, 1, kStickBytes).deviceShape,
+  EXPECT_EQ(stickedOn({3, 100}, isa::DType::Fp32, 1, kStickBytes).deviceShape,
             (Shape{4, 3, 32}));
-  EXPECT_EQ(stickedOn({3, 100}, DeviceDType::I8, 1, kStickBytes).deviceShape,
+  EXPECT_EQ(stickedOn({3, 100}, isa::DType::Int8, 1, kStickBytes).deviceShape,
             (Shape{1, 3, 128}));
   // Sticked on the first dimension: 3 rows fit in one stick block.
-  EXPECT_EQ(stickedOn({3, 100}, DeviceDType::DL16, 0, kStickBytes).deviceShape,
+  EXPECT_EQ(stickedOn({3, 100}, isa::DType::Dl16, 0, kStickBytes).deviceShape,
             (Shape{1, 100, 64}));
 }
 
 TEST(DeviceLayout, AScalarIsOneStick) {
-  DeviceLayout l = stickedOn({}, DeviceDType::DL16, -1, kStickBytes);
+  DeviceLayout l = stickedOn({}, isa::DType::Dl16, -1, kStickBytes);
   EXPECT_EQ(l.deviceShape, (Shape{1, 64}));
   EXPECT_EQ(l.dimMap, (std::vector<int64_t>{-1, -1}));
   EXPECT_EQ(l.stickDim, -1);
@@ -83,7 +83,7 @@ TEST(DeviceLayout, AScalarIsOneStick) {
 
 TEST(DeviceLayout, StickRuleNamesWhatIsWrong) {
   TensorType t{ElementType::F32, {3, 100}};
-  DeviceLayout good = stickedOn(t.shape, DeviceDType::DL16, 1, kStickBytes);
+  DeviceLayout good = stickedOn(t.shape, isa::DType::Dl16, 1, kStickBytes);
   EXPECT_EQ(checkStickRule(good, t, kStickBytes), "");
 
   DeviceLayout shape = good;
@@ -110,13 +110,13 @@ TEST(DeviceLayout, StickRuleNamesWhatIsWrong) {
   EXPECT_EQ(checkStickRule(rank, t, kStickBytes),
             "dim_map [1, 1] must have 3 entries for f32[3, 100]");
   DeviceLayout dtype = good;
-  dtype.dtype = DeviceDType::I8;
+  dtype.dtype = isa::DType::Int8;
   EXPECT_EQ(checkStickRule(dtype, t, kStickBytes),
             "device dtype i8 cannot hold f32 values");
 }
 
 TEST(DeviceLayout, AnnotationRoundTripsThroughText) {
-  DeviceLayout l = stickedOn({3, 100}, DeviceDType::DL16, 1, kStickBytes);
+  DeviceLayout l = stickedOn({3, 100}, isa::DType::Dl16, 1, kStickBytes);
   EXPECT_EQ(l.str(), "{device_shape = [2, 3, 64], dim_map = [1, 0, 1], dtype = "
                      "\"dl16\", stick_dim = 1}");
   DiagnosticEngine diags;

@@ -192,7 +192,7 @@ TEST(Layout, PostconditionCatchesABrokenStickRule) {
   ASSERT_TRUE(postconditionHolds(*g, messages)) << messages;
   g->findValue("y")->annotations().set(
       kLayoutAnnotation,
-      DeviceLayout{DeviceDType::DL16, 1, {1, 3, 64}, {1, 0, 1}}.toAttribute());
+      DeviceLayout{isa::DType::Dl16, 1, {1, 3, 64}, {1, 0, 1}}.toAttribute());
   EXPECT_FALSE(postconditionHolds(*g, messages));
   EXPECT_EQ(messages,
             "test.ir:3:3: error: value %y: device_shape [1, 3, 64] should be "
@@ -212,7 +212,7 @@ TEST(Layout, PostconditionCatchesAConsumerReadingTheWrongLayout) {
   // A valid layout, but sticked on the rows: relu needs the last dimension.
   g->findValue("x")->annotations().set(
       kLayoutAnnotation,
-      stickedOn({3, 100}, DeviceDType::DL16, 0, kStickBytes).toAttribute());
+      stickedOn({3, 100}, isa::DType::Dl16, 0, kStickBytes).toAttribute());
   std::string messages;
   EXPECT_FALSE(postconditionHolds(*g, messages));
   EXPECT_EQ(messages, "test.ir:3:3: error: op 'r' (relu): operand 0 %x has "
@@ -233,11 +233,11 @@ TEST(Layout, RequiredLayoutsFollowTheMatmulRules) {
 })");
   const Op &mm = *g->findOp("mm");
   DeviceLayout f32Last =
-      stickedOn({2, 5, 70}, DeviceDType::F32, 2, kStickBytes);
+      stickedOn({2, 5, 70}, isa::DType::Fp32, 2, kStickBytes);
   // K = 70 is two DL16 sticks (58 padding elements in the second).
   EXPECT_EQ(requiredOperandLayout(mm, 0, f32Last, kStickBytes).str(),
             layout({2, 2, 5, 64}, {2, 0, 1, 2}, "dl16", 2));
-  DeviceLayout bLast = stickedOn({90, 70}, DeviceDType::DL16, 1, kStickBytes);
+  DeviceLayout bLast = stickedOn({90, 70}, isa::DType::Dl16, 1, kStickBytes);
   EXPECT_EQ(requiredOperandLayout(mm, 1, bLast, kStickBytes).str(),
             layout({2, 70, 64}, {0, 1, 0}, "dl16", 0));
 }

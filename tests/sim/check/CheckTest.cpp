@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <random>
+
 using namespace spyre::sim;
 
 namespace {
@@ -83,6 +86,120 @@ TEST(LxShadow, TransitiveOrderingThroughAThirdStream) {
   f.hb.acquire(2, f.hb.release(1));
   f.access(2, 0, 0, 2, true);
   EXPECT_TRUE(f.out.empty());
+}
+
+namespace {
+
+/// The shadow kept stick by stick: what LxShadow's runs must agree with.
+class StickShadow {
+public:
+  explicit StickShadow(int64_t sticks) : cells_(static_cast<size_t>(sticks)) {}
+
+  void access(int64_t first, int64_t count, bool isWrite, const Epoch &e,
+              const HappensBefore &hb, std::vector<AccessConflict> &out) {
+    std::optional<AccessConflict> race, uninit;
+    auto note = [&](int64_t s, const Epoch &other, bool wasWrite) {
+      if (!race)
+        race = AccessConflict{AccessConflict::Kind::Race, s, s, other, wasWrite};
+      else if (race->lastStick == s - 1 && race->other.stream == other.stream &&
+               race->other.instr == other.instr)
+        race->lastStick = s;
+    };
+    for (int64_t s = first; s < first + count; ++s) {
+      Cell &c = cells_[static_cast<size_t>(s)];
+      if (c.written && !hb.happensBefore(c.write, e.stream))
+        note(s, c.write, true);
+      if (isWrite) {
+        for (const Epoch &r : c.reads)
+          if (!hb.happensBefore(r, e.stream)) {
+            note(s, r, false);
+            break;
+          }
+        c.write = e;
+        c.written = true;
+        c.reads.clear();
+        continue;
+      }
+      if (!c.written) {
+        if (!uninit)
+          uninit = AccessConflict{AccessConflict::Kind::UninitRead, s, s, {}, false};
+        else if (uninit->lastStick == s - 1)
+          uninit->lastStick = s;
+      }
+      bool replaced = false;
+      for (Epoch &r : c.reads)
+        if (r.stream == e.stream) {
+          r = e;
+          replaced = true;
+          break;
+        }
+      if (!replaced)
+        c.reads.push_back(e);
+    }
+    if (race)
+      out.push_back(*race);
+    if (uninit)
+      out.push_back(*uninit);
+  }
+
+private:
+  struct Cell {
+    Epoch write;
+    bool written = false;
+    std::vector<Epoch> reads;
+  };
+  std::vector<Cell> cells_;
+};
+
+} // namespace
+
+TEST(LxShadow, FindsWhatAStickByStickWalkFinds) {
+  // Random accesses (single runs and rows of runs) by four streams with
+  // random signal/wait edges: every conflict (kind, sticks, other access)
+  // must be the walk's, however often the epoch table is compacted.
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    constexpr int kStreams = 4;
+    constexpr int64_t kSticks = 300; // blocks of 64 sticks, and a partial one
+    HappensBefore hb{kStreams};
+    // A table of a few epochs: compacted again and again.
+    LxShadow runs{2, kSticks, 8};
+    StickShadow sticks{kSticks};
+    std::vector<AccessConflict> a, b;
+    for (uint32_t step = 0; step < 300; ++step) {
+      const int stream = static_cast<int>(rng() % kStreams);
+      if (rng() % 6 == 0) {
+        hb.acquire(static_cast<int>(rng() % kStreams), hb.release(stream));
+        continue;
+      }
+      const int64_t first = static_cast<int64_t>(rng() % kSticks);
+      const int64_t count =
+          1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(
+                                              std::min<int64_t>(trial % 2 ? 24 : 150, kSticks - first)));
+      const bool write = rng() % 3 == 0;
+      const Epoch e = hb.epoch(stream, step % 5); // instructions repeat
+      // Sometimes several runs of one row: ascending apart, touching or
+      // overlapping, as far as they fit.
+      const int64_t stride = static_cast<int64_t>(rng() % 3) - 1 + count;
+      int64_t n = 1 + static_cast<int64_t>(rng() % 4);
+      while (n > 1 && (stride <= 0 || first + (n - 1) * stride + count > kSticks))
+        --n;
+      runs.accessRuns(1, first, count, n, stride, write, e, hb, a);
+      for (int64_t k = 0; k < n; ++k)
+        sticks.access(first + k * stride, count, write, e, hb, b);
+      ASSERT_EQ(a.size(), b.size()) << "trial " << trial << " step " << step;
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].kind, b[i].kind);
+        EXPECT_EQ(a[i].firstStick, b[i].firstStick);
+        EXPECT_EQ(a[i].lastStick, b[i].lastStick);
+        EXPECT_EQ(a[i].other.stream, b[i].other.stream);
+        EXPECT_EQ(a[i].other.instr, b[i].other.instr);
+        EXPECT_EQ(a[i].otherWasWrite, b[i].otherWasWrite);
+      }
+      a.clear();
+      b.clear();
+    }
+  }
 }
 
 TEST(WrittenRanges, MergesAndFindsGaps) {

@@ -31,33 +31,11 @@ using isa::Instr;
 
 namespace {
 
-constexpr int64_t kStick = 128;
+constexpr int64_t kStickBytes = isa::kStickBytes;
 
-/// An instruction by mnemonic with fields by name; omitted optional fields
-/// take their table default (as the assembler fills them).
-Instr makeInstr(
-    std::string_view mnemonic,
-    std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
-  const isa::InstrDesc *d = isa::findInstr(mnemonic);
-  EXPECT_NE(d, nullptr) << mnemonic;
-  Instr in;
-  in.opcode = d->opcode;
-  std::vector<bool> given(d->fields.size(), false);
-  for (const auto &[name, value] : fields) {
-    int idx = d->fieldIndex(name);
-    EXPECT_GE(idx, 0) << mnemonic << " has no field " << name;
-    in.value[static_cast<size_t>(idx)] = value;
-    given[static_cast<size_t>(idx)] = true;
-  }
-  for (size_t i = 0; i < d->fields.size(); ++i) {
-    if (given[i])
-      continue;
-    EXPECT_NE(d->fields[i].defaultRule, isa::DefaultRule::None)
-        << mnemonic << " needs field " << d->fields[i].name;
-    in.value[i] = isa::defaultValueOf(*d, i, in.value.data());
-  }
-  return in;
-}
+using isa::Field;
+using isa::makeInstr;
+using isa::Opcode;
 
 int64_t floatField(float f) { return std::bit_cast<uint32_t>(f); }
 
@@ -70,12 +48,12 @@ const char *fmtName(Fmt f) { return f == Fmt::F32 ? "f32" : "dl16"; }
 class Image {
 public:
   explicit Image(int64_t sticks, uint8_t fill = 0xA5)
-      : bytes_(static_cast<size_t>(sticks * kStick), fill) {}
+      : bytes_(static_cast<size_t>(sticks * kStickBytes), fill) {}
 
   uint8_t *data() { return bytes_.data(); }
   const uint8_t *data() const { return bytes_.data(); }
   int64_t sticks() const {
-    return static_cast<int64_t>(bytes_.size()) / kStick;
+    return static_cast<int64_t>(bytes_.size()) / kStickBytes;
   }
 
   uint16_t code(int64_t stick, int64_t lane) const {
@@ -145,10 +123,10 @@ public:
 
 private:
   uint8_t *at(int64_t stick, int64_t byte) {
-    return bytes_.data() + stick * kStick + byte;
+    return bytes_.data() + stick * kStickBytes + byte;
   }
   const uint8_t *at(int64_t stick, int64_t byte) const {
-    return bytes_.data() + stick * kStick + byte;
+    return bytes_.data() + stick * kStickBytes + byte;
   }
 
   std::vector<uint8_t> bytes_;
@@ -168,8 +146,8 @@ private:
   if (mismatches == 0)
     return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
-         << mismatches << " bytes differ; first at stick " << first / kStick
-         << " byte " << first % kStick << ": got " << int(a[first])
+         << mismatches << " bytes differ; first at stick " << first / kStickBytes
+         << " byte " << first % kStickBytes << ": got " << int(a[first])
          << ", expected " << int(e[first]);
 }
 
@@ -238,35 +216,35 @@ Footprint rd(Region r, bool mem = false) { return {r, false, mem}; }
 Footprint wr(Region r, bool mem = false) { return {r, true, mem}; }
 
 TEST(Footprint, ControlAndSyncTouchNothing) {
-  for (const char *m : {"nop", "halt"})
-    EXPECT_TRUE(footprintOf(makeInstr(m, {})).empty()) << m;
-  EXPECT_TRUE(footprintOf(makeInstr("li", {{"rd", 1}, {"imm", 5}})).empty());
-  EXPECT_TRUE(footprintOf(makeInstr("addi", {{"rd", 1}, {"rs", 1}, {"imm", 5}}))
+  for (Opcode m : {Opcode::Nop, Opcode::Halt})
+    EXPECT_TRUE(footprintOf(makeInstr(m, {})).empty()) << isa::opcodeName(m);
+  EXPECT_TRUE(footprintOf(makeInstr(Opcode::Li, {{Field::Rd, 1}, {Field::Imm, 5}})).empty());
+  EXPECT_TRUE(footprintOf(makeInstr(Opcode::Addi, {{Field::Rd, 1}, {Field::Rs, 1}, {Field::Imm, 5}}))
                   .empty());
   EXPECT_TRUE(
-      footprintOf(makeInstr("loop", {{"count", 3}, {"body", 1}})).empty());
+      footprintOf(makeInstr(Opcode::Loop, {{Field::Count, 3}, {Field::Body, 1}})).empty());
   EXPECT_TRUE(
-      footprintOf(makeInstr("signal", {{"counter", 0}, {"value", 1}})).empty());
+      footprintOf(makeInstr(Opcode::Signal, {{Field::Counter, 0}, {Field::Value, 1}})).empty());
   EXPECT_TRUE(
-      footprintOf(makeInstr("wait", {{"counter", 0}, {"value", 1}})).empty());
+      footprintOf(makeInstr(Opcode::Wait, {{Field::Counter, 0}, {Field::Value, 1}})).empty());
   EXPECT_TRUE(
-      footprintOf(makeInstr("barrier", {{"id", 0}, {"count", 2}})).empty());
+      footprintOf(makeInstr(Opcode::Barrier, {{Field::Id, 0}, {Field::Count, 2}})).empty());
 }
 
 TEST(Footprint, DmaReadsSourceThenWritesDestination) {
-  auto ld = makeInstr("ld", {{"lx", 10},
-                             {"mem", 1000},
-                             {"run", 3},
-                             {"n1", 4},
-                             {"lxs1", 5},
-                             {"ms1", -7},
-                             {"n2", 2},
-                             {"lxs2", 40},
-                             {"ms2", 100}});
+  auto ld = makeInstr(Opcode::Ld, {{Field::Lx, 10},
+                             {Field::Mem, 1000},
+                             {Field::Run, 3},
+                             {Field::N1, 4},
+                             {Field::Lxs1, 5},
+                             {Field::Ms1, -7},
+                             {Field::N2, 2},
+                             {Field::Lxs2, 40},
+                             {Field::Ms2, 100}});
   EXPECT_EQ(footprintOf(ld),
             (std::vector<Footprint>{rd({1000, 3, 4, -7, 2, 100}, true),
                                     wr({10, 3, 4, 5, 2, 40})}));
-  auto st = makeInstr("st", {{"mem", 500}, {"lx", 7}, {"run", 2}});
+  auto st = makeInstr(Opcode::St, {{Field::Mem, 500}, {Field::Lx, 7}, {Field::Run, 2}});
   EXPECT_EQ(footprintOf(st),
             (std::vector<Footprint>{rd({7, 2, 1, 0, 1, 0}),
                                     wr({500, 2, 1, 0, 1, 0}, true)}));
@@ -274,104 +252,97 @@ TEST(Footprint, DmaReadsSourceThenWritesDestination) {
 
 TEST(Footprint, MatmulBlocksFollowTheStickRule) {
   // Defaults: as = m, bs = k, cs = m.
-  auto mm = makeInstr(
-      "mm",
-      {{"c", 1000}, {"a", 0}, {"b", 100}, {"m", 7}, {"k", 128}, {"n", 192}});
+  auto mm = makeInstr(Opcode::Mm,
+      {{Field::C, 1000}, {Field::A, 0}, {Field::B, 100}, {Field::M, 7}, {Field::K, 128}, {Field::N, 192}});
   EXPECT_EQ(footprintOf(mm),
             (std::vector<Footprint>{rd({0, 7, 2, 7}), rd({100, 128, 3, 128}),
                                     wr({1000, 7, 6, 7})}));
-  auto acc = makeInstr("mm", {{"c", 1000},
-                              {"a", 0},
-                              {"b", 100},
-                              {"m", 9},
-                              {"k", 64},
-                              {"n", 128},
-                              {"as", 20},
-                              {"bs", 70},
-                              {"cs", 11},
-                              {"out", 0},
-                              {"acc", 1}});
+  auto acc = makeInstr(Opcode::Mm, {{Field::C, 1000},
+                              {Field::A, 0},
+                              {Field::B, 100},
+                              {Field::M, 9},
+                              {Field::K, 64},
+                              {Field::N, 128},
+                              {Field::As, 20},
+                              {Field::Bs, 70},
+                              {Field::Cs, 11},
+                              {Field::Out, 0},
+                              {Field::Acc, 1}});
   EXPECT_EQ(footprintOf(acc), (std::vector<Footprint>{
                                   rd({0, 9, 1, 20}), rd({100, 64, 2, 70}),
                                   rd({1000, 9, 2, 11}), wr({1000, 9, 2, 11})}));
-  auto i8 = makeInstr("mmi8", {{"c", 900},
-                               {"a", 0},
-                               {"b", 100},
-                               {"m", 5},
-                               {"k", 256},
-                               {"n", 384},
-                               {"acc", 1}});
+  auto i8 = makeInstr(Opcode::Mmi8, {{Field::C, 900},
+                               {Field::A, 0},
+                               {Field::B, 100},
+                               {Field::M, 5},
+                               {Field::K, 256},
+                               {Field::N, 384},
+                               {Field::Acc, 1}});
   EXPECT_EQ(footprintOf(i8),
             (std::vector<Footprint>{rd({0, 5, 2, 5}), rd({100, 256, 3, 256}),
                                     rd({900, 5, 12, 5}), wr({900, 5, 12, 5})}));
 }
 
 TEST(Footprint, SfuRowsStridesAndSticks) {
-  auto exp = makeInstr(
-      "exp", {{"dst", 50}, {"src", 10}, {"n", 3}, {"m", 4}, {"ss", -5}});
+  auto exp = makeInstr(Opcode::Exp, {{Field::Dst, 50}, {Field::Src, 10}, {Field::N, 3}, {Field::M, 4}, {Field::Ss, -5}});
   EXPECT_EQ(footprintOf(exp),
             (std::vector<Footprint>{rd({10, 3, 4, -5}), wr({50, 3, 4, 3})}));
-  auto muls = makeInstr("muls", {{"dst", 1},
-                                 {"src", 2},
-                                 {"imm", floatField(2)},
-                                 {"n", 2},
-                                 {"m", 3},
-                                 {"ds", 4},
-                                 {"ss", 5}});
+  auto muls = makeInstr(Opcode::Muls, {{Field::Dst, 1},
+                                 {Field::Src, 2},
+                                 {Field::Imm, floatField(2)},
+                                 {Field::N, 2},
+                                 {Field::M, 3},
+                                 {Field::Ds, 4},
+                                 {Field::Ss, 5}});
   EXPECT_EQ(footprintOf(muls),
             (std::vector<Footprint>{rd({2, 2, 3, 5}), wr({1, 2, 3, 4})}));
-  auto addRow = makeInstr(
-      "add",
-      {{"dst", 0}, {"src1", 10}, {"src2", 20}, {"n", 2}, {"m", 3}, {"s2s", 0}});
+  auto addRow = makeInstr(Opcode::Add,
+      {{Field::Dst, 0}, {Field::Src1, 10}, {Field::Src2, 20}, {Field::N, 2}, {Field::M, 3}, {Field::S2s, 0}});
   EXPECT_EQ(footprintOf(addRow),
             (std::vector<Footprint>{rd({10, 2, 3, 2}), rd({20, 2, 3, 0}),
                                     wr({0, 2, 3, 2})}));
-  auto mulStick = makeInstr("mul", {{"dst", 0},
-                                    {"src1", 10},
-                                    {"src2", 20},
-                                    {"n", 4},
-                                    {"m", 3},
-                                    {"s2s", 1},
-                                    {"s2", 1}});
+  auto mulStick = makeInstr(Opcode::Mul, {{Field::Dst, 0},
+                                    {Field::Src1, 10},
+                                    {Field::Src2, 20},
+                                    {Field::N, 4},
+                                    {Field::M, 3},
+                                    {Field::S2s, 1},
+                                    {Field::S2, 1}});
   EXPECT_EQ(footprintOf(mulStick),
             (std::vector<Footprint>{rd({10, 4, 3, 4}), rd({20, 1, 3, 1}),
                                     wr({0, 4, 3, 4})}));
-  auto bcast = makeInstr(
-      "bcast",
-      {{"dst", 0}, {"src", 30}, {"lane", 3}, {"n", 2}, {"m", 5}, {"ss", 1}});
+  auto bcast = makeInstr(Opcode::Bcast,
+      {{Field::Dst, 0}, {Field::Src, 30}, {Field::Lane, 3}, {Field::N, 2}, {Field::M, 5}, {Field::Ss, 1}});
   EXPECT_EQ(footprintOf(bcast),
             (std::vector<Footprint>{rd({30, 1, 5, 1}), wr({0, 2, 5, 2})}));
 }
 
 TEST(Footprint, ConversionAndReductionShapes) {
   // DL16 -> FP32 doubles the row; FP32 -> DL16 halves it, rounding up.
-  auto widen = makeInstr(
-      "cvt", {{"dst", 100}, {"src", 0}, {"to", 1}, {"n", 3}, {"m", 2}});
+  auto widen = makeInstr(Opcode::Cvt, {{Field::Dst, 100}, {Field::Src, 0}, {Field::To, 1}, {Field::N, 3}, {Field::M, 2}});
   EXPECT_EQ(footprintOf(widen),
             (std::vector<Footprint>{rd({0, 3, 2, 3}), wr({100, 6, 2, 6})}));
-  auto narrow = makeInstr(
-      "cvt", {{"dst", 100}, {"src", 0}, {"to", 0}, {"n", 3}, {"m", 2}});
+  auto narrow = makeInstr(Opcode::Cvt, {{Field::Dst, 100}, {Field::Src, 0}, {Field::To, 0}, {Field::N, 3}, {Field::M, 2}});
   EXPECT_EQ(footprintOf(narrow),
             (std::vector<Footprint>{rd({0, 3, 2, 3}), wr({100, 2, 2, 2})}));
-  auto rsum = makeInstr("rsum", {{"dst", 100}, {"src", 0}, {"n", 3}, {"m", 7}});
+  auto rsum = makeInstr(Opcode::Rsum, {{Field::Dst, 100}, {Field::Src, 0}, {Field::N, 3}, {Field::M, 7}});
   EXPECT_EQ(footprintOf(rsum),
             (std::vector<Footprint>{rd({0, 3, 7, 3}), wr({100, 1, 7, 1})}));
-  auto cmax = makeInstr(
-      "cmax", {{"dst", 100}, {"src", 0}, {"n", 3}, {"m", 7}, {"ss", 4}});
+  auto cmax = makeInstr(Opcode::Cmax, {{Field::Dst, 100}, {Field::Src, 0}, {Field::N, 3}, {Field::M, 7}, {Field::Ss, 4}});
   EXPECT_EQ(footprintOf(cmax),
             (std::vector<Footprint>{rd({0, 3, 7, 4}), wr({100, 3, 1, 0})}));
 }
 
 TEST(Footprint, RingInstructionsNameTheLocalRegion) {
-  auto ring = [](std::string_view mnemonic) {
+  auto ring = [](Opcode mnemonic) {
     return footprintOf(makeInstr(
-        mnemonic, {{"core", 3}, {"lx", 40}, {"n", 2}, {"m", 5}, {"s", 6}}));
+        mnemonic, {{Field::Core, 3}, {Field::Lx, 40}, {Field::N, 2}, {Field::M, 5}, {Field::S, 6}}));
   };
   Region r{40, 2, 5, 6};
-  EXPECT_EQ(ring("send"), (std::vector<Footprint>{rd(r)}));
-  EXPECT_EQ(ring("rsend"), (std::vector<Footprint>{rd(r)}));
-  EXPECT_EQ(ring("recv"), (std::vector<Footprint>{wr(r)}));
-  EXPECT_EQ(ring("racc"), (std::vector<Footprint>{rd(r), wr(r)}));
+  EXPECT_EQ(ring(Opcode::Send), (std::vector<Footprint>{rd(r)}));
+  EXPECT_EQ(ring(Opcode::Rsend), (std::vector<Footprint>{rd(r)}));
+  EXPECT_EQ(ring(Opcode::Recv), (std::vector<Footprint>{wr(r)}));
+  EXPECT_EQ(ring(Opcode::Racc), (std::vector<Footprint>{rd(r), wr(r)}));
 }
 
 // ---------------------------------------------------------------------------
@@ -408,17 +379,17 @@ void referenceMm(const Image &before, Image &expected, int64_t c, int64_t a,
 }
 
 Instr mmInstr(int64_t c, int64_t a, int64_t b, const MmShape &s) {
-  return makeInstr("mm", {{"c", c},
-                          {"a", a},
-                          {"b", b},
-                          {"m", s.m},
-                          {"k", s.k},
-                          {"n", s.n},
-                          {"as", s.as ? s.as : s.m},
-                          {"bs", s.bs ? s.bs : s.k},
-                          {"cs", s.cs ? s.cs : s.m},
-                          {"out", fmtIndex(s.out)},
-                          {"acc", s.acc ? 1 : 0}});
+  return makeInstr(Opcode::Mm, {{Field::C, c},
+                          {Field::A, a},
+                          {Field::B, b},
+                          {Field::M, s.m},
+                          {Field::K, s.k},
+                          {Field::N, s.n},
+                          {Field::As, s.as ? s.as : s.m},
+                          {Field::Bs, s.bs ? s.bs : s.k},
+                          {Field::Cs, s.cs ? s.cs : s.m},
+                          {Field::Out, fmtIndex(s.out)},
+                          {Field::Acc, s.acc ? 1 : 0}});
 }
 
 TEST(Matmul, MatchesNaiveFp32SumsBitForBit) {
@@ -556,7 +527,7 @@ TEST(Matmul, ManyRowsOfOneRepeatedABlock) {
         expected.setF32(c + blk * s.m + i, lane, sum);
       }
   Instr mm = mmInstr(c, a, b, s);
-  mm.value[static_cast<size_t>(mm.desc().fieldIndex("as"))] = 0;
+  mm.value[mm.position(Field::As)] = 0;
   executeCompute(mm, lx.data());
   EXPECT_TRUE(sameImage(lx, expected));
 }
@@ -590,16 +561,16 @@ TEST(Matmul, Int8SumsWrapModulo2To32) {
           expected.setU32(c + blk * cs + i, lane,
                           static_cast<uint32_t>(sum & 0xFFFFFFFF));
         }
-    executeCompute(makeInstr("mmi8", {{"c", c},
-                                      {"a", a},
-                                      {"b", b},
-                                      {"m", m},
-                                      {"k", k},
-                                      {"n", n},
-                                      {"as", as},
-                                      {"bs", bs},
-                                      {"cs", cs},
-                                      {"acc", acc ? 1 : 0}}),
+    executeCompute(makeInstr(Opcode::Mmi8, {{Field::C, c},
+                                      {Field::A, a},
+                                      {Field::B, b},
+                                      {Field::M, m},
+                                      {Field::K, k},
+                                      {Field::N, n},
+                                      {Field::As, as},
+                                      {Field::Bs, bs},
+                                      {Field::Cs, cs},
+                                      {Field::Acc, acc ? 1 : 0}}),
                    lx.data());
     EXPECT_TRUE(sameImage(lx, expected)) << "acc=" << acc;
   }
@@ -615,7 +586,7 @@ struct RowsAt {
 };
 
 struct UnaryCase {
-  const char *mnemonic;
+  Opcode mnemonic;
   std::function<float(float)> fp32;   ///< the definition, in FP32
   std::function<double(double)> real; ///< the true function, for tolerance
   float lo, hi;
@@ -623,44 +594,44 @@ struct UnaryCase {
 
 std::vector<UnaryCase> unaryCases() {
   return {
-      {"copy", [](float x) { return x; }, [](double x) { return x; }, -100,
+      {Opcode::Copy, [](float x) { return x; }, [](double x) { return x; }, -100,
        100},
-      {"neg", [](float x) { return -x; }, [](double x) { return -x; }, -100,
+      {Opcode::Neg, [](float x) { return -x; }, [](double x) { return -x; }, -100,
        100},
-      {"abs", [](float x) { return std::fabs(x); },
+      {Opcode::Abs, [](float x) { return std::fabs(x); },
        [](double x) { return std::fabs(x); }, -100, 100},
-      {"relu", [](float x) { return x > 0 ? x : 0.0f; },
+      {Opcode::Relu, [](float x) { return x > 0 ? x : 0.0f; },
        [](double x) { return x > 0 ? x : 0.0; }, -100, 100},
-      {"exp", sfumath::exp, [](double x) { return std::exp(x); }, -20, 20},
-      {"recip", [](float x) { return 1.0f / x; },
+      {Opcode::Exp, sfumath::exp, [](double x) { return std::exp(x); }, -20, 20},
+      {Opcode::Recip, [](float x) { return 1.0f / x; },
        [](double x) { return 1 / x; }, 0.01f, 100},
-      {"rsqrt", sfumath::rsqrt, [](double x) { return 1 / std::sqrt(x); },
+      {Opcode::Rsqrt, sfumath::rsqrt, [](double x) { return 1 / std::sqrt(x); },
        0.01f, 100},
-      {"sqrt", [](float x) { return std::sqrt(x); },
+      {Opcode::Sqrt, [](float x) { return std::sqrt(x); },
        [](double x) { return std::sqrt(x); }, 0, 100},
-      {"tanh", sfumath::tanh, [](double x) { return std::tanh(x); }, -6, 6},
-      {"sigmoid", sfumath::sigmoid,
+      {Opcode::Tanh, sfumath::tanh, [](double x) { return std::tanh(x); }, -6, 6},
+      {Opcode::Sigmoid, sfumath::sigmoid,
        [](double x) { return 1 / (1 + std::exp(-x)); }, -10, 10},
-      {"gelu", sfumath::gelu,
+      {Opcode::Gelu, sfumath::gelu,
        [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); },
        -3, 3},
-      {"gelut", sfumath::geluTanh,
+      {Opcode::Gelut, sfumath::geluTanh,
        [](double x) {
          return 0.5 * x *
                 (1 + std::tanh(std::sqrt(2 / std::numbers::pi) *
                                (x + 0.044715 * x * x * x)));
        },
        -3, 3},
-      {"silu", sfumath::silu, [](double x) { return x / (1 + std::exp(-x)); },
+      {Opcode::Silu, sfumath::silu, [](double x) { return x / (1 + std::exp(-x)); },
        -10, 10},
-      {"erf", sfumath::erf, [](double x) { return std::erf(x); }, -3, 3},
+      {Opcode::Erf, sfumath::erf, [](double x) { return std::erf(x); }, -3, 3},
   };
 }
 
 TEST(SfuUnary, EveryOpMatchesItsDefinitionWithPaddingZero) {
   for (const UnaryCase &uc : unaryCases())
     for (Fmt fmt : {Fmt::Dl16, Fmt::F32}) {
-      SCOPED_TRACE(testing::Message() << uc.mnemonic << " " << fmtName(fmt));
+      SCOPED_TRACE(testing::Message() << isa::opcodeName(uc.mnemonic) << " " << fmtName(fmt));
       // 7 rows of 3 sticks, gaps between rows, count ends mid-stick.
       const int64_t n = 3, m = 7, L = lanes(fmt);
       const int64_t count = 2 * L + 5;
@@ -673,14 +644,14 @@ TEST(SfuUnary, EveryOpMatchesItsDefinitionWithPaddingZero) {
           float x = before.elem(fmt, src.row(r), e);
           expected.setElem(fmt, dst.row(r), e, e < count ? uc.fp32(x) : 0.0f);
         }
-      executeCompute(makeInstr(uc.mnemonic, {{"dst", dst.base},
-                                             {"src", src.base},
-                                             {"n", n},
-                                             {"m", m},
-                                             {"ds", dst.stride},
-                                             {"ss", src.stride},
-                                             {"count", count},
-                                             {"fmt", fmtIndex(fmt)}}),
+      executeCompute(makeInstr(uc.mnemonic, {{Field::Dst, dst.base},
+                                             {Field::Src, src.base},
+                                             {Field::N, n},
+                                             {Field::M, m},
+                                             {Field::Ds, dst.stride},
+                                             {Field::Ss, src.stride},
+                                             {Field::Count, count},
+                                             {Field::Fmt, fmtIndex(fmt)}}),
                      lx.data());
       EXPECT_TRUE(sameImage(lx, expected));
       // The definition is the intended function: close to it in double.
@@ -704,9 +675,8 @@ TEST(SfuUnary, WholeRowWhenCountIsZeroOrLarger) {
         expected.setElem(Fmt::Dl16, 10 + r * 2, e,
                          -before.elem(Fmt::Dl16, r * 2, e));
     executeCompute(
-        makeInstr(
-            "neg",
-            {{"dst", 10}, {"src", 0}, {"n", 2}, {"m", 2}, {"count", count}}),
+        makeInstr(Opcode::Neg,
+            {{Field::Dst, 10}, {Field::Src, 0}, {Field::N, 2}, {Field::M, 2}, {Field::Count, count}}),
         lx.data());
     EXPECT_TRUE(sameImage(lx, expected)) << "count=" << count;
   }
@@ -723,8 +693,8 @@ TEST(SfuUnary, InPlaceAndNegativeStrides) {
         expected.setElem(Fmt::F32, r * 2, e,
                          sfumath::exp(before.elem(Fmt::F32, r * 2, e)));
     executeCompute(
-        makeInstr("exp",
-                  {{"dst", 0}, {"src", 0}, {"n", 2}, {"m", 9}, {"fmt", 1}}),
+        makeInstr(Opcode::Exp,
+                  {{Field::Dst, 0}, {Field::Src, 0}, {Field::N, 2}, {Field::M, 9}, {Field::Fmt, 1}}),
         lx.data());
     EXPECT_TRUE(sameImage(lx, expected)) << "in place";
   }
@@ -739,12 +709,12 @@ TEST(SfuUnary, InPlaceAndNegativeStrides) {
       for (int64_t e = 0; e < 128; ++e)
         expected.setElem(Fmt::Dl16, dst.row(r), e,
                          std::fabs(before.elem(Fmt::Dl16, src.row(r), e)));
-    executeCompute(makeInstr("abs", {{"dst", dst.base},
-                                     {"src", src.base},
-                                     {"n", 2},
-                                     {"m", 7},
-                                     {"ds", dst.stride},
-                                     {"ss", src.stride}}),
+    executeCompute(makeInstr(Opcode::Abs, {{Field::Dst, dst.base},
+                                     {Field::Src, src.base},
+                                     {Field::N, 2},
+                                     {Field::M, 7},
+                                     {Field::Ds, dst.stride},
+                                     {Field::Ss, src.stride}}),
                    lx.data());
     EXPECT_TRUE(sameImage(lx, expected)) << "shifted, negative strides";
   }
@@ -757,7 +727,7 @@ TEST(SfuUnary, OverlappingDestinationRowsKeepTheLastRow) {
   for (int64_t e = 0; e < 64; ++e)
     expected.setElem(Fmt::Dl16, 30, e, -before.elem(Fmt::Dl16, 4, e));
   executeCompute(
-      makeInstr("neg", {{"dst", 30}, {"src", 0}, {"m", 5}, {"ds", 0}}),
+      makeInstr(Opcode::Neg, {{Field::Dst, 30}, {Field::Src, 0}, {Field::M, 5}, {Field::Ds, 0}}),
       lx.data());
   EXPECT_TRUE(sameImage(lx, expected));
 }
@@ -769,31 +739,31 @@ TEST(SfuUnary, Dl16SpecialCodeAndSignedZero) {
   lx.setCode(0, 2, dlf16::kNegZero);
   lx.set(Fmt::Dl16, 0, 3, 30.0f); // e^30 is beyond the DL16 range
   lx.set(Fmt::Dl16, 0, 4, -3.0f);
-  executeCompute(makeInstr("relu", {{"dst", 1}, {"src", 0}}), lx.data());
+  executeCompute(makeInstr(Opcode::Relu, {{Field::Dst, 1}, {Field::Src, 0}}), lx.data());
   EXPECT_TRUE(dlf16::isSpecial(lx.code(1, 0)));
   EXPECT_TRUE(dlf16::isSpecial(lx.code(1, 1)));
   EXPECT_EQ(lx.code(1, 2), dlf16::kPosZero);
   EXPECT_EQ(lx.code(1, 4), dlf16::kPosZero);
-  executeCompute(makeInstr("copy", {{"dst", 2}, {"src", 0}}), lx.data());
+  executeCompute(makeInstr(Opcode::Copy, {{Field::Dst, 2}, {Field::Src, 0}}), lx.data());
   EXPECT_EQ(lx.code(2, 1), 0xFFFF);
   EXPECT_EQ(lx.code(2, 2), dlf16::kNegZero);
-  executeCompute(makeInstr("exp", {{"dst", 3}, {"src", 0}}), lx.data());
+  executeCompute(makeInstr(Opcode::Exp, {{Field::Dst, 3}, {Field::Src, 0}}), lx.data());
   EXPECT_EQ(lx.code(3, 3), dlf16::kSpecial);
   EXPECT_TRUE(dlf16::isSpecial(lx.code(3, 0)));
 }
 
 struct BinaryCase {
-  const char *mnemonic;
+  Opcode mnemonic;
   std::function<float(float, float)> fp32;
 };
 
 std::vector<BinaryCase> binaryCases() {
-  return {{"add", [](float a, float b) { return a + b; }},
-          {"sub", [](float a, float b) { return a - b; }},
-          {"mul", [](float a, float b) { return a * b; }},
-          {"div", [](float a, float b) { return a / b; }},
-          {"max", maxNan},
-          {"min", minNan}};
+  return {{Opcode::Add, [](float a, float b) { return a + b; }},
+          {Opcode::Sub, [](float a, float b) { return a - b; }},
+          {Opcode::Mul, [](float a, float b) { return a * b; }},
+          {Opcode::Div, [](float a, float b) { return a / b; }},
+          {Opcode::Max, maxNan},
+          {Opcode::Min, minNan}};
 }
 
 TEST(SfuBinary, EveryOpRowAndStickOperands) {
@@ -802,7 +772,7 @@ TEST(SfuBinary, EveryOpRowAndStickOperands) {
       for (bool stick : {false, true})
         for (int64_t s2s : {int64_t(-1), int64_t(0)}) {
           SCOPED_TRACE(testing::Message()
-                       << bc.mnemonic << " " << fmtName(fmt)
+                       << isa::opcodeName(bc.mnemonic) << " " << fmtName(fmt)
                        << (stick ? " s2=stick" : " s2=row")
                        << " s2s=" << (s2s < 0 ? "default" : "0"));
           const int64_t n = 3, m = 9, L = lanes(fmt), count = 2 * L + 17;
@@ -819,17 +789,17 @@ TEST(SfuBinary, EveryOpRowAndStickOperands) {
               expected.setElem(fmt, d.row(r), e,
                                e < count ? bc.fp32(x, y) : 0.0f);
             }
-          executeCompute(makeInstr(bc.mnemonic, {{"dst", d.base},
-                                                 {"src1", a.base},
-                                                 {"src2", b.base},
-                                                 {"n", n},
-                                                 {"m", m},
-                                                 {"ds", d.stride},
-                                                 {"ss", a.stride},
-                                                 {"s2s", b.stride},
-                                                 {"s2", stick ? 1 : 0},
-                                                 {"count", count},
-                                                 {"fmt", fmtIndex(fmt)}}),
+          executeCompute(makeInstr(bc.mnemonic, {{Field::Dst, d.base},
+                                                 {Field::Src1, a.base},
+                                                 {Field::Src2, b.base},
+                                                 {Field::N, n},
+                                                 {Field::M, m},
+                                                 {Field::Ds, d.stride},
+                                                 {Field::Ss, a.stride},
+                                                 {Field::S2s, b.stride},
+                                                 {Field::S2, stick ? 1 : 0},
+                                                 {Field::Count, count},
+                                                 {Field::Fmt, fmtIndex(fmt)}}),
                          lx.data());
           EXPECT_TRUE(sameImage(lx, expected));
         }
@@ -846,19 +816,19 @@ TEST(SfuBinary, InPlaceAccumulationAndSelfOperands) {
       float y = before.elem(Fmt::F32, 10 + r * 2, e);
       expected.setElem(Fmt::F32, r * 2, e, x * x + y);
     }
-  executeCompute(makeInstr("mul", {{"dst", 0},
-                                   {"src1", 0},
-                                   {"src2", 0},
-                                   {"n", 2},
-                                   {"m", 4},
-                                   {"fmt", 1}}),
+  executeCompute(makeInstr(Opcode::Mul, {{Field::Dst, 0},
+                                   {Field::Src1, 0},
+                                   {Field::Src2, 0},
+                                   {Field::N, 2},
+                                   {Field::M, 4},
+                                   {Field::Fmt, 1}}),
                  lx.data());
-  executeCompute(makeInstr("add", {{"dst", 0},
-                                   {"src1", 0},
-                                   {"src2", 10},
-                                   {"n", 2},
-                                   {"m", 4},
-                                   {"fmt", 1}}),
+  executeCompute(makeInstr(Opcode::Add, {{Field::Dst, 0},
+                                   {Field::Src1, 0},
+                                   {Field::Src2, 10},
+                                   {Field::N, 2},
+                                   {Field::M, 4},
+                                   {Field::Fmt, 1}}),
                  lx.data());
   EXPECT_TRUE(sameImage(lx, expected));
 }
@@ -869,16 +839,16 @@ TEST(SfuBinary, MaxAndMinPropagateNaN) {
   lx.set(Fmt::Dl16, 0, 1, 2.0f);
   lx.set(Fmt::Dl16, 1, 0, 1.0f);
   lx.setCode(1, 1, dlf16::kSpecial);
-  for (const char *op : {"max", "min"}) {
-    executeCompute(makeInstr(op, {{"dst", 2}, {"src1", 0}, {"src2", 1}}),
+  for (Opcode op : {Opcode::Max, Opcode::Min}) {
+    executeCompute(makeInstr(op, {{Field::Dst, 2}, {Field::Src1, 0}, {Field::Src2, 1}}),
                    lx.data());
-    EXPECT_TRUE(dlf16::isSpecial(lx.code(2, 0))) << op;
-    EXPECT_TRUE(dlf16::isSpecial(lx.code(2, 1))) << op;
+    EXPECT_TRUE(dlf16::isSpecial(lx.code(2, 0))) << isa::opcodeName(op);
+    EXPECT_TRUE(dlf16::isSpecial(lx.code(2, 1))) << isa::opcodeName(op);
   }
 }
 
 struct ScalarCase {
-  const char *mnemonic;
+  Opcode mnemonic;
   float imm;
   std::function<float(float, float)> fp32;
   float lo, hi;
@@ -886,19 +856,19 @@ struct ScalarCase {
 
 TEST(SfuScalar, EveryOpWithItsImmediate) {
   std::vector<ScalarCase> cases = {
-      {"adds", 0.3f, [](float x, float c) { return x + c; }, -10, 10},
-      {"muls", -1.7f, [](float x, float c) { return x * c; }, -10, 10},
-      {"maxs", 0.25f, maxNan, -1, 1},
-      {"pows", 2.0f, [](float x, float c) { return sfumath::pow(x, c); }, -4,
+      {Opcode::Adds, 0.3f, [](float x, float c) { return x + c; }, -10, 10},
+      {Opcode::Muls, -1.7f, [](float x, float c) { return x * c; }, -10, 10},
+      {Opcode::Maxs, 0.25f, maxNan, -1, 1},
+      {Opcode::Pows, 2.0f, [](float x, float c) { return sfumath::pow(x, c); }, -4,
        4},
-      {"pows", 0.5f, [](float x, float c) { return sfumath::pow(x, c); }, 0, 9},
-      {"pows", -3.0f, [](float x, float c) { return sfumath::pow(x, c); }, 1,
+      {Opcode::Pows, 0.5f, [](float x, float c) { return sfumath::pow(x, c); }, 0, 9},
+      {Opcode::Pows, -3.0f, [](float x, float c) { return sfumath::pow(x, c); }, 1,
        4},
   };
   for (const ScalarCase &sc : cases)
     for (Fmt fmt : {Fmt::Dl16, Fmt::F32}) {
       SCOPED_TRACE(testing::Message()
-                   << sc.mnemonic << " " << sc.imm << " " << fmtName(fmt));
+                   << isa::opcodeName(sc.mnemonic) << " " << sc.imm << " " << fmtName(fmt));
       const int64_t n = 2, m = 7, L = lanes(fmt), count = L + 3;
       Image lx(128);
       lx.fillRandom(fmt, 0, 14, 15, sc.lo, sc.hi);
@@ -908,13 +878,13 @@ TEST(SfuScalar, EveryOpWithItsImmediate) {
           expected.setElem(
               fmt, 50 + r * n, e,
               e < count ? sc.fp32(before.elem(fmt, r * n, e), sc.imm) : 0.0f);
-      executeCompute(makeInstr(sc.mnemonic, {{"dst", 50},
-                                             {"src", 0},
-                                             {"imm", floatField(sc.imm)},
-                                             {"n", n},
-                                             {"m", m},
-                                             {"count", count},
-                                             {"fmt", fmtIndex(fmt)}}),
+      executeCompute(makeInstr(sc.mnemonic, {{Field::Dst, 50},
+                                             {Field::Src, 0},
+                                             {Field::Imm, floatField(sc.imm)},
+                                             {Field::N, n},
+                                             {Field::M, m},
+                                             {Field::Count, count},
+                                             {Field::Fmt, fmtIndex(fmt)}}),
                      lx.data());
       EXPECT_TRUE(sameImage(lx, expected));
     }
@@ -922,14 +892,13 @@ TEST(SfuScalar, EveryOpWithItsImmediate) {
   Image lx(4, 0);
   lx.set(Fmt::F32, 0, 0, 3.0f);
   executeCompute(
-      makeInstr("pows",
-                {{"dst", 1}, {"src", 0}, {"imm", floatField(2)}, {"fmt", 1}}),
+      makeInstr(Opcode::Pows,
+                {{Field::Dst, 1}, {Field::Src, 0}, {Field::Imm, floatField(2)}, {Field::Fmt, 1}}),
       lx.data());
   EXPECT_EQ(lx.f32(1, 0), 9.0f);
   executeCompute(
-      makeInstr(
-          "pows",
-          {{"dst", 2}, {"src", 1}, {"imm", floatField(0.5f)}, {"fmt", 1}}),
+      makeInstr(Opcode::Pows,
+          {{Field::Dst, 2}, {Field::Src, 1}, {Field::Imm, floatField(0.5f)}, {Field::Fmt, 1}}),
       lx.data());
   EXPECT_EQ(lx.f32(2, 0), 3.0f);
 }
@@ -946,14 +915,14 @@ TEST(SfuBcast, OneLaneFillsTheRow) {
     for (int64_t r = 0; r < m; ++r)
       for (int64_t e = 0; e < n * lanes(fmt); ++e)
         expected.setElem(fmt, 60 - r * 4, e, before.get(fmt, 1 + 2 * r, lane));
-    executeCompute(makeInstr("bcast", {{"dst", 60},
-                                       {"src", 1},
-                                       {"lane", lane},
-                                       {"n", n},
-                                       {"m", m},
-                                       {"ds", -4},
-                                       {"ss", 2},
-                                       {"fmt", fmtIndex(fmt)}}),
+    executeCompute(makeInstr(Opcode::Bcast, {{Field::Dst, 60},
+                                       {Field::Src, 1},
+                                       {Field::Lane, lane},
+                                       {Field::N, n},
+                                       {Field::M, m},
+                                       {Field::Ds, -4},
+                                       {Field::Ss, 2},
+                                       {Field::Fmt, fmtIndex(fmt)}}),
                    lx.data());
     EXPECT_TRUE(sameImage(lx, expected)) << fmtName(fmt);
   }
@@ -961,13 +930,13 @@ TEST(SfuBcast, OneLaneFillsTheRow) {
 
 TEST(SfuBcast, LaneBeyondTheFormatIsAnOperandError) {
   auto bad =
-      makeInstr("bcast", {{"dst", 0}, {"src", 1}, {"lane", 40}, {"fmt", 1}});
+      makeInstr(Opcode::Bcast, {{Field::Dst, 0}, {Field::Src, 1}, {Field::Lane, 40}, {Field::Fmt, 1}});
   EXPECT_EQ(operandError(bad),
             "bcast lane 40 is beyond the 32 lanes of a f32 stick");
   EXPECT_EQ(
-      operandError(makeInstr("bcast", {{"dst", 0}, {"src", 1}, {"lane", 40}})),
+      operandError(makeInstr(Opcode::Bcast, {{Field::Dst, 0}, {Field::Src, 1}, {Field::Lane, 40}})),
       "");
-  EXPECT_EQ(operandError(makeInstr("exp", {{"dst", 0}, {"src", 1}})), "");
+  EXPECT_EQ(operandError(makeInstr(Opcode::Exp, {{Field::Dst, 0}, {Field::Src, 1}})), "");
 }
 
 TEST(SfuCvt, Dl16ToFp32IsExactAndKeepsOrder) {
@@ -979,12 +948,12 @@ TEST(SfuCvt, Dl16ToFp32IsExactAndKeepsOrder) {
     for (int64_t e = 0; e < n * 64; ++e)
       expected.setElem(Fmt::F32, 100 + r * 2 * n, e,
                        e < count ? before.elem(Fmt::Dl16, r * n, e) : 0.0f);
-  executeCompute(makeInstr("cvt", {{"dst", 100},
-                                   {"src", 0},
-                                   {"to", 1},
-                                   {"n", n},
-                                   {"m", m},
-                                   {"count", count}}),
+  executeCompute(makeInstr(Opcode::Cvt, {{Field::Dst, 100},
+                                   {Field::Src, 0},
+                                   {Field::To, 1},
+                                   {Field::N, n},
+                                   {Field::M, m},
+                                   {Field::Count, count}}),
                  lx.data());
   EXPECT_TRUE(sameImage(lx, expected));
 }
@@ -1002,9 +971,8 @@ TEST(SfuCvt, Fp32ToDl16RoundsAndPadsAnOddRow) {
       expected.setElem(Fmt::Dl16, 100 + r * 5, e,
                        e < 96 ? before.elem(Fmt::F32, r * n, e) : 0.0f);
   executeCompute(
-      makeInstr(
-          "cvt",
-          {{"dst", 100}, {"src", 0}, {"to", 0}, {"n", n}, {"m", m}, {"ds", 5}}),
+      makeInstr(Opcode::Cvt,
+          {{Field::Dst, 100}, {Field::Src, 0}, {Field::To, 0}, {Field::N, n}, {Field::M, m}, {Field::Ds, 5}}),
       lx.data());
   EXPECT_TRUE(sameImage(lx, expected));
   EXPECT_EQ(lx.code(100, 0), 0x3E01);
@@ -1022,7 +990,7 @@ TEST(SfuCvt, WideningInPlaceUsesTheOldRows) {
       expected.setElem(Fmt::F32, r * 2 * n, e,
                        before.elem(Fmt::Dl16, r * n, e));
   executeCompute(
-      makeInstr("cvt", {{"dst", 0}, {"src", 0}, {"to", 1}, {"n", n}, {"m", m}}),
+      makeInstr(Opcode::Cvt, {{Field::Dst, 0}, {Field::Src, 0}, {Field::To, 1}, {Field::N, n}, {Field::M, m}}),
       lx.data());
   EXPECT_TRUE(sameImage(lx, expected));
 }
@@ -1031,12 +999,12 @@ TEST(SfuCvt, WideningInPlaceUsesTheOldRows) {
 // Reductions
 
 TEST(SfuReduce, RowSumAndMaxInElementOrder) {
-  for (const char *op : {"rsum", "rmax"})
+  for (Opcode op : {Opcode::Rsum, Opcode::Rmax})
     for (Fmt fmt : {Fmt::Dl16, Fmt::F32})
       for (int64_t count :
            {int64_t(0), int64_t(45), int64_t(100), int64_t(1000)}) {
         SCOPED_TRACE(testing::Message()
-                     << op << " " << fmtName(fmt) << " count=" << count);
+                     << isa::opcodeName(op) << " " << fmtName(fmt) << " count=" << count);
         const int64_t n = 3, m = 7, L = lanes(fmt);
         const int64_t valid = count ? std::min(count, n * L) : n * L;
         Image lx(256);
@@ -1045,7 +1013,7 @@ TEST(SfuReduce, RowSumAndMaxInElementOrder) {
         for (int64_t r = 0; r < m; ++r)
           lx.set(fmt, r * n, 1, 3.0e6f);
         Image before = lx, expected = lx;
-        bool sum = std::string(op) == "rsum";
+        bool sum = op == Opcode::Rsum;
         for (int64_t r = 0; r < m; ++r) {
           float acc = before.elem(fmt, r * n, 0);
           for (int64_t e = 1; e < valid; ++e) {
@@ -1055,13 +1023,13 @@ TEST(SfuReduce, RowSumAndMaxInElementOrder) {
           for (int64_t l = 0; l < L; ++l)
             expected.set(fmt, 100 + r * 2, l, acc);
         }
-        executeCompute(makeInstr(op, {{"dst", 100},
-                                      {"src", 0},
-                                      {"n", n},
-                                      {"m", m},
-                                      {"ds", 2},
-                                      {"count", count},
-                                      {"fmt", fmtIndex(fmt)}}),
+        executeCompute(makeInstr(op, {{Field::Dst, 100},
+                                      {Field::Src, 0},
+                                      {Field::N, n},
+                                      {Field::M, m},
+                                      {Field::Ds, 2},
+                                      {Field::Count, count},
+                                      {Field::Fmt, fmtIndex(fmt)}}),
                        lx.data());
         EXPECT_TRUE(sameImage(lx, expected));
       }
@@ -1071,25 +1039,25 @@ TEST(SfuReduce, RowSumByHandAndInPlace) {
   Image lx(8, 0);
   for (int64_t l = 0; l < 32; ++l)
     lx.setF32(0, l, static_cast<float>(l + 1)); // 1 + 2 + ... + 32 = 528
-  executeCompute(makeInstr("rsum", {{"dst", 0}, {"src", 0}, {"fmt", 1}}),
+  executeCompute(makeInstr(Opcode::Rsum, {{Field::Dst, 0}, {Field::Src, 0}, {Field::Fmt, 1}}),
                  lx.data());
   for (int64_t l = 0; l < 32; ++l)
     EXPECT_EQ(lx.f32(0, l), 528.0f);
   executeCompute(
-      makeInstr("rsum", {{"dst", 0}, {"src", 0}, {"count", 3}, {"fmt", 1}}),
+      makeInstr(Opcode::Rsum, {{Field::Dst, 0}, {Field::Src, 0}, {Field::Count, 3}, {Field::Fmt, 1}}),
       lx.data());
   EXPECT_EQ(lx.f32(0, 31), 3 * 528.0f);
 }
 
 TEST(SfuReduce, ColumnSumAndMaxOverRows) {
-  for (const char *op : {"csum", "cmax"})
+  for (Opcode op : {Opcode::Csum, Opcode::Cmax})
     for (Fmt fmt : {Fmt::Dl16, Fmt::F32}) {
-      SCOPED_TRACE(testing::Message() << op << " " << fmtName(fmt));
+      SCOPED_TRACE(testing::Message() << isa::opcodeName(op) << " " << fmtName(fmt));
       const int64_t n = 3, m = 9, L = lanes(fmt), count = 2 * L + 1;
       Image lx(256);
       lx.fillRandom(fmt, 0, 4 * m, 21, -1000, 1000);
       Image before = lx, expected = lx;
-      bool sum = std::string(op) == "csum";
+      bool sum = op == Opcode::Csum;
       for (int64_t e = 0; e < n * L; ++e) {
         float acc = before.elem(fmt, 0, e);
         for (int64_t r = 1; r < m; ++r) {
@@ -1098,13 +1066,13 @@ TEST(SfuReduce, ColumnSumAndMaxOverRows) {
         }
         expected.setElem(fmt, 100, e, e < count ? acc : 0.0f);
       }
-      executeCompute(makeInstr(op, {{"dst", 100},
-                                    {"src", 0},
-                                    {"n", n},
-                                    {"m", m},
-                                    {"ss", 4},
-                                    {"count", count},
-                                    {"fmt", fmtIndex(fmt)}}),
+      executeCompute(makeInstr(op, {{Field::Dst, 100},
+                                    {Field::Src, 0},
+                                    {Field::N, n},
+                                    {Field::M, m},
+                                    {Field::Ss, 4},
+                                    {Field::Count, count},
+                                    {Field::Fmt, fmtIndex(fmt)}}),
                      lx.data());
       EXPECT_TRUE(sameImage(lx, expected));
     }
@@ -1121,7 +1089,7 @@ TEST(SfuReduce, ColumnSumIntoItsFirstRow) {
     expected.setF32(0, l, acc);
   }
   executeCompute(
-      makeInstr("csum", {{"dst", 0}, {"src", 0}, {"m", 5}, {"fmt", 1}}),
+      makeInstr(Opcode::Csum, {{Field::Dst, 0}, {Field::Src, 0}, {Field::M, 5}, {Field::Fmt, 1}}),
       lx.data());
   EXPECT_TRUE(sameImage(lx, expected));
 }
@@ -1137,97 +1105,97 @@ void fillBytes(uint8_t *p, size_t n, uint32_t seed) {
 
 TEST(Dma, LoadAndStoreWithTwoStridedDimensions) {
   DeviceMemory mem(uint64_t(1) << 30);
-  std::vector<uint8_t> src(4000 * kStick);
+  std::vector<uint8_t> src(4000 * kStickBytes);
   fillBytes(src.data(), src.size(), 23);
   const int64_t memBase = 1000; // in sticks
-  mem.write(memBase * kStick, src.data(), src.size());
+  mem.write(memBase * kStickBytes, src.data(), src.size());
 
   const int64_t lxAt = 300, memAt = memBase + 500, run = 3, n1 = 4, n2 = 2;
   const int64_t lxs1 = 5, ms1 = -7, lxs2 = -40, ms2 = 100;
-  auto ld = makeInstr("ld", {{"lx", lxAt},
-                             {"mem", memAt},
-                             {"run", run},
-                             {"n1", n1},
-                             {"lxs1", lxs1},
-                             {"ms1", ms1},
-                             {"n2", n2},
-                             {"lxs2", lxs2},
-                             {"ms2", ms2}});
+  auto ld = makeInstr(Opcode::Ld, {{Field::Lx, lxAt},
+                             {Field::Mem, memAt},
+                             {Field::Run, run},
+                             {Field::N1, n1},
+                             {Field::Lxs1, lxs1},
+                             {Field::Ms1, ms1},
+                             {Field::N2, n2},
+                             {Field::Lxs2, lxs2},
+                             {Field::Ms2, ms2}});
   Image lx(512), expected(512);
   for (int64_t i2 = 0; i2 < n2; ++i2)
     for (int64_t i1 = 0; i1 < n1; ++i1)
       for (int64_t t = 0; t < run; ++t) {
         int64_t from = memAt - memBase + i2 * ms2 + i1 * ms1 + t;
         int64_t to = lxAt + i2 * lxs2 + i1 * lxs1 + t;
-        std::memcpy(expected.data() + to * kStick, src.data() + from * kStick,
-                    kStick);
+        std::memcpy(expected.data() + to * kStickBytes, src.data() + from * kStickBytes,
+                    kStickBytes);
       }
   executeLoad(ld, mem, lx.data());
   EXPECT_TRUE(sameImage(lx, expected));
 
   // Store the same pattern back elsewhere; untouched memory stays zero.
   const int64_t outAt = 100000;
-  auto st = makeInstr("st", {{"mem", outAt},
-                             {"lx", lxAt},
-                             {"run", run},
-                             {"n1", n1},
-                             {"lxs1", lxs1},
-                             {"ms1", ms1},
-                             {"n2", n2},
-                             {"lxs2", lxs2},
-                             {"ms2", ms2}});
+  auto st = makeInstr(Opcode::St, {{Field::Mem, outAt},
+                             {Field::Lx, lxAt},
+                             {Field::Run, run},
+                             {Field::N1, n1},
+                             {Field::Lxs1, lxs1},
+                             {Field::Ms1, ms1},
+                             {Field::N2, n2},
+                             {Field::Lxs2, lxs2},
+                             {Field::Ms2, ms2}});
   executeStore(st, lx.data(), mem);
-  std::vector<uint8_t> got(300 * kStick), want(300 * kStick, 0);
+  std::vector<uint8_t> got(300 * kStickBytes), want(300 * kStickBytes, 0);
   const int64_t window = outAt - 100;
-  mem.read(window * kStick, got.data(), got.size());
+  mem.read(window * kStickBytes, got.data(), got.size());
   for (int64_t i2 = 0; i2 < n2; ++i2)
     for (int64_t i1 = 0; i1 < n1; ++i1)
       for (int64_t t = 0; t < run; ++t) {
         int64_t from = lxAt + i2 * lxs2 + i1 * lxs1 + t;
         int64_t to = outAt + i2 * ms2 + i1 * ms1 + t - window;
-        std::memcpy(want.data() + to * kStick, lx.data() + from * kStick,
-                    kStick);
+        std::memcpy(want.data() + to * kStickBytes, lx.data() + from * kStickBytes,
+                    kStickBytes);
       }
   EXPECT_EQ(got, want);
 }
 
 TEST(Dma, OverlappingLoadRunsKeepTheLastRun) {
   DeviceMemory mem(uint64_t(1) << 24);
-  std::vector<uint8_t> src(64 * kStick);
+  std::vector<uint8_t> src(64 * kStickBytes);
   fillBytes(src.data(), src.size(), 24);
   mem.write(0, src.data(), src.size());
   // Runs of 4 at LX stride 1: each run overwrites three sticks of the last.
   Image lx(16), expected(16);
   for (int64_t i1 = 0; i1 < 3; ++i1)
-    std::memcpy(expected.data() + i1 * kStick, src.data() + i1 * 10 * kStick,
-                4 * kStick);
-  executeLoad(makeInstr("ld", {{"lx", 0},
-                               {"mem", 0},
-                               {"run", 4},
-                               {"n1", 3},
-                               {"lxs1", 1},
-                               {"ms1", 10}}),
+    std::memcpy(expected.data() + i1 * kStickBytes, src.data() + i1 * 10 * kStickBytes,
+                4 * kStickBytes);
+  executeLoad(makeInstr(Opcode::Ld, {{Field::Lx, 0},
+                               {Field::Mem, 0},
+                               {Field::Run, 4},
+                               {Field::N1, 3},
+                               {Field::Lxs1, 1},
+                               {Field::Ms1, 10}}),
               mem, lx.data());
   EXPECT_TRUE(sameImage(lx, expected));
   // Sticks 0..2 come from the first sticks of runs 0..2, 3..5 from run 2.
   EXPECT_EQ(
-      std::memcmp(lx.data() + 3 * kStick, src.data() + 21 * kStick, 3 * kStick),
+      std::memcmp(lx.data() + 3 * kStickBytes, src.data() + 21 * kStickBytes, 3 * kStickBytes),
       0);
 }
 
 TEST(RingPayload, GatherScatterRoundTrip) {
   Image lx(256);
-  fillBytes(lx.data(), 256 * kStick, 25);
+  fillBytes(lx.data(), 256 * kStickBytes, 25);
   Region r{100, 2, 3, -10, 2, 50}; // negative inner stride
   std::string payload = gather(r, lx.data());
-  ASSERT_EQ(payload.size(), static_cast<size_t>(12 * kStick));
+  ASSERT_EQ(payload.size(), static_cast<size_t>(12 * kStickBytes));
   // Naive concatenation in (i2, i1) order.
   std::string want;
   for (int64_t i2 = 0; i2 < 2; ++i2)
     for (int64_t i1 = 0; i1 < 3; ++i1)
       want.append(reinterpret_cast<const char *>(lx.data()) +
-                      (100 + i2 * 50 + i1 * -10) * kStick,
-                  2 * kStick);
+                      (100 + i2 * 50 + i1 * -10) * kStickBytes,
+                  2 * kStickBytes);
   EXPECT_EQ(payload, want);
 
   Image other(256, 0);
@@ -1235,8 +1203,8 @@ TEST(RingPayload, GatherScatterRoundTrip) {
   EXPECT_EQ(gather(r, other.data()), payload);
   Image expected(256, 0);
   r.forEachRun([&](int64_t s, int64_t n) {
-    std::memcpy(expected.data() + s * kStick, lx.data() + s * kStick,
-                static_cast<size_t>(n * kStick));
+    std::memcpy(expected.data() + s * kStickBytes, lx.data() + s * kStickBytes,
+                static_cast<size_t>(n * kStickBytes));
   });
   EXPECT_TRUE(sameImage(other, expected));
 }

@@ -28,53 +28,35 @@ using isa::Instr;
 
 namespace {
 
-constexpr int64_t kStick = 128;
+constexpr int64_t kStickBytes = isa::kStickBytes;
 
-/// An instruction by mnemonic with fields by name; omitted optional fields
-/// take their table default (as the assembler fills them).
-Instr makeInstr(
-    std::string_view mnemonic,
-    std::initializer_list<std::pair<std::string_view, int64_t>> fields) {
-  const isa::InstrDesc *d = isa::findInstr(mnemonic);
-  EXPECT_NE(d, nullptr) << mnemonic;
-  Instr in;
-  in.opcode = d->opcode;
-  std::vector<bool> given(d->fields.size(), false);
-  for (const auto &[name, value] : fields) {
-    int idx = d->fieldIndex(name);
-    EXPECT_GE(idx, 0) << mnemonic << " has no field " << name;
-    in.value[static_cast<size_t>(idx)] = value;
-    given[static_cast<size_t>(idx)] = true;
-  }
-  for (size_t i = 0; i < d->fields.size(); ++i)
-    if (!given[i])
-      in.value[i] = isa::defaultValueOf(*d, i, in.value.data());
-  return in;
-}
+using isa::Field;
+using isa::makeInstr;
+using isa::Opcode;
 
 /// An LX image filled with a byte pattern that no test writes, so untouched
 /// sticks are recognisable.
 std::vector<uint8_t> image(int64_t sticks) {
-  return std::vector<uint8_t>(static_cast<size_t>(sticks * kStick), 0xA5);
+  return std::vector<uint8_t>(static_cast<size_t>(sticks * kStickBytes), 0xA5);
 }
 
 uint16_t code(const std::vector<uint8_t> &lx, int64_t stick, int64_t lane) {
   uint16_t c;
-  std::memcpy(&c, lx.data() + stick * kStick + lane * 2, 2);
+  std::memcpy(&c, lx.data() + stick * kStickBytes + lane * 2, 2);
   return c;
 }
 void setCode(std::vector<uint8_t> &lx, int64_t stick, int64_t lane,
              uint16_t c) {
-  std::memcpy(lx.data() + stick * kStick + lane * 2, &c, 2);
+  std::memcpy(lx.data() + stick * kStickBytes + lane * 2, &c, 2);
 }
 uint32_t word(const std::vector<uint8_t> &lx, int64_t stick, int64_t lane) {
   uint32_t v;
-  std::memcpy(&v, lx.data() + stick * kStick + lane * 4, 4);
+  std::memcpy(&v, lx.data() + stick * kStickBytes + lane * 4, 4);
   return v;
 }
 void setWord(std::vector<uint8_t> &lx, int64_t stick, int64_t lane,
              uint32_t v) {
-  std::memcpy(lx.data() + stick * kStick + lane * 4, &v, 4);
+  std::memcpy(lx.data() + stick * kStickBytes + lane * 4, &v, 4);
 }
 
 /// Distinct DL16 codes per (stick, lane), including the special code, -0
@@ -111,12 +93,12 @@ std::vector<uint8_t> expectedXpose(const std::vector<uint8_t> &before,
 
 TEST(XposeFootprint, ReadsMRowsAndWritesKSticks) {
   std::vector<Footprint> fp;
-  footprint(makeInstr("xpose", {{"dst", 0x100},
-                                {"src", 0x10},
-                                {"m", 5},
-                                {"k", 3},
-                                {"ss", 2},
-                                {"ds", -4}}),
+  footprint(makeInstr(Opcode::Xpose, {{Field::Dst, 0x100},
+                                {Field::Src, 0x10},
+                                {Field::M, 5},
+                                {Field::K, 3},
+                                {Field::Ss, 2},
+                                {Field::Ds, -4}}),
             fp);
   ASSERT_EQ(fp.size(), 2u);
   EXPECT_EQ(fp[0], (Footprint{{0x10, 1, 5, 2}, false, false}));
@@ -131,7 +113,7 @@ TEST(Xpose, FullDl16TileMovesEveryCodeUnchanged) {
       setCode(lx, s, l, dl16Pattern(s, l));
   std::vector<uint8_t> before = lx;
   executeCompute(
-      makeInstr("xpose", {{"dst", 64}, {"src", 0}, {"m", 64}, {"k", 64}}),
+      makeInstr(Opcode::Xpose, {{Field::Dst, 64}, {Field::Src, 0}, {Field::M, 64}, {Field::K, 64}}),
       lx.data());
   EXPECT_EQ(lx, expectedXpose(before, 64, 0, 64, 64, 1, 1, false));
   // Spot checks by hand: the special code and -0 travel as codes.
@@ -148,9 +130,8 @@ TEST(Xpose, PartialTileZeroesLanesBeyondMAndWritesOnlyKSticks) {
   std::vector<uint8_t> before = lx;
   // 7 rows at stride 3, 5 lanes, destination every other stick.
   executeCompute(
-      makeInstr(
-          "xpose",
-          {{"dst", 150}, {"src", 1}, {"m", 7}, {"k", 5}, {"ss", 3}, {"ds", 2}}),
+      makeInstr(Opcode::Xpose,
+          {{Field::Dst, 150}, {Field::Src, 1}, {Field::M, 7}, {Field::K, 5}, {Field::Ss, 3}, {Field::Ds, 2}}),
       lx.data());
   EXPECT_EQ(lx, expectedXpose(before, 150, 1, 7, 5, 3, 2, false));
   EXPECT_EQ(code(lx, 152, 6), dl16Pattern(1 + 6 * 3, 1));
@@ -165,12 +146,12 @@ TEST(Xpose, NegativeStridesWalkDownwards) {
     for (int64_t l = 0; l < 64; ++l)
       setCode(lx, s, l, dl16Pattern(s, l));
   std::vector<uint8_t> before = lx;
-  executeCompute(makeInstr("xpose", {{"dst", 139},
-                                     {"src", 63},
-                                     {"m", 64},
-                                     {"k", 9},
-                                     {"ss", -1},
-                                     {"ds", -1}}),
+  executeCompute(makeInstr(Opcode::Xpose, {{Field::Dst, 139},
+                                     {Field::Src, 63},
+                                     {Field::M, 64},
+                                     {Field::K, 9},
+                                     {Field::Ss, -1},
+                                     {Field::Ds, -1}}),
                  lx.data());
   EXPECT_EQ(lx, expectedXpose(before, 139, 63, 64, 9, -1, -1, false));
 }
@@ -184,8 +165,8 @@ TEST(Xpose, F32TileKeepsBitPatternsIncludingNaNPayloads) {
   setWord(lx, 2, 9, 0x7FA01234u); // a signalling NaN with a payload
   std::vector<uint8_t> before = lx;
   executeCompute(
-      makeInstr("xpose",
-                {{"dst", 40}, {"src", 0}, {"m", 30}, {"k", 32}, {"fmt", 1}}),
+      makeInstr(Opcode::Xpose,
+                {{Field::Dst, 40}, {Field::Src, 0}, {Field::M, 30}, {Field::K, 32}, {Field::Fmt, 1}}),
       lx.data());
   EXPECT_EQ(lx, expectedXpose(before, 40, 0, 30, 32, 1, 1, true));
   EXPECT_EQ(word(lx, 40 + 9, 2), 0x7FA01234u);
@@ -193,30 +174,25 @@ TEST(Xpose, F32TileKeepsBitPatternsIncludingNaNPayloads) {
 }
 
 TEST(XposeOperands, LanesBeyondTheFormatAreReported) {
-  EXPECT_EQ(operandError(makeInstr(
-                "xpose", {{"dst", 64}, {"src", 0}, {"m", 64}, {"k", 64}})),
+  EXPECT_EQ(operandError(makeInstr(Opcode::Xpose, {{Field::Dst, 64}, {Field::Src, 0}, {Field::M, 64}, {Field::K, 64}})),
             "");
   EXPECT_EQ(
-      operandError(makeInstr(
-          "xpose", {{"dst", 64}, {"src", 0}, {"m", 33}, {"k", 4}, {"fmt", 1}})),
+      operandError(makeInstr(Opcode::Xpose, {{Field::Dst, 64}, {Field::Src, 0}, {Field::M, 33}, {Field::K, 4}, {Field::Fmt, 1}})),
       "xpose m=33 is beyond the 32 lanes of a f32 stick");
   EXPECT_EQ(
-      operandError(makeInstr(
-          "xpose", {{"dst", 64}, {"src", 0}, {"m", 4}, {"k", 40}, {"fmt", 1}})),
+      operandError(makeInstr(Opcode::Xpose, {{Field::Dst, 64}, {Field::Src, 0}, {Field::M, 4}, {Field::K, 40}, {Field::Fmt, 1}})),
       "xpose k=40 is beyond the 32 lanes of a f32 stick");
 }
 
 TEST(XposeOperands, SharedSticksAreReportedInterleavedAreNot) {
   // Row 3 of the source (stick 0x13) is destination stick 0.
-  EXPECT_EQ(operandError(makeInstr(
-                "xpose", {{"dst", 0x13}, {"src", 0x10}, {"m", 4}, {"k", 4}})),
+  EXPECT_EQ(operandError(makeInstr(Opcode::Xpose, {{Field::Dst, 0x13}, {Field::Src, 0x10}, {Field::M, 4}, {Field::K, 4}})),
             "xpose source row 3 is destination stick 0 (lx 0x13): source and "
             "destination must not share a stick");
   // Source on even sticks, destination on odd ones: spans overlap, sticks
   // do not.
-  Instr interleaved = makeInstr(
-      "xpose",
-      {{"dst", 0x11}, {"src", 0x10}, {"m", 8}, {"k", 8}, {"ss", 2}, {"ds", 2}});
+  Instr interleaved = makeInstr(Opcode::Xpose,
+      {{Field::Dst, 0x11}, {Field::Src, 0x10}, {Field::M, 8}, {Field::K, 8}, {Field::Ss, 2}, {Field::Ds, 2}});
   EXPECT_EQ(operandError(interleaved), "");
   std::vector<uint8_t> lx = image(64);
   for (int64_t s = 0; s < 64; ++s)

@@ -1,5 +1,5 @@
-// Stick layouts of tensors and their 2-D views (Layout.h).
-#include "compiler/codegen/Layout.h"
+// Stick layouts of tensors and their 2-D views (TensorRef.h).
+#include "compiler/codegen/TensorRef.h"
 
 #include "support/Diagnostic.h"
 
