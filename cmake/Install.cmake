@@ -39,7 +39,9 @@ set(spyre_installed_libraries
   spyre_support spyre_numerics spyre_host spyre_hw spyre_isa
   spyre_sim_numerics spyre_sim_check spyre_sim_timing spyre_sim_analysis
   spyre_sim_core spyre_systemc spyre_sim_systemc spyre_scmain
-  spyre_compiler_ir spyre_compiler_codegen spyre_compiler_passes
+  spyre_compiler_ir spyre_compiler_codegen spyre_compiler_pm
+  spyre_compiler_plan spyre_compiler_emit spyre_compiler_passes
+  spyre_compiler_pipeline
   spyre_compiler_import spyre_compiler_ref spyre_compiler_driver spyre_run
   spyre_compiler spyre_sim)
 foreach(lib IN LISTS spyre_installed_libraries)

@@ -221,7 +221,7 @@ RunReport runModel(const RunOptions &options);
 std::string summaryText(const RunReport &report, size_t topOps = 5);
 
 /// The program tensor of graph value `name` of `kind`, or nullptr: outputs
-/// the emitter had to copy are named `NAME.out` (compiler/passes/Emit.cpp).
+/// the emitter had to copy are named `NAME.out` (compiler/emit/Emission.cpp).
 const isa::TensorDecl *findTensor(const isa::Program &program,
                                   const std::string &name,
                                   isa::TensorKind kind);

@@ -10,7 +10,7 @@
 // sticks contiguous.
 //
 // A layout sticked on a host dim other than the last (torch-spyre's
-// SpyreTensorLayout with any stick dim, compiler/passes/DeviceLayout.h) is
+// SpyreTensorLayout with any stick dim, compiler/plan/DeviceLayout.h) is
 // the TensorRef of the permuted host shape with that dim last: e.g. host
 // [K, N] sticked on K is the TensorRef of [N, K]. Moving between two stick
 // dims is a transpose (emitTranspose); between two orders, block positions

@@ -1,11 +1,9 @@
 // The compiler driver (what it does: Compile.h).
 #include "compiler/driver/Compile.h"
 
-#include "compiler/passes/Emit.h"
-#include "compiler/passes/Mapping.h"
-#include "compiler/passes/PassManager.h"
-#include "compiler/passes/PassRegistry.h"
-#include "compiler/passes/Planning.h"
+#include "compiler/pipeline/PassRegistry.h"
+#include "compiler/plan/Mapping.h"
+#include "compiler/pm/PassManager.h"
 #include "support/Hash.h"
 
 #include <fmt/format.h>
@@ -13,24 +11,6 @@
 namespace spyre::compiler {
 
 namespace {
-
-Pipeline pipelineOf(int optLevel, const std::string &mappingIn) {
-  Pipeline p = optLevel == 0 ? o0Pipeline() : o2Pipeline();
-  if (optLevel == 1)
-    for (PassInvocation &inv : p)
-      if (inv.pass == &schedulePass())
-        inv.options.set("overlap", Attribute(false));
-  if (!mappingIn.empty()) {
-    PassInvocation apply = invocation(applyMappingPass());
-    apply.options.set("file", Attribute(mappingIn));
-    for (size_t i = 0; i < p.size(); ++i)
-      if (p[i].pass == &dividePass()) {
-        p.insert(p.begin() + static_cast<std::ptrdiff_t>(i), apply);
-        break;
-      }
-  }
-  return p;
-}
 
 std::string programSummary(const isa::Program &program,
                            const hw::HwConfig &config) {
@@ -59,7 +39,7 @@ std::string programSummary(const isa::Program &program,
 } // namespace
 
 std::string pipelineForLevel(int optLevel, const std::string &mappingIn) {
-  return pipelineText(pipelineOf(optLevel, mappingIn));
+  return pipelineText(levelPipeline(optLevel, mappingIn));
 }
 
 CompileOutcome compile(const Graph &graph, const hw::HwConfig &config,
@@ -73,28 +53,18 @@ CompileOutcome compile(const Graph &graph, const hw::HwConfig &config,
   pmo.irStream = options.irStream;
   pmo.debugFailPass = options.debugFailPass;
   PassManager pm(config, pmo);
+  pm.target().placement = options.placement;
+  pm.target().constantData = options.constantData;
   if (options.pipeline.empty()) {
-    pm.addPipeline(pipelineOf(options.optLevel, options.mappingIn));
+    pm.addPipeline(levelPipeline(options.optLevel, options.mappingIn));
   } else {
     std::optional<Pipeline> given =
         parsePipeline(options.pipeline, diags, "--passes");
     if (!given)
       return {CompileStatus::UserError, std::nullopt};
-    // Emission reads what these passes annotate; without one of them it
-    // would fail on a graph it cannot handle, a bug's symptom for a user's
-    // choice.
-    size_t next = 0;
-    for (const PassInvocation &inv : *given)
-      if (next < std::size(kPassesEmissionNeeds) &&
-          inv.pass->name == kPassesEmissionNeeds[next])
-        ++next;
-    if (next < std::size(kPassesEmissionNeeds)) {
-      diags.error(SourceLoc{"--passes"},
-                  "a pipeline that is compiled to a program must run layout, "
-                  "divide, schedule, lx-plan and tile in that order, which "
-                  "emission needs; '" +
-                      std::string(kPassesEmissionNeeds[next]) +
-                      "' is missing (spyre graph opt runs any pipeline)");
+    if (const std::string problem = programPipelineProblem(*given);
+        !problem.empty()) {
+      diags.error(SourceLoc{"--passes"}, problem);
       return {CompileStatus::UserError, std::nullopt};
     }
     pm.addPipeline(*given);
@@ -107,18 +77,9 @@ CompileOutcome compile(const Graph &graph, const hw::HwConfig &config,
   case PipelineStatus::InternalError:
     return {CompileStatus::InternalError, std::nullopt};
   }
-  const size_t errorsBefore = diags.errorCount();
-  std::optional<isa::Program> program = emitProgram(
-      *r.graph, config, diags, options.placement, options.constantData);
-  if (!program) {
-    if (diags.errorCount() > errorsBefore)
-      return {CompileStatus::UserError, std::nullopt};
-    diags.error(graphLoc(*r.graph),
-                "internal error in emission: it failed without reporting an "
-                "error");
-    return {CompileStatus::InternalError, std::nullopt};
-  }
-  r.program = std::move(*program);
+  SPYRE_ASSERT(pm.target().program.has_value(),
+               "a pipeline that ends with emit left no program");
+  r.program = std::move(*pm.target().program);
   r.mappingJson = mappingJson(
       collectMapping(*r.graph, toHex(config.fingerprint(), 16)));
   r.statistics = pm.statisticsReport() + programSummary(r.program, config);

@@ -1,11 +1,11 @@
 // The compiler as one call: a graph in, a program out, through the pass
-// pipeline of an optimisation level (PassRegistry.h), an optional replayed
-// mapping, and emission (Emit.h). The `spyre compile` command and the tests
-// both use it.
+// pipeline of an optimisation level or a mapping replay
+// (compiler/pipeline/PassRegistry.h levelPipeline), whose last pass, emit,
+// makes the program. The `spyre compile` command and the tests both use it.
 #pragma once
 
 #include "compiler/ir/Graph.h"
-#include "compiler/passes/Emit.h"
+#include "compiler/pm/Target.h"
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
 #include "support/Diagnostic.h"
@@ -27,9 +27,9 @@ struct CompileOptions {
   std::string mappingIn;
   /// A pipeline as text (docs/passes.md) instead of the level's, with
   /// `mappingIn` not used (write `apply-mapping{file=...}` in the text).
-  /// Emission follows it, so it must hold the passes emission needs
-  /// (kPassesEmissionNeeds); a text that does not parse or lacks one is a
-  /// UserError status, located at `--passes`.
+  /// It must end with `emit` and hold the passes emission needs
+  /// (programPipelineProblem); a text that does not parse or lacks one is
+  /// a UserError status, located at `--passes`.
   std::string pipeline;
   /// Pass names (or `all`) after which the IR is printed to irStream.
   std::vector<std::string> printIrAfter;
@@ -56,10 +56,6 @@ struct CompileResult {
   /// Pass statistics and a program summary (deterministic text).
   std::string statistics;
 };
-
-/// The passes a pipeline must run for its graph to be emitted, in order.
-inline constexpr std::string_view kPassesEmissionNeeds[] = {
-    "layout", "divide", "schedule", "lx-plan", "tile"};
 
 /// The pipeline text of a level (`canonicalize,layout,...`).
 std::string pipelineForLevel(int optLevel, const std::string &mappingIn);

@@ -82,6 +82,10 @@ bool isOnnxStaticInput(std::string_view opType, int index);
 /// Expand's shape; Tile's repeats; Clip's bounds; CumSum's axis).
 bool isHostParamInput(std::string_view opType, int index);
 
+/// The attribute name under which a host op reads input `index` of
+/// `opType` (host/HostOp.h), empty for a data input.
+std::string hostParamName(std::string_view opType, int index);
+
 /// Imports a .onnx file. Returns nullopt after reporting the first error.
 std::optional<Graph> importOnnx(const std::string &path,
                                 const OnnxImportOptions &options,

@@ -2,7 +2,7 @@
 #include "compiler/passes/Canonicalize.h"
 
 #include "compiler/ir/Verifier.h"
-#include "compiler/passes/Rewrite.h"
+#include "compiler/pm/Rewrite.h"
 
 #include <cmath>
 

@@ -41,7 +41,7 @@
 // -0.5 or -1.
 #pragma once
 
-#include "compiler/passes/Pass.h"
+#include "compiler/pm/Pass.h"
 
 namespace spyre::compiler {
 

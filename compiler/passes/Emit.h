@@ -1,98 +1,16 @@
-// Emission: the last step of the pipeline. Turns a graph that the layout
-// and planning passes have annotated (every value a `layout`, every op a
-// `mapping`) into a program: one device tensor per stored value, and the
-// kernels of compiler/codegen for every op, on the cores, LX region, tiles
-// and phase its mapping gives.
-//
-// What each op becomes:
-//  - matmul: the matmul kernel; batch dims of A collapse into M when B has
-//    none, otherwise each batch's product runs on its own group of cores
-//    (rounds of as many batches as there are groups). An add of a bias
-//    vector that the planner folded into the matmul (`fuse_bias`) is done
-//    by the kernel.
-//  - elementwise ops, softmax, layernorm, rmsnorm, reductions: the row
-//    kernels, on the last dimension; a softmax or reduction on another axis
-//    runs between two permutations.
-//  - reshape, squeeze, unsqueeze and split are views of their operand's
-//    memory where the bytes are the same (isFreeView), as is a transpose
-//    that only undoes the order of a head split's reshape; otherwise, as
-//    transpose, concat and relayout, they move sticks with the transpose and
-//    relayout kernels.
-//  - causal_mask_add: an add of a constant mask (0 or -2^24).
-//  - causal_softmax: the fused row kernel, its mask a diagonal table of
-//    Q + K sticks (codegen::causalMaskTable), not a tensor of the scores'
-//    size.
-// Kernels one op runs one after another (a conversion, then the op) are
-// separated by a chip-wide barrier, as are phases. Values that are graph
-// outputs are written to output tensors in the default layout.
-//
-// A row of the last dim, a scalar and a column (one value per row, [.., R,
-// 1], broadcast in LX by the column kernel) are taken as they are; other
-// broadcasts are made explicit by a stride-0 relayout (and a transpose for
-// the last dim); elements move between lanes
-// through transposes (reshapes, splits and concats inside sticks).
-//
-// What the device cannot do is a located error naming the op: normalising
-// over more than the last dim, a row too wide for LX, a model larger than
-// device memory.
+// The `emit` pass: emission as the last pass of a pipeline. It turns the
+// graph that the layout and planning passes annotated into a program
+// (compiler/emit/Emission.h says what each op becomes), for the placement
+// and constant data of the pipeline's target (compiler/pm/Target.h), and
+// leaves the program there; the tile rows the row kernels choose are
+// recorded in the ops' mappings, so that a saved mapping replays the same
+// program. It needs layout, divide, schedule, lx-plan and tile before it.
 #pragma once
 
-#include "compiler/codegen/Kernels.h"
-#include "compiler/ir/Graph.h"
-#include "hw/HwConfig.h"
-#include "isa/Program.h"
-#include "support/Diagnostic.h"
-
-#include <cstdint>
-#include <map>
-#include <optional>
-#include <string>
+#include "compiler/pm/Pass.h"
 
 namespace spyre::compiler {
 
-/// Whether `op` makes its results as views of its operand's device memory
-/// (same bytes, no data moved): reshapes that keep the last dimension,
-/// splits at whole sticks of the last dimension or of an outermost
-/// dimension, and the reshape and transpose of a head split
-/// [S, H x lanes] -> [S, H, lanes] -> [H, S, lanes] or of the merge back
-/// (isHeadSwap). Reads the layout annotations.
-bool isFreeView(const Graph &graph, const Op &op, int stickBytes);
-
-/// The product each core group of a matmul runs, as emission splits it
-/// (addresses zero; dtypes and shapes as on the device, the fused bias
-/// included): the batch dims of A folded into M when B has none
-/// (batches = 1), else one product per batch.
-struct MatmulWork {
-  codegen::MatmulArgs args;
-  int64_t batches = 1;
-};
-MatmulWork matmulWork(const Graph &graph, const Op &op, const std::string &fuseBias);
-
-/// Cores of each batch's group when `batches` products share `cores`.
-int64_t coresPerBatch(int64_t batches, int64_t cores);
-
-/// Graph inputs and outputs that live at fixed device addresses: tensors
-/// kept in device memory between programs (weights, a key/value cache;
-/// run/Device.h). A placed value is declared at its address in the default
-/// layout of its host shape; an output placed where an input is, of the
-/// same size, replaces it in place (isa::replacesInPlace). Every other
-/// tensor is placed from `firstFree` upward.
-struct Placement {
-  std::map<std::string, uint64_t> addresses; ///< value name -> sticks
-  uint64_t firstFree = 0;                    ///< sticks
-};
-
-/// The program of an annotated graph. Records the tiles the kernels chose
-/// into each op's mapping (so that a saved mapping replays exactly).
-/// `constantData` false leaves the data of the constant tensors out (they
-/// are declared, but their bytes are never read): a program for a
-/// timing-only run, which computes no numbers. nullopt after reporting
-/// errors (a placed value whose layout is not the default one is an error
-/// naming it).
-std::optional<isa::Program> emitProgram(Graph &graph,
-                                        const hw::HwConfig &config,
-                                        DiagnosticEngine &diags,
-                                        const Placement &placement = {},
-                                        bool constantData = true);
+const PassInfo &emitPass();
 
 } // namespace spyre::compiler

@@ -31,8 +31,8 @@
 // needs.
 #pragma once
 
-#include "compiler/passes/DeviceLayout.h"
-#include "compiler/passes/Pass.h"
+#include "compiler/plan/DeviceLayout.h"
+#include "compiler/pm/Pass.h"
 
 namespace spyre::compiler {
 

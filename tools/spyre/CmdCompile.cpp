@@ -8,7 +8,7 @@
 #include "compiler/driver/Compile.h"
 #include "compiler/import/ModelLoader.h"
 #include "compiler/import/Onnx.h"
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/pipeline/PassRegistry.h"
 #include "hw/HwConfig.h"
 #include "isa/Disassembler.h"
 #include "run/RunModel.h"
@@ -202,8 +202,8 @@ void addCompileCommand(CLI::App &app, Dispatch &dispatch) {
       "Replay the mapping decisions of this file");
   cmd->add_option("--passes", opts->passes,
                   "Run this pipeline instead of the level's (docs/passes.md; "
-                  "--print-pipeline shows a level's): it must run layout, "
-                  "divide, schedule, lx-plan and tile, which emission needs")
+                  "--print-pipeline shows a level's): it must end with emit, "
+                  "after layout, divide, schedule, lx-plan and tile")
       ->excludes(level)
       ->excludes(mappingIn);
   cmd->add_flag("--print-pipeline", opts->printPipeline,

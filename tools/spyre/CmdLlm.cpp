@@ -19,9 +19,6 @@ namespace spyre::cli {
 
 namespace {
 
-/// What main() returns for a bug (an uncaught exception).
-constexpr int kInternalErrorExit = 70;
-
 struct LlmCliOptions {
   llm::LlmRunOptions run;
   std::string mode;
@@ -130,7 +127,7 @@ int runLlm(LlmCliOptions &o) {
     } catch (const run::CompileError &e) {
       std::cout.flush();
       std::cerr << e.diagnostics();
-      return e.internal() ? kInternalErrorExit
+      return e.internal() ? static_cast<int>(ExitCode::Internal)
                           : static_cast<int>(ExitCode::BadInput);
     }
   }
@@ -172,7 +169,7 @@ int runLlm(LlmCliOptions &o) {
   } catch (const run::CompileError &e) {
     std::cout.flush();
     std::cerr << e.diagnostics();
-    return e.internal() ? kInternalErrorExit
+    return e.internal() ? static_cast<int>(ExitCode::Internal)
                         : static_cast<int>(ExitCode::BadInput);
   }
 }

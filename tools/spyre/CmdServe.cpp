@@ -19,9 +19,6 @@ namespace spyre::cli {
 
 namespace {
 
-/// What main() returns for a bug (an uncaught exception).
-constexpr int kInternalErrorExit = 70;
-
 struct ServeCliOptions {
   serve::ServeOptions run;
   std::string batching = "continuous";
@@ -67,7 +64,7 @@ int runServe(ServeCliOptions &o) {
   } catch (const run::CompileError &e) {
     std::cout.flush();
     std::cerr << e.diagnostics();
-    return e.internal() ? kInternalErrorExit
+    return e.internal() ? static_cast<int>(ExitCode::Internal)
                         : static_cast<int>(ExitCode::BadInput);
   }
 }

@@ -7,13 +7,12 @@
 // the matmul and, without a transposed B, writes device memory exactly
 // once per stick of C. TensorRef::matrix, the in-place view, is checked
 // against hand-computed strides.
-#include "compiler/driver/Compile.h"
-#include "compiler/driver/CompileCheck.h"
 #include "compiler/codegen/KernelHarness.h"
 #include "compiler/codegen/TensorRef.h"
-#include "compiler/passes/Emit.h"
-#include "compiler/passes/PassManager.h"
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/driver/Compile.h"
+#include "compiler/driver/CompileCheck.h"
+#include "compiler/pipeline/PassRegistry.h"
+#include "compiler/pm/PassManager.h"
 #include "hw/HwConfig.h"
 
 #include <gtest/gtest.h>
@@ -189,8 +188,7 @@ isa::Program checkFp32Result(const Graph &g, int level, int depth) {
   PassManager pm(hw::builtinConfig(), {});
   pm.addPipeline(*pipeline);
   EXPECT_EQ(pm.run(*work, diags), PipelineStatus::Success) << diags.str();
-  std::optional<isa::Program> program =
-      emitProgram(*work, hw::builtinConfig(), diags);
+  const std::optional<isa::Program> &program = pm.target().program;
   EXPECT_TRUE(program) << diags.str();
   if (!program)
     return {};

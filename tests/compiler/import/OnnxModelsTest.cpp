@@ -8,7 +8,7 @@
 #include "compiler/import/Onnx.h"
 #include "compiler/ir/Printer.h"
 #include "compiler/passes/Canonicalize.h"
-#include "compiler/passes/PassManager.h"
+#include "compiler/pm/PassManager.h"
 #include "compiler/ref/Evaluator.h"
 #include "hw/HwConfig.h"
 #include "support/Npy.h"

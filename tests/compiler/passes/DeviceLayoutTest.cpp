@@ -2,8 +2,8 @@
 // (tests/tensor/test_tensor_layout.py, fp16: 64 elements per 128-byte
 // stick), the examples of docs/hardware.md#device-layout, the stick-rule check
 // and the annotation form.
-#include "compiler/passes/DeviceLayout.h"
 #include "compiler/ir/Parser.h"
+#include "compiler/plan/DeviceLayout.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // docs/passes.md carries a pass reference generated from the registry; this
 // keeps the committed copy from drifting (regenerate with
-// build/compiler/passes/spyre-pass-doc --update docs/passes.md).
-#include "compiler/passes/PassDoc.h"
+// build/compiler/pipeline/spyre-pass-doc --update docs/passes.md).
+#include "compiler/pipeline/PassDoc.h"
 
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/pipeline/PassRegistry.h"
 #include "testlib/Golden.h"
 
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@ TEST(PassDoc, CommittedPassReferenceMatchesTheRegistry) {
   ASSERT_TRUE(updated.has_value())
       << "docs/passes.md lacks the pass reference markers";
   EXPECT_EQ(doc, *updated) << "docs/passes.md is stale: run "
-                              "build/compiler/passes/spyre-pass-doc --update "
+                              "build/compiler/pipeline/spyre-pass-doc --update "
                               "docs/passes.md";
 }
 
@@ -44,6 +44,7 @@ TEST(PassDoc, DocumentsEveryPassOptionAndStatistic) {
     }
   }
   EXPECT_NE(list.find("pipelines:\n  -O0: " + pipelineText(o0Pipeline()) +
+                      "\n  -O1: " + pipelineText(levelPipeline(1)) +
                       "\n  -O2: " + pipelineText(o2Pipeline()) + "\n"),
             std::string::npos)
       << list;

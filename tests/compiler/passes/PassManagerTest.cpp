@@ -5,7 +5,7 @@
 #include "PassTestUtil.h"
 
 #include "compiler/ir/Printer.h"
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/pipeline/PassRegistry.h"
 
 #include <gtest/gtest.h>
 
@@ -305,9 +305,9 @@ TEST(PassManager, NamesThatAreNotPassesOfThePipelineAreUsageErrors) {
   EXPECT_EQ(pm.run(*g, diags), PipelineStatus::Failure);
   EXPECT_EQ(diags.str(),
             "print-ir-after: error: 'layot' is not a pass of the pipeline "
-            "(canonicalize, layout, divide, schedule, lx-plan, tile)\n"
+            "(canonicalize, layout, divide, schedule, lx-plan, tile, emit)\n"
             "stop-after: error: 'all' is not a pass of the pipeline "
-            "(canonicalize, layout, divide, schedule, lx-plan, tile)\n");
+            "(canonicalize, layout, divide, schedule, lx-plan, tile, emit)\n");
   EXPECT_TRUE(pm.records().empty());
   EXPECT_EQ(ir.str(), "");
 }
@@ -403,18 +403,55 @@ TEST(PassOptions, BadValuesAndUnknownKeysAreLocatedErrors) {
 
 TEST(PassRegistry, ListsEveryPassOnceAndBuildsTheDefaultPipelines) {
   EXPECT_EQ(registeredPassNames(), "canonicalize, layout, apply-mapping, "
-                                   "divide, schedule, lx-plan, tile");
+                                   "divide, schedule, lx-plan, tile, emit");
   for (const PassInfo *p : passRegistry())
     EXPECT_EQ(findPass(p->name), p);
   EXPECT_EQ(findPass("nope"), nullptr);
   EXPECT_EQ(pipelineText(o0Pipeline()),
             "canonicalize,layout,divide{strategy=all-cores fuse-bias=false "
-            "fuse-elementwise=false},schedule{overlap=false},lx-plan,tile");
+            "fuse-elementwise=false},schedule{overlap=false},lx-plan,tile,"
+            "emit");
+  EXPECT_EQ(pipelineText(levelPipeline(1)),
+            "canonicalize,layout,divide,schedule{overlap=false},lx-plan,tile,"
+            "emit");
   EXPECT_EQ(pipelineText(o2Pipeline()),
-            "canonicalize,layout,divide,schedule,lx-plan,tile");
-  EXPECT_TRUE(defaultPipeline(0).has_value());
-  EXPECT_TRUE(defaultPipeline(2).has_value());
-  EXPECT_FALSE(defaultPipeline(1).has_value());
+            "canonicalize,layout,divide,schedule,lx-plan,tile,emit");
+  // A replay puts the file's decisions on the ops before division.
+  EXPECT_EQ(pipelineText(levelPipeline(2, "m.json")),
+            "canonicalize,layout,apply-mapping{file=m.json},divide,schedule,"
+            "lx-plan,tile,emit");
+  for (int level = 0; level <= 2; ++level) {
+    ASSERT_TRUE(defaultPipeline(level).has_value());
+    EXPECT_EQ(pipelineText(*defaultPipeline(level)),
+              pipelineText(levelPipeline(level)));
+    EXPECT_EQ(programPipelineProblem(levelPipeline(level)), "");
+  }
+  EXPECT_FALSE(defaultPipeline(3).has_value());
+}
+
+TEST(PassRegistry, AProgramPipelineEndsWithEmitAfterWhatItNeeds) {
+  DiagnosticEngine diags;
+  std::optional<Pipeline> noEmit =
+      parsePipeline("canonicalize,layout,divide,schedule,lx-plan,tile", diags);
+  ASSERT_TRUE(noEmit) << diags.str();
+  EXPECT_NE(programPipelineProblem(*noEmit).find("must end with emit"),
+            std::string::npos);
+  std::optional<Pipeline> gap =
+      parsePipeline("canonicalize,layout,divide,schedule,tile,emit", diags);
+  ASSERT_TRUE(gap) << diags.str();
+  EXPECT_EQ(programPipelineProblem(*gap),
+            "pass 'emit' needs layout, divide, schedule, lx-plan and tile "
+            "before it, in that order; 'lx-plan' is missing");
+  // The pass manager refuses such a pipeline before running anything.
+  std::unique_ptr<Graph> g = parseIr(kSmall);
+  PassManager pm(hw::builtinConfig());
+  pm.addPipeline(*gap);
+  DiagnosticEngine runDiags;
+  EXPECT_EQ(pm.run(*g, runDiags), PipelineStatus::Failure);
+  EXPECT_NE(runDiags.str().find("<pipeline>: error: pass 'emit' needs"),
+            std::string::npos)
+      << runDiags.str();
+  EXPECT_TRUE(pm.records().empty());
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 #include "PassTestUtil.h"
 
 #include "compiler/ir/Parser.h"
+#include "compiler/pipeline/PassRegistry.h"
 #include "compiler/ref/Random.h"
 #include "hw/HwConfig.h"
 

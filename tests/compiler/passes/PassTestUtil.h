@@ -3,7 +3,7 @@
 #pragma once
 
 #include "compiler/ir/Graph.h"
-#include "compiler/passes/PassManager.h"
+#include "compiler/pm/PassManager.h"
 #include "compiler/ref/Evaluator.h"
 
 #include <memory>

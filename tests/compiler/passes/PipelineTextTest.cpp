@@ -1,7 +1,7 @@
 // Pipeline text: it parses to passes with options, prints back to a text
 // that parses to the same pipeline, and every mistake is an error located
 // in the text with a caret (golden file of all of them).
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/pipeline/PassRegistry.h"
 #include "testlib/Golden.h"
 
 #include <gtest/gtest.h>

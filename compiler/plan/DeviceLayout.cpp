@@ -1,5 +1,5 @@
 // Device layouts: the stick rule, its check, and the annotation form.
-#include "compiler/passes/DeviceLayout.h"
+#include "compiler/plan/DeviceLayout.h"
 
 #include "support/Diagnostic.h"
 

@@ -2,7 +2,7 @@
 // the pass registry. `spyre-pass-doc` prints the generated section;
 // `spyre-pass-doc --update docs/passes.md` rewrites the section in place. A
 // test fails when the committed file differs from what this writes.
-#include "compiler/passes/PassDoc.h"
+#include "compiler/pipeline/PassDoc.h"
 
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"

@@ -15,6 +15,7 @@
 
 #include "compiler/ir/Attribute.h"
 #include "compiler/ir/Graph.h"
+#include "compiler/pm/Target.h"
 #include "hw/HwConfig.h"
 #include "support/Diagnostic.h"
 
@@ -110,6 +111,10 @@ struct PassInfo {
   std::vector<StatisticSpec> statistics;
   PassRunFn run;
   PostconditionFn postcondition;
+  /// Passes a pipeline must run before this one, in this order (emission
+  /// reads what they annotate); checked before a pipeline runs
+  /// (requirementProblem of PassManager.h).
+  std::vector<std::string_view> requiredBefore = {};
 
   const OptionSpec *findOption(std::string_view optionName) const;
   /// Index of a declared statistic, or -1.
@@ -117,16 +122,19 @@ struct PassInfo {
 };
 
 /// What a pass sees while it runs: its options, the hardware description,
-/// the diagnostics and its statistics.
+/// the diagnostics, its statistics and the pipeline's target (Target.h).
 class PassContext {
 public:
   PassContext(const PassInfo &pass, const PassOptions &options,
-              const hw::HwConfig &hw, DiagnosticEngine &diags);
+              const hw::HwConfig &hw, DiagnosticEngine &diags,
+              CompileTarget *target = nullptr);
 
   const PassInfo &pass() const { return pass_; }
   const PassOptions &options() const { return options_; }
   const hw::HwConfig &hw() const { return hw_; }
   DiagnosticEngine &diags() const { return diags_; }
+  /// The target of the run; nullptr outside a pass manager.
+  CompileTarget *target() const { return target_; }
 
   /// Adds `amount` to a declared statistic (an undeclared name is a bug).
   void addStatistic(std::string_view name, int64_t amount = 1);
@@ -144,6 +152,7 @@ private:
   const PassOptions &options_;
   const hw::HwConfig &hw_;
   DiagnosticEngine &diags_;
+  CompileTarget *target_;
   std::vector<int64_t> counters_;
 };
 

@@ -16,12 +16,14 @@
 #pragma once
 
 #include "compiler/ir/Graph.h"
-#include "compiler/passes/Pass.h"
+#include "compiler/pm/Pass.h"
+#include "compiler/pm/Target.h"
 #include "hw/HwConfig.h"
 #include "support/Diagnostic.h"
 
 #include <iosfwd>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,17 +41,26 @@ using Pipeline = std::vector<PassInvocation>;
 /// A registered pass with its default options.
 PassInvocation invocation(const PassInfo &pass);
 
-/// Parses pipeline text against the registry (PassRegistry.h). Errors are
-/// located in the text (`<pipeline>:1:13: error: unknown pass 'layot'`, with
-/// the text and a caret): unknown passes and options, bad values, syntax.
-/// `sourceName` names the text in messages (a flag, a file).
+/// Parses pipeline text against `passes` (the registry,
+/// compiler/pipeline/PassRegistry.h, which also offers this parser over
+/// itself). Errors are located in the text (`<pipeline>:1:13: error:
+/// unknown pass 'layot'`, with the text and a caret): unknown passes and
+/// options, bad values, syntax. `sourceName` names the text in messages (a
+/// flag, a file).
 std::optional<Pipeline>
-parsePipeline(std::string_view text, DiagnosticEngine &diags,
+parsePipeline(std::string_view text, std::span<const PassInfo *const> passes,
+              DiagnosticEngine &diags,
               const std::string &sourceName = "<pipeline>");
 
 /// The text of a pipeline (each pass with its non-default options); parses
 /// back to the same pipeline.
 std::string pipelineText(const Pipeline &pipeline);
+
+/// Why `pipeline` cannot run: a pass whose requiredBefore passes do not all
+/// come before it, in order (`pass 'emit' needs layout, divide, schedule,
+/// lx-plan and tile before it, in that order; 'lx-plan' is missing`);
+/// empty when nothing is missing.
+std::string requirementProblem(const Pipeline &pipeline);
 
 struct PassManagerOptions {
   /// Pass names (or `all`) after which the IR is printed to `irStream`.
@@ -91,10 +102,17 @@ public:
   const Pipeline &pipeline() const { return pipeline_; }
 
   /// Runs the pipeline on `graph`, which must verify (a graph that does not
-  /// is reported as a Failure before any pass runs). Names in printIrAfter,
+  /// is reported as a Failure before any pass runs, as is a pipeline with a
+  /// requirementProblem). Names in printIrAfter,
   /// printIrBefore and stopAfter that are not passes of the pipeline are
   /// usage errors reported before anything runs.
   PipelineStatus run(Graph &graph, DiagnosticEngine &diags);
+
+  /// What the pipeline compiles for and the program it made (Target.h):
+  /// set the placement and constant data before run(); the program is
+  /// there after a run whose pipeline ends in `emit`.
+  CompileTarget &target() { return target_; }
+  const CompileTarget &target() const { return target_; }
 
   /// One record per pass that ran (the failing one included).
   const std::vector<PassRunRecord> &records() const { return records_; }
@@ -119,6 +137,7 @@ private:
   const hw::HwConfig &hw_;
   PassManagerOptions options_;
   Pipeline pipeline_;
+  CompileTarget target_;
   std::vector<PassRunRecord> records_;
   std::string stoppedAt_;
 };

@@ -1,6 +1,6 @@
 // Mapping decisions as data: how each op of a laid-out graph runs on the
-// chip. The planning passes (Planning.h) record them on every op as the
-// annotation
+// chip. The planning passes (compiler/passes: divide, schedule, lx-plan,
+// tile) record them on every op as the annotation
 //   #{mapping = {cores = 8, first_core = 0, grid = [4, 2],
 //                tile = [64, 128, 64], n_outer = true, share_a = true,
 //                keep_b = true, k_split = 1, tile_rows = 0, phase = 3,
@@ -9,7 +9,7 @@
 // and, on the first op of a fused elementwise chain,
 //   #{mapping = {..., chain = ["scale", "act"]}}
 // with `fused_into = "<first op>"` on each op the chain names.
-// and emission (Emit.h) follows them. A mapping file (JSON, one object per
+// and emission (compiler/emit/Emission.h) follows them. A mapping file (JSON, one object per
 // op) saves them after a compile and gives them back to another: the
 // planning passes keep every decision a file gives and make only the ones
 // it leaves out, so a replayed mapping produces the same program.

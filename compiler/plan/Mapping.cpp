@@ -1,5 +1,5 @@
 // Mapping annotations and mapping files (what they hold: Mapping.h).
-#include "compiler/passes/Mapping.h"
+#include "compiler/plan/Mapping.h"
 
 #include "support/Nesting.h"
 

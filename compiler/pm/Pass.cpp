@@ -1,6 +1,6 @@
 // Pass declarations: option values, their parsing and text form, and the
 // context a pass runs in.
-#include "compiler/passes/Pass.h"
+#include "compiler/pm/Pass.h"
 
 #include "compiler/ir/Verifier.h"
 #include "support/ParseNumber.h"
@@ -238,8 +238,9 @@ std::string invocationText(const PassInfo &pass, const PassOptions &options) {
 // ---- PassContext ----
 
 PassContext::PassContext(const PassInfo &pass, const PassOptions &options,
-                         const hw::HwConfig &hw, DiagnosticEngine &diags)
-    : pass_(pass), options_(options), hw_(hw), diags_(diags),
+                         const hw::HwConfig &hw, DiagnosticEngine &diags,
+                         CompileTarget *target)
+    : pass_(pass), options_(options), hw_(hw), diags_(diags), target_(target),
       counters_(pass.statistics.size(), 0) {}
 
 void PassContext::addStatistic(std::string_view name, int64_t amount) {

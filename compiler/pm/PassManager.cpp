@@ -1,9 +1,8 @@
 // The pass manager and the pipeline text parser.
-#include "compiler/passes/PassManager.h"
+#include "compiler/pm/PassManager.h"
 
 #include "compiler/ir/Printer.h"
 #include "compiler/ir/Verifier.h"
-#include "compiler/passes/PassRegistry.h"
 
 #include <fmt/format.h>
 
@@ -31,9 +30,10 @@ bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 class PipelineParser {
 public:
-  PipelineParser(std::string_view text, DiagnosticEngine &diags,
-                 const std::string &sourceName)
-      : text_(text), diags_(diags), sourceName_(sourceName) {}
+  PipelineParser(std::string_view text,
+                 std::span<const PassInfo *const> passes,
+                 DiagnosticEngine &diags, const std::string &sourceName)
+      : text_(text), passes_(passes), diags_(diags), sourceName_(sourceName) {}
 
   std::optional<Pipeline> parse() {
     Pipeline pipeline;
@@ -95,7 +95,7 @@ private:
     const PassInfo *pass = findPass(name);
     if (!pass)
       return fail(start, "unknown pass '" + std::string(name) +
-                             "' (passes: " + registeredPassNames() + ")");
+                             "' (passes: " + passNames() + ")");
     PassInvocation inv = invocation(*pass);
     skipSpace();
     if (atEnd() || text_[pos_] != '{')
@@ -145,7 +145,22 @@ private:
     }
   }
 
+  const PassInfo *findPass(std::string_view name) const {
+    for (const PassInfo *p : passes_)
+      if (p->name == name)
+        return p;
+    return nullptr;
+  }
+
+  std::string passNames() const {
+    std::string out;
+    for (const PassInfo *p : passes_)
+      out += (out.empty() ? "" : ", ") + std::string(p->name);
+    return out;
+  }
+
   std::string_view text_;
+  std::span<const PassInfo *const> passes_;
   DiagnosticEngine &diags_;
   const std::string &sourceName_;
   size_t pos_ = 0;
@@ -159,9 +174,10 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 } // namespace
 
 std::optional<Pipeline> parsePipeline(std::string_view text,
+                                      std::span<const PassInfo *const> passes,
                                       DiagnosticEngine &diags,
                                       const std::string &sourceName) {
-  return PipelineParser(text, diags, sourceName).parse();
+  return PipelineParser(text, passes, diags, sourceName).parse();
 }
 
 std::string pipelineText(const Pipeline &pipeline) {
@@ -169,6 +185,27 @@ std::string pipelineText(const Pipeline &pipeline) {
   for (const PassInvocation &inv : pipeline)
     out += (out.empty() ? "" : ",") + invocationText(*inv.pass, inv.options);
   return out;
+}
+
+std::string requirementProblem(const Pipeline &pipeline) {
+  for (size_t i = 0; i < pipeline.size(); ++i) {
+    const std::vector<std::string_view> &needs =
+        pipeline[i].pass->requiredBefore;
+    size_t next = 0;
+    for (size_t j = 0; j < i && next < needs.size(); ++j)
+      if (pipeline[j].pass->name == needs[next])
+        ++next;
+    if (next == needs.size())
+      continue;
+    std::string list;
+    for (size_t k = 0; k < needs.size(); ++k)
+      list += (k == 0 ? "" : k + 1 == needs.size() ? " and " : ", ") +
+              std::string(needs[k]);
+    return "pass '" + std::string(pipeline[i].pass->name) + "' needs " +
+           list + " before it" + (needs.size() > 1 ? ", in that order" : "") +
+           "; '" + std::string(needs[next]) + "' is missing";
+  }
+  return "";
 }
 
 // ---- PassManager ----
@@ -227,8 +264,13 @@ bool PassManager::checkNames(DiagnosticEngine &diags) const {
 PipelineStatus PassManager::run(Graph &graph, DiagnosticEngine &diags) {
   records_.clear();
   stoppedAt_.clear();
+  target_.program.reset();
   if (!checkNames(diags))
     return PipelineStatus::Failure;
+  if (std::string problem = requirementProblem(pipeline_); !problem.empty()) {
+    diags.error(SourceLoc{"<pipeline>"}, problem);
+    return PipelineStatus::Failure;
+  }
   DiagnosticEngine inputDiags;
   if (!verifyGraph(graph, inputDiags)) {
     for (const Diagnostic &d : inputDiags.diagnostics())
@@ -264,7 +306,7 @@ PipelineStatus PassManager::runOne(const PassInvocation &inv, Graph &graph,
                                    DiagnosticEngine &diags) {
   const PassInfo &pass = *inv.pass;
   std::string name(pass.name);
-  PassContext context(pass, inv.options, hw_, diags);
+  PassContext context(pass, inv.options, hw_, diags, &target_);
   PassRunRecord record;
   record.pass = name;
   record.invocation = invocationText(pass, inv.options);

@@ -1,5 +1,5 @@
 // Graph-rewriting utilities.
-#include "compiler/passes/Rewrite.h"
+#include "compiler/pm/Rewrite.h"
 
 #include "support/Diagnostic.h"
 

@@ -1,7 +1,7 @@
 // Documentation of the registered passes, generated from their declarations.
-#include "compiler/passes/PassDoc.h"
+#include "compiler/pipeline/PassDoc.h"
 
-#include "compiler/passes/PassRegistry.h"
+#include "compiler/pipeline/PassRegistry.h"
 
 #include <cstring>
 
@@ -53,7 +53,7 @@ std::string passListText() {
              std::string(s.description) + "\n";
   }
   out += "pipelines:\n";
-  for (int level : {0, 2})
+  for (int level : {0, 1, 2})
     out += "  " + pipelineLine(level) + "\n";
   return out;
 }
@@ -64,7 +64,7 @@ std::string passReferenceMarkdown() {
     out += "| [`" + std::string(p->name) + "`](#" + std::string(p->name) +
            ") | " + std::string(p->summary) + " |\n";
   out += "\nDefault pipelines:\n\n";
-  for (int level : {0, 2}) {
+  for (int level : {0, 1, 2}) {
     std::string line = pipelineLine(level);
     size_t colon = line.find(": ");
     out +=

@@ -1,0 +1,364 @@
+// The kernel choice (what it decides: KernelChoice.h).
+#include "compiler/plan/KernelChoice.h"
+
+#include "compiler/plan/Mapping.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace spyre::compiler {
+
+using codegen::TensorRef;
+
+namespace {
+
+int64_t elementsOf(const Value &v) { return v.type().elementCount(); }
+
+bool stickLast(const Value &v) {
+  return v.type().rank() == 0 || requireLayout(v).stickDim == v.type().rank() - 1;
+}
+
+/// Whether transpose `t` swaps the two dims just above the last and keeps
+/// the others: [.., S, H, L] <-> [.., H, S, L].
+bool swapsAboveLast(const Op &t) {
+  if (t.kind() != OpKind::Transpose)
+    return false;
+  const std::vector<int64_t> p = t.intsAttr("perm");
+  const size_t n = p.size();
+  if (n < 3)
+    return false;
+  for (size_t d = 0; d < n; ++d) {
+    const size_t want = d == n - 3 ? n - 2 : d == n - 2 ? n - 3 : d;
+    if (p[d] != static_cast<int64_t>(want))
+      return false;
+  }
+  return true;
+}
+
+/// Whether `flat` [S, H x L] and `heads` [S, H, L] are the two sides of a
+/// split into heads of exactly one stick (L the lanes of a stick), with
+/// no dim of more than one index above S.
+bool stickHeads(const Shape &flat, const Shape &heads, int64_t lanes) {
+  return flat.size() >= 2 && heads.size() == flat.size() + 1 &&
+         heads.back() == lanes &&
+         heads[heads.size() - 2] * lanes == flat.back() &&
+         std::equal(flat.begin(), flat.end() - 1, heads.begin()) &&
+         product(flat, 0, flat.size() - 2) == 1;
+}
+
+bool splitsStickHeadsBack(const Op &r, int stickBytes) {
+  return splitsStickHeads(r, stickBytes, true);
+}
+
+bool onlyUsedBy(const Graph &graph, const Value *v,
+                const std::function<bool(const Op &)> &ok) {
+  if (graph.isOutput(v))
+    return false;
+  const std::vector<OpUse> uses = graph.usesOf(v);
+  return !uses.empty() &&
+         std::all_of(uses.begin(), uses.end(),
+                     [&](const OpUse &u) { return ok(*u.op); });
+}
+
+} // namespace
+
+int64_t product(const std::vector<int64_t> &s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i)
+    p *= s[i];
+  return p;
+}
+
+int64_t numel(const std::vector<int64_t> &s) {
+  return product(s, 0, s.size());
+}
+
+/// Host dims in the order a kernel sees them: the stick dim last.
+std::vector<int64_t> refOrder(const Value &v) {
+  const int64_t rank = v.type().rank();
+  if (rank == 0)
+    return {};
+  const int64_t stick = requireLayout(v).stickDim;
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != stick)
+      order.push_back(i);
+  order.push_back(stick);
+  return order;
+}
+
+std::vector<int64_t> refShapeOf(const Value &v) {
+  const Shape &s = v.type().shape;
+  if (s.empty())
+    return {1};
+  std::vector<int64_t> r;
+  for (int64_t d : refOrder(v))
+    r.push_back(s[static_cast<size_t>(d)]);
+  return r;
+}
+
+/// Whether reshape `r` splits its last dim into heads of one stick
+/// (`back`: merges them again).
+bool splitsStickHeads(const Op &r, int stickBytes, bool back) {
+  if (r.kind() != OpKind::Reshape)
+    return false;
+  const Shape &xs = r.operand(0)->type().shape, &ys = r.result()->type().shape;
+  const int64_t lanes =
+      elementsPerStick(requireLayout(*r.operand(0)).dtype, stickBytes);
+  return back ? stickHeads(ys, xs, lanes) : stickHeads(xs, ys, lanes);
+}
+
+/// A head split [S, H x L] -> [S, H, L] -> [H, S, L] (a reshape, then a
+/// transpose) or the merge back (the transpose, then the reshape), with
+/// heads of one stick: stick h of row s is the stick of (h, s) in both
+/// default layouts, since the stick blocks of the last dim are outermost.
+/// The pair moves nothing; `op` is either of them, and the value between
+/// them is used by nothing else.
+bool isHeadSwap(const Graph &graph, const Op &op, int stickBytes) {
+  auto mergeReshape = [&](const Op &r) {
+    return splitsStickHeadsBack(r, stickBytes) &&
+           r.operand(0)->isOpResult() &&
+           swapsAboveLast(*r.operand(0)->definingOp());
+  };
+  switch (op.kind()) {
+  case OpKind::Reshape: {
+    if (splitsStickHeads(op, stickBytes))
+      return onlyUsedBy(graph, op.result(), swapsAboveLast);
+    if (!mergeReshape(op))
+      return false;
+    return onlyUsedBy(graph, op.operand(0),
+                      [&](const Op &u) { return &u == &op; });
+  }
+  case OpKind::Transpose: {
+    if (!swapsAboveLast(op))
+      return false;
+    const Value *x = op.operand(0);
+    if (x->isOpResult() && splitsStickHeads(*x->definingOp(), stickBytes) &&
+        onlyUsedBy(graph, x, swapsAboveLast))
+      return true;
+    return onlyUsedBy(graph, op.result(), [&](const Op &u) {
+      return u.kind() == OpKind::Reshape && u.operand(0) == op.result() &&
+             splitsStickHeadsBack(u, stickBytes);
+    });
+  }
+  default:
+    return false;
+  }
+}
+
+bool isFreeView(const Graph &graph, const Op &op, int stickBytes) {
+  const Value *x = op.numOperands() > 0 ? op.operand(0) : nullptr;
+  if (!x || !stickLast(*x))
+    return false;
+  const DeviceLayout xl = requireLayout(*x);
+  for (const Value *r : op.results())
+    if (!stickLast(*r) || requireLayout(*r).dtype != xl.dtype)
+      return false;
+  const Shape &xs = x->type().shape;
+  switch (op.kind()) {
+  case OpKind::Reshape:
+  case OpKind::Squeeze:
+  case OpKind::Unsqueeze: {
+    const Shape &ys = op.result(0)->type().shape;
+    if (numel(xs) == 1)
+      return true;
+    if (!xs.empty() && !ys.empty() && xs.back() == ys.back())
+      return true;
+    return isHeadSwap(graph, op, stickBytes);
+  }
+  case OpKind::Split: {
+    const int64_t rank = x->type().rank();
+    const int64_t axis = *normalizeAxis(op.intAttr("axis"), rank);
+    const int64_t lanes = elementsPerStick(xl.dtype, stickBytes);
+    const std::vector<int64_t> sizes = op.intsAttr("sizes");
+    if (axis == rank - 1) {
+      for (size_t i = 0; i + 1 < sizes.size(); ++i)
+        if (sizes[i] % lanes != 0)
+          return false;
+      return true;
+    }
+    return xs.back() <= lanes &&
+           product(xs, 0, static_cast<size_t>(axis)) == 1;
+  }
+  case OpKind::Transpose:
+    return isHeadSwap(graph, op, stickBytes);
+  default:
+    return false;
+  }
+}
+
+int64_t coresPerBatch(int64_t batches, int64_t cores) {
+  return cores / std::min(batches, cores);
+}
+
+MatmulWork matmulWork(const Graph &graph, const Op &op,
+                      const std::string &fuseBias) {
+  auto refOf = [](const Value *v) {
+    TensorRef t;
+    t.name = v->name();
+    t.dtype = requireLayout(*v).dtype;
+    t.shape = refShapeOf(*v);
+    return t;
+  };
+  const TensorRef a = refOf(op.operand(0)), b = refOf(op.operand(1));
+  const Value *out = op.result();
+  MatmulWork w;
+  if (!fuseBias.empty()) {
+    const Op *add = graph.findOp(fuseBias);
+    SPYRE_ASSERT(add, "fused add '" + fuseBias + "' is gone");
+    const Value *bv =
+        add->operand(0) == op.result() ? add->operand(1) : add->operand(0);
+    out = add->result();
+    w.args.bias = refOf(bv);
+    w.args.bias->shape = {numel(w.args.bias->shape)};
+  }
+  const TensorRef c = refOf(out);
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  const int64_t m = a.shape[ra - 2], k = a.shape.back(), n = b.shape.back();
+  const int64_t batchA = product(a.shape, 0, ra - 2);
+  const int64_t batchB = product(b.shape, 0, rb - 2);
+  w.args.a = a;
+  w.args.b = b;
+  w.args.c = c;
+  w.args.b.shape = {k, n};
+  if (batchB == 1) {
+    w.args.a.shape = {batchA * m, k};
+    w.args.c.shape = {batchA * m, n};
+    return w;
+  }
+  w.batches = batchB;
+  w.args.a.shape = {m, k};
+  w.args.c.shape = {m, n};
+  return w;
+}
+
+/// Whether emitChain takes `other` beside chain value `v` as it is: v's
+/// shape and stick dim, or one row of v's last dim, or one element (the
+/// dtype is converted if need be).
+bool chainOperandFits(const Value &other, const Value &v) {
+  const Shape &os = other.type().shape, &vs = v.type().shape;
+  if (elementsOf(other) == 1)
+    return true;
+  if (os == vs)
+    return requireLayout(other).stickDim == requireLayout(v).stickDim;
+  return !os.empty() && !vs.empty() && os.back() == vs.back() &&
+         elementsOf(other) == os.back() && stickLast(other) &&
+         stickLast(v);
+}
+
+bool opRunsKernels(const Graph &graph, const Op &op, int stickBytes) {
+  return opMapping(op).fusedInto.empty() &&
+         !isFreeView(graph, op, stickBytes);
+}
+
+isa::Opcode binaryOpcode(OpKind kind) {
+  switch (kind) {
+  case OpKind::Add:
+    return isa::Opcode::Add;
+  case OpKind::Sub:
+    return isa::Opcode::Sub;
+  case OpKind::Mul:
+    return isa::Opcode::Mul;
+  case OpKind::Div:
+    return isa::Opcode::Div;
+  default:
+    SPYRE_UNREACHABLE("no SFU binary op for " +
+                      std::string(opKindName(kind)));
+  }
+}
+
+std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running) {
+  if (running >= op.numOperands() || op.numResults() != 1)
+    return std::nullopt;
+  ElementwiseStep s;
+  switch (op.kind()) {
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+  case OpKind::Div: {
+    if (op.numOperands() != 2)
+      return std::nullopt;
+    const bool commutative =
+        op.kind() == OpKind::Add || op.kind() == OpKind::Mul;
+    const Value *other = op.operand(1 - running);
+    s.op = binaryOpcode(op.kind());
+    s.operandFirst = running == 1 && !commutative;
+    if (other->isConstant() && elementsOf(*other) == 1 && !s.operandFirst &&
+        op.kind() != OpKind::Div) {
+      // A constant scalar is an immediate: no load, no broadcast. (Not for
+      // div: multiplying by the reciprocal would round differently.)
+      const double c = other->constantData().element(0);
+      const bool add = op.kind() == OpKind::Add || op.kind() == OpKind::Sub;
+      s.op = add ? isa::Opcode::Adds : isa::Opcode::Muls;
+      s.imm = static_cast<float>(op.kind() == OpKind::Sub ? -c : c);
+      return s;
+    }
+    s.operand = other;
+    return s;
+  }
+  case OpKind::Pow:
+    s.op = isa::Opcode::Pows;
+    s.imm = static_cast<float>(op.floatAttr("exponent"));
+    return s;
+  case OpKind::Reciprocal:
+    s.op = isa::Opcode::Recip;
+    return s;
+  case OpKind::Gelu:
+    s.op = op.stringAttr("approximate") == "tanh" ? isa::Opcode::Gelut
+                                                  : isa::Opcode::Gelu;
+    return s;
+  case OpKind::Relu:
+    s.op = isa::Opcode::Relu;
+    return s;
+  case OpKind::Silu:
+    s.op = isa::Opcode::Silu;
+    return s;
+  case OpKind::Sigmoid:
+    s.op = isa::Opcode::Sigmoid;
+    return s;
+  case OpKind::Tanh:
+    s.op = isa::Opcode::Tanh;
+    return s;
+  case OpKind::Erf:
+    s.op = isa::Opcode::Erf;
+    return s;
+  case OpKind::Exp:
+    s.op = isa::Opcode::Exp;
+    return s;
+  case OpKind::Sqrt:
+    s.op = isa::Opcode::Sqrt;
+    return s;
+  case OpKind::Rsqrt:
+    s.op = isa::Opcode::Rsqrt;
+    return s;
+  case OpKind::Neg:
+    s.op = isa::Opcode::Neg;
+    return s;
+  case OpKind::Abs:
+    s.op = isa::Opcode::Abs;
+    return s;
+  default:
+    return std::nullopt;
+  }
+}
+
+std::optional<size_t> chainInput(const Op &op) {
+  if (op.numResults() != 1)
+    return std::nullopt;
+  const Value &y = *op.result();
+  for (size_t i = 0; i < op.numOperands(); ++i) {
+    const Value &x = *op.operand(i);
+    if (x.type().shape != y.type().shape ||
+        requireLayout(x).stickDim != requireLayout(y).stickDim)
+      continue;
+    std::optional<ElementwiseStep> s = elementwiseStep(op, i);
+    if (!s)
+      return std::nullopt;
+    if (s->operand && !chainOperandFits(*s->operand, y))
+      return std::nullopt;
+    return i;
+  }
+  return std::nullopt;
+}
+
+} // namespace spyre::compiler

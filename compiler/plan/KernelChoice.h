@@ -1,0 +1,99 @@
+// The kernel choice: what emission makes of each op, as far as the
+// planning passes must know it before emission runs. Which ops are views
+// of their operand's memory (no kernel, no cores), the product each core
+// group of a matmul runs, how an elementwise op runs as one step of a
+// fused chain and which operands a chain takes as they are. The planning
+// passes (compiler/passes) decide with it and emission (compiler/emit)
+// follows it, so both read these functions and neither the other.
+//
+// Also the conversions from the layout annotation to the kernels' tensor
+// shapes (refShapeOf) that both use.
+#pragma once
+
+#include "compiler/codegen/Kernels.h"
+#include "compiler/ir/Graph.h"
+#include "compiler/plan/DeviceLayout.h"
+#include "isa/InstrTable.h"
+#include "isa/Program.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spyre::compiler {
+
+/// The product of dims [from, to) of `s`.
+int64_t product(const std::vector<int64_t> &s, size_t from, size_t to);
+/// The product of all dims of `s`.
+int64_t numel(const std::vector<int64_t> &s);
+
+/// Host dims in the order a kernel sees them: the stick dim last.
+std::vector<int64_t> refOrder(const Value &v);
+/// The shape of `v` in refOrder (a scalar is [1]).
+std::vector<int64_t> refShapeOf(const Value &v);
+
+/// Whether reshape `r` splits its last dim into heads of one stick
+/// (`back`: merges them again).
+bool splitsStickHeads(const Op &r, int stickBytes, bool back = false);
+
+/// A head split [S, H x L] -> [S, H, L] -> [H, S, L] (a reshape, then a
+/// transpose) or the merge back (the transpose, then the reshape), with
+/// heads of one stick, whose value between the two is used by nothing else:
+/// `op` is either of them.
+bool isHeadSwap(const Graph &graph, const Op &op, int stickBytes);
+
+/// Whether `op` makes its results as views of its operand's device memory
+/// (same bytes, no data moved): reshapes that keep the last dimension,
+/// splits at whole sticks of the last dimension or of an outermost
+/// dimension, and the reshape and transpose of a head split
+/// [S, H x lanes] -> [S, H, lanes] -> [H, S, lanes] or of the merge back
+/// (isHeadSwap). Reads the layout annotations.
+bool isFreeView(const Graph &graph, const Op &op, int stickBytes);
+
+/// The product each core group of a matmul runs, as emission splits it
+/// (addresses zero; dtypes and shapes as on the device, the fused bias
+/// included): the batch dims of A folded into M when B has none
+/// (batches = 1), else one product per batch.
+struct MatmulWork {
+  codegen::MatmulArgs args;
+  int64_t batches = 1;
+};
+MatmulWork matmulWork(const Graph &graph, const Op &op, const std::string &fuseBias);
+
+/// Cores of each batch's group when `batches` products share `cores`.
+int64_t coresPerBatch(int64_t batches, int64_t cores);
+
+/// Whether emission runs kernels for `op` (not a free view, not an add
+/// folded into a matmul, not an op fused into an elementwise chain).
+bool opRunsKernels(const Graph &graph, const Op &op, int stickBytes);
+
+/// An elementwise op as one step on its running value, the operand at
+/// `running`: the SFU op, with an immediate (a constant scalar second
+/// operand of add, sub and mul; pow's exponent) or the other operand,
+/// which with `operandFirst` is the op's first (sub and div). The kernel
+/// choice of emission, for a single op and for a step of a chain.
+struct ElementwiseStep {
+  isa::Opcode op = isa::Opcode::Copy; ///< an SFU op of the unary, scalar or
+                                      ///< binary family
+  std::optional<float> imm;
+  const Value *operand = nullptr;
+  bool operandFirst = false;
+};
+std::optional<ElementwiseStep> elementwiseStep(const Op &op, size_t running);
+
+/// The SFU binary op of add, sub, mul or div.
+isa::Opcode binaryOpcode(OpKind kind);
+
+/// The operand of the first op of an elementwise chain that the chain runs
+/// on: one with the result's shape and stick dim (the first when both have
+/// them; emission converts its dtype if need be); nullopt when the op
+/// cannot start a chain.
+std::optional<size_t> chainInput(const Op &op);
+
+/// Whether a chain takes `other` beside chain value `v` as it is: v's
+/// shape and stick dim, or one row of v's last dim, or one element (the
+/// dtype is converted if need be).
+bool chainOperandFits(const Value &other, const Value &v);
+
+} // namespace spyre::compiler

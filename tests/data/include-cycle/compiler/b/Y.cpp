@@ -1,0 +1,2 @@
+#include "compiler/b/Y.h"
+#include "compiler/a/X.h"
