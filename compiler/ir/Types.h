@@ -19,7 +19,7 @@ namespace spyre::compiler {
 
 /// A tensor's element type at graph level, as the host holds it. Its format
 /// on the device (DL16, FP32, ...) is another concept, an isa::DType chosen
-/// by the layout pass (compiler/passes/DeviceLayout.h).
+/// by the layout pass (compiler/plan/DeviceLayout.h).
 enum class ElementType : uint8_t { F32, F16, I8, I32 };
 constexpr int kNumElementTypes = 4;
 

@@ -139,7 +139,7 @@ int runLlm(LlmCliOptions &o) {
     } catch (const run::CompileError &e) {
       std::cout.flush();
       std::cerr << e.diagnostics();
-      return e.internal() ? kInternalErrorExit
+      return e.internal() ? static_cast<int>(ExitCode::Internal)
                           : static_cast<int>(ExitCode::BadInput);
     }
   }
