@@ -4,7 +4,11 @@
 // that -O2 splits across cores, batched matmuls over N, softmax and layer
 // norm on [8192, 4096]); and the compile time of a
 // transformer encoder layer (d = 768, 12 heads, sequence 512) and of chains
-// of 1,000 to 20,000 relu ops (BM_CompileReluChain).
+// of 1,000 to 20,000 relu ops (BM_CompileReluChain); and IBM's two
+// ablations as pairs of the naive plan against ours (BM_Ablation*, counters
+// naive_cycles, ours_cycles, gain_pct: batched matmul [B, 512, 4096] x
+// [4096, N], and softmax on one core with its reductions through device
+// memory against in LX).
 //
 // Each case compiles a one-op graph at -O0 and -O2 and simulates both timing
 // only (the cycles do not depend on the data). The counters are the figures
@@ -125,13 +129,14 @@ int workingCores(const isa::Program &program) {
   return static_cast<int>(std::count(used.begin(), used.end(), true));
 }
 
-Level compileAndSimulate(const Graph &graph, int level) {
+Level compileAndSimulate(const Graph &graph, int level,
+                         const hw::HwConfig &config = hw::builtinConfig()) {
   DiagnosticEngine diags;
   compiler::CompileOptions options;
   options.optLevel = level;
   auto start = std::chrono::steady_clock::now();
   std::optional<compiler::CompileResult> r =
-      compiler::compileGraph(graph, hw::builtinConfig(), options, diags);
+      compiler::compileGraph(graph, config, options, diags);
   auto end = std::chrono::steady_clock::now();
   SPYRE_ASSERT(r, diags.str());
   Level out;
@@ -142,10 +147,28 @@ Level compileAndSimulate(const Graph &graph, int level) {
   sim::SimOptions so;
   so.numerics = false;
   so.checks = false;
-  sim::Machine m(hw::builtinConfig(), r->program, so);
+  sim::Machine m(config, r->program, so);
   m.run();
   out.cycles = m.totalCycles();
   return out;
+}
+
+/// IBM's ablation pairs (docs/compiler-quality.md, "IBM's ablations"): the
+/// naive plan (`naive` at -O0) against ours (`ours` at -O2) on `config`;
+/// the counters are the two cycle counts and their ratio.
+void runAblation(benchmark::State &state, const std::string &naiveIr,
+                 const std::string &oursIr, const hw::HwConfig &config) {
+  std::unique_ptr<Graph> naive = parse(naiveIr), ours = parse(oursIr);
+  Level n, o;
+  for (auto _ : state) {
+    n = compileAndSimulate(*naive, 0, config);
+    o = compileAndSimulate(*ours, 2, config);
+  }
+  state.counters["naive_cycles"] = static_cast<double>(n.cycles);
+  state.counters["ours_cycles"] = static_cast<double>(o.cycles);
+  state.counters["gain_pct"] =
+      100.0 * (static_cast<double>(n.cycles) / static_cast<double>(o.cycles) -
+               1.0);
 }
 
 void runCase(benchmark::State &state, const std::string &ir, Bound bound) {
@@ -214,6 +237,38 @@ void BM_LayerNorm(benchmark::State &state) {
   b.memory = memoryCycles(stickBytes({m, n}) + 2 * stickBytes({n}),
                           stickBytes({m, n}));
   runCase(state, ir, b);
+}
+
+/// IBM's batched-matmul ablation, [B, 512, 4096] x [4096, N]: the naive
+/// plan (-O0: every core loads its operands over all of K, single-buffered)
+/// against -O2's work division and scratchpad planning.
+void BM_AblationBatchedMatmul(benchmark::State &state) {
+  const int64_t b = state.range(0), m = 512, k = 4096, n = state.range(1);
+  std::string ir = "graph @bmm {\n  input %a : f32" + dims({b, m, k}) +
+                   "\n  input %b : f32" + dims({k, n}) +
+                   "\n  %y = matmul @bmm(%a, %b) : f32" + dims({b, m, n}) +
+                   "\n  return %y\n}\n";
+  runAblation(state, ir, ir, hw::builtinConfig());
+}
+
+/// IBM's softmax ablation on one core, [512, N]: the reductions through
+/// device memory (softmax as its primitive ops, each its own kernel, at
+/// -O0) against the one softmax kernel that keeps them in LX (-O2).
+void BM_AblationSoftmaxOneCore(benchmark::State &state) {
+  const int64_t m = 512, n = state.range(0);
+  const std::string t = dims({m, n}), c = dims({m, 1});
+  std::string naive =
+      "graph @sm {\n  input %x : f32" + t +
+      "\n  %m = reduce_max @m(%x) {axes = [-1], keepdims = true} : f32" + c +
+      "\n  %d = sub @d(%x, %m) : f32" + t + "\n  %e = exp @e(%d) : f32" + t +
+      "\n  %s = reduce_sum @s(%e) {axes = [-1], keepdims = true} : f32" + c +
+      "\n  %y = div @y(%e, %s) : f32" + t + "\n  return %y\n}\n";
+  std::string ours = "graph @sm {\n  input %x : f32" + t +
+                     "\n  %y = softmax @sm(%x) {axis = -1} : f32" + t +
+                     "\n  return %y\n}\n";
+  hw::HwConfig one = hw::builtinConfig();
+  one.chip.cores = 1;
+  runAblation(state, naive, ours, one);
 }
 
 /// A BERT-base encoder layer: attention with 12 heads of 64 over 512
@@ -332,6 +387,16 @@ BENCHMARK(BM_BatchedMatmul)
     ->Arg(4096)
     ->Arg(8192)
     ->Arg(12800)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
+BENCHMARK(BM_AblationBatchedMatmul)
+    ->ArgsProduct({{4}, {1024, 4096, 12800}})
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
+BENCHMARK(BM_AblationSoftmaxOneCore)
+    ->Arg(1024)
+    ->Arg(2048)
+    ->Arg(4096)
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
 BENCHMARK(BM_Softmax)->Iterations(1)->Unit(benchmark::kSecond);

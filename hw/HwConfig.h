@@ -43,10 +43,14 @@ struct PtConfig {
 };
 
 struct SfuConfig {
+  int arraysPerCorelet = 0;             ///< 1-D vector arrays of one corelet
+  int dl16Lanes = 0;                    ///< DL16 elements per array and pass
+  int fp32Lanes = 0;                    ///< FP32 elements per array and pass
   int simpleCyclesPerStick = 0;         ///< add, mul, max, copy, convert, ...
   int transcendentalCyclesPerStick = 0; ///< exp, rsqrt, recip, tanh, gelu, ...
   int reduceCyclesPerStick = 0;         ///< reductions within a stick
   int pipelineLatencyCycles = 0;        ///< issue to first result
+  int transcendentalLatencyCycles = 0;  ///< issue to first transcendental result
 };
 
 struct LxConfig {

@@ -2,6 +2,8 @@
 // (see Calibration.h).
 #include "sim/calibration/Calibration.h"
 
+#include "compiler/codegen/Kernels.h"
+#include "compiler/codegen/ProgramBuilder.h"
 #include "isa/Assembler.h"
 #include "sim/core/Machine.h"
 #include "support/Diagnostic.h"
@@ -32,6 +34,10 @@ constexpr double kRingLinkGBps = 192.0;
 // LX-to-LX relayout per core, torch-spyre cost_model.py
 // (CostParams.relayout_span_gbps).
 constexpr double kRelayoutGBps = 547.0;
+// Restickify (a transpose that swaps the stick dim) through device memory,
+// read plus written bytes, torch-spyre cost_model.py
+// (CostParams.bw_restickify_gbps).
+constexpr double kRestickifyGBps = 116.0;
 // Rows of M per PT pass and passes for full rate
 // (docs/hardware.md#corelets-and-the-pt): the short-M law published values
 // follow, min(1, sqrt(passes / 8)).
@@ -191,6 +197,44 @@ isa::Program ringShiftProgram(const hw::HwConfig &config,
   return assembleOrDie(text, "ring_shift.s", config);
 }
 
+isa::Program relayoutProgram(const hw::HwConfig &config,
+                             const RingSpec &spec) {
+  const int cores = config.chip.cores;
+  const int corelets = config.chip.coreletsPerCore;
+  SPYRE_ASSERT(cores >= 2 && cores % 2 == 0,
+               "the relayout pairs even and odd cores");
+  // Source slice [0, sticks), destination [dst, dst + sticks): the first
+  // half of each stays on its core, the second half arrives from the
+  // previous core.
+  const int64_t half = spec.sticks / 2;
+  const int64_t dst = config.lxSticks() / 2;
+  SPYRE_ASSERT(half > 0 && half % corelets == 0 && spec.sticks <= dst &&
+                   spec.transfers > 0,
+               "relayout slice outside LX");
+  const int64_t perCorelet = half / corelets;
+  std::string text = ".program \"relayout\"\n";
+  for (int c = 0; c < cores; ++c) {
+    const int next = (c + 1) % cores, prev = (c + cores - 1) % cores;
+    const std::string send =
+        fmt::format("    send {}, {}, n={}\n", next, hex(half), half);
+    const std::string recv = fmt::format("    recv {}, {}, n={}\n", prev,
+                                         hex(dst + half), half);
+    text += fmt::format(".core {}\n.engine ring\n", c);
+    for (int i = 0; i < spec.transfers; ++i)
+      text += c % 2 == 0 ? send + recv : recv + send;
+    text += "    halt\n";
+    for (int u = 0; u < corelets; ++u) {
+      text += fmt::format(".engine sfu.{}\n", u);
+      for (int i = 0; i < spec.transfers; ++i)
+        text += fmt::format("    copy {}, {}, n={}\n",
+                            hex(dst + u * perCorelet), hex(u * perCorelet),
+                            perCorelet);
+      text += "    halt\n";
+    }
+  }
+  return assembleOrDie(text, "relayout.s", config);
+}
+
 // ---------------------------------------------------------- measurements
 
 Measurement runTimingOnly(const hw::HwConfig &config,
@@ -237,9 +281,101 @@ Measurement measureRingLink(const hw::HwConfig &config, const RingSpec &spec) {
   return out;
 }
 
+std::string_view rowKernelName(RowKernelKind kind) {
+  switch (kind) {
+  case RowKernelKind::Softmax:
+    return "softmax";
+  case RowKernelKind::LayerNorm:
+    return "layer norm";
+  case RowKernelKind::RmsNorm:
+    return "RMS norm";
+  }
+  SPYRE_UNREACHABLE("unknown row kernel");
+}
+
+isa::Program rowKernelProgram(const hw::HwConfig &config,
+                              const RowKernelSpec &spec) {
+  SPYRE_ASSERT(spec.rows > 0 && spec.cols > 0 && spec.cores > 0 &&
+                   spec.cores <= config.chip.cores,
+               "row kernel outside the chip");
+  using isa::DType;
+  using isa::TensorKind;
+  codegen::ProgramBuilder pb(config, std::string(rowKernelName(spec.kind)));
+  const std::vector<int64_t> shape = {spec.rows, spec.cols};
+  auto x = codegen::TensorRef::of(
+      pb.addTensor("x", TensorKind::Input, DType::Dl16, shape));
+  auto y = codegen::TensorRef::of(
+      pb.addTensor("y", TensorKind::Output, DType::Dl16, shape));
+  auto vec = [&](const char *name) {
+    return codegen::TensorRef::of(
+        pb.addTensor(name, TensorKind::Input, DType::Dl16, {spec.cols}));
+  };
+  codegen::KernelOptions opt;
+  opt.cores = spec.cores;
+  switch (spec.kind) {
+  case RowKernelKind::Softmax:
+    codegen::emitSoftmax(pb, x, y, opt);
+    break;
+  case RowKernelKind::LayerNorm:
+    codegen::emitLayerNorm(pb, x, vec("weight"), vec("bias"), y, 1e-5f, opt);
+    break;
+  case RowKernelKind::RmsNorm:
+    codegen::emitRmsNorm(pb, x, vec("weight"), y, 1e-6f, opt);
+    break;
+  }
+  return pb.finish();
+}
+
+Measurement measureRowKernel(const hw::HwConfig &config,
+                             const RowKernelSpec &spec) {
+  Measurement out = runTimingOnly(config, rowKernelProgram(config, spec));
+  const uint64_t lanes = static_cast<uint64_t>(config.chip.stickBytes) / 2;
+  const uint64_t rowSticks =
+      (static_cast<uint64_t>(spec.cols) + lanes - 1) / lanes;
+  const uint64_t vectors = spec.kind == RowKernelKind::LayerNorm ? 2
+                           : spec.kind == RowKernelKind::RmsNorm ? 1
+                                                                 : 0;
+  out.work = (2 * static_cast<uint64_t>(spec.rows) +
+              vectors * static_cast<uint64_t>(spec.cores)) *
+             rowSticks * static_cast<uint64_t>(config.chip.stickBytes);
+  return out;
+}
+
+isa::Program restickifyProgram(const hw::HwConfig &config, int64_t n,
+                               int cores) {
+  SPYRE_ASSERT(n > 0 && cores > 0 && cores <= config.chip.cores,
+               "restickify outside the chip");
+  using isa::DType;
+  using isa::TensorKind;
+  codegen::ProgramBuilder pb(config, "restickify");
+  auto x = codegen::TensorRef::of(
+      pb.addTensor("x", TensorKind::Input, DType::Dl16, {n, n}));
+  auto y = codegen::TensorRef::of(
+      pb.addTensor("y", TensorKind::Output, DType::Dl16, {n, n}));
+  codegen::KernelOptions opt;
+  opt.cores = cores;
+  codegen::emitTranspose(pb, x, y, opt);
+  return pb.finish();
+}
+
+Measurement measureRestickify(const hw::HwConfig &config, int64_t n,
+                              int cores) {
+  Measurement out = runTimingOnly(config, restickifyProgram(config, n, cores));
+  out.work = 2 * static_cast<uint64_t>(n) * static_cast<uint64_t>(n) * 2;
+  return out;
+}
+
 Measurement measureRingShift(const hw::HwConfig &config, const RingSpec &spec) {
   Measurement out = runTimingOnly(config, ringShiftProgram(config, spec));
   out.work = static_cast<uint64_t>(spec.transfers) *
+             static_cast<uint64_t>(spec.sticks) *
+             static_cast<uint64_t>(config.chip.stickBytes);
+  return out;
+}
+
+Measurement measureRelayout(const hw::HwConfig &config, const RingSpec &spec) {
+  Measurement out = runTimingOnly(config, relayoutProgram(config, spec));
+  out.work = 2 * static_cast<uint64_t>(spec.transfers) *
              static_cast<uint64_t>(spec.sticks) *
              static_cast<uint64_t>(config.chip.stickBytes);
   return out;
@@ -336,16 +472,50 @@ std::vector<Figure> calibrationFigures(const hw::HwConfig &config) {
                  "MAC/ns", kSustainedMatmulMacPerNs, peak,
                  Comparison::Reference});
 
+  // IBM finds pointwise and softmax-like kernels memory-bound on Spyre: a
+  // single-core softmax or norm moves its rows at the mixed streaming rate.
+  for (RowKernelKind kind : {RowKernelKind::Softmax, RowKernelKind::LayerNorm,
+                             RowKernelKind::RmsNorm})
+    for (int64_t cols : {1024, 4096}) {
+      RowKernelSpec spec;
+      spec.kind = kind;
+      spec.cols = cols;
+      out.push_back(
+          {fmt::format("{} DL16 [{} x {}], 1 core: bytes over time "
+                       "(memory-bound: mixed rate)",
+                       rowKernelName(kind), spec.rows, cols),
+           "GB/s", kMixedGBps, measureRowKernel(config, spec).perNs(config),
+           Comparison::Checked});
+    }
+
+  for (int cores : {8, 32}) {
+    if (cores > config.chip.cores)
+      continue;
+    out.push_back({fmt::format("Restickify (transpose) DL16 [2048 x 2048] "
+                               "through device memory, {} cores: bytes read "
+                               "and written over time",
+                               cores),
+                   "GB/s", kRestickifyGBps,
+                   measureRestickify(config, 2048, cores).perNs(config),
+                   Comparison::Checked});
+  }
+
   const RingSpec ring;
   out.push_back({"Ring link, one direction, core 0 to core 1", "GB/s",
                  kRingLinkGBps, measureRingLink(config, ring).perNs(config),
                  Comparison::Checked});
-  if (config.chip.cores % 2 == 0)
-    out.push_back({"LX-to-LX relayout per core (reference; model: ring shift, "
-                   "bytes received per core)",
-                   "GB/s", kRelayoutGBps,
+  if (config.chip.cores % 2 == 0) {
+    out.push_back({"Ring shift, every core to the next: bytes received per "
+                   "core",
+                   "GB/s", std::nullopt,
                    measureRingShift(config, ring).perNs(config),
+                   Comparison::Unpublished});
+    out.push_back({"LX-to-LX relayout, split 2, every core: span walked per "
+                   "core (reference: one ring transfer in flight per core)",
+                   "GB/s", kRelayoutGBps,
+                   measureRelayout(config, ring).perNs(config),
                    Comparison::Reference});
+  }
   return out;
 }
 

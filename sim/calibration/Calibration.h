@@ -71,6 +71,14 @@ isa::Program ringPairProgram(const hw::HwConfig &config, const RingSpec &spec,
 /// Needs an even chip.cores.
 isa::Program ringShiftProgram(const hw::HwConfig &config, const RingSpec &spec);
 
+/// An LX-to-LX relayout of split 2 over every core, in the form of IBM's
+/// cost model: each core walks a span of 2 * spec.sticks sticks per transfer
+/// round, keeps half of its own slice (copied LX to LX by the SFUs of both
+/// corelets, the part of a relayout that never leaves the core) and sends
+/// the other half to the next core over the data ring while it receives as
+/// much from the previous one (the ring part). Needs an even chip.cores.
+isa::Program relayoutProgram(const hw::HwConfig &config, const RingSpec &spec);
+
 /// Runs `program` timing-only (no numerics, no schedule checks) and returns
 /// its total cycles; `work` is left zero. Asserts that the run ended without
 /// findings: a calibration program that deadlocks is a bug.
@@ -88,6 +96,44 @@ Measurement measureRingLink(const hw::HwConfig &config, const RingSpec &spec);
 /// The ring shift of every core: `work` is the bytes one core receives (the
 /// same for every core), over the cycles of the whole shift.
 Measurement measureRingShift(const hw::HwConfig &config, const RingSpec &spec);
+
+/// A row kernel of the compiler (compiler/codegen/RowKernels.cpp) over DL16
+/// rows, as the calibration measures it.
+enum class RowKernelKind { Softmax, LayerNorm, RmsNorm };
+
+/// Size of a row-kernel measurement: one op of `rows` x `cols` DL16 on
+/// `cores` cores (layer norm with weight and bias, RMS norm with a weight).
+struct RowKernelSpec {
+  RowKernelKind kind = RowKernelKind::Softmax;
+  int64_t rows = 512;
+  int64_t cols = 1024;
+  int cores = 1;
+};
+
+/// The compiler's kernel for `spec`, emitted alone in a program.
+isa::Program rowKernelProgram(const hw::HwConfig &config,
+                              const RowKernelSpec &spec);
+/// Bytes the kernel moves between device memory and LX (its input and
+/// output rows, and its weight vectors once per core) over its cycles: the
+/// rate a memory-bound kernel shows is the mixed streaming rate.
+Measurement measureRowKernel(const hw::HwConfig &config,
+                             const RowKernelSpec &spec);
+/// The compiler's transpose of a DL16 [n x n] matrix (a restickify: the
+/// stick dim changes) through device memory on `cores` cores.
+isa::Program restickifyProgram(const hw::HwConfig &config, int64_t n,
+                               int cores);
+/// Bytes read and written (2 n^2 DL16) over the cycles of the transpose:
+/// the form of IBM's restickify figure (torch-spyre cost_model.py charges
+/// read and written bytes at bw_restickify_gbps).
+Measurement measureRestickify(const hw::HwConfig &config, int64_t n,
+                              int cores);
+/// "softmax", "layer norm", "RMS norm".
+std::string_view rowKernelName(RowKernelKind kind);
+
+/// The relayout of relayoutProgram: `work` is the span one core walks
+/// (2 * sticks * transfers sticks: IBM's bytes / cores x split), over the
+/// cycles.
+Measurement measureRelayout(const hw::HwConfig &config, const RingSpec &spec);
 
 /// How a table row relates its modelled value to the published one.
 enum class Comparison {

@@ -31,9 +31,11 @@ struct FieldPos {
   int ringCore, mmM, mmK, mmN;
   int xposeM, xposeK;
   int hostOp;
-  /// Per opcode: the position of its `n` (sticks per row) and `m` (rows)
-  /// fields, -1 where it has none; looked up once, not per instruction.
-  std::array<int8_t, 256> rowSticks{}, rows{};
+  int cvtTo;
+  /// Per opcode: the position of its `n` (sticks per row), `m` (rows) and
+  /// `fmt` (element format) fields, -1 where it has none; looked up once,
+  /// not per instruction.
+  std::array<int8_t, 256> rowSticks{}, rows{}, fmt{};
 
   FieldPos() {
     auto at = [](Opcode op, isa::Field field) {
@@ -59,13 +61,17 @@ struct FieldPos {
     mmM = at(Opcode::Mm, isa::Field::M);
     mmK = at(Opcode::Mm, isa::Field::K);
     mmN = at(Opcode::Mm, isa::Field::N);
+    cvtTo = at(Opcode::Cvt, isa::Field::To);
     rowSticks.fill(-1);
     rows.fill(-1);
+    fmt.fill(-1);
     for (const isa::InstrDesc &d : isa::instructionTable()) {
       rowSticks[static_cast<size_t>(d.opcode)] =
           static_cast<int8_t>(isa::fieldIndex(d.opcode, isa::Field::N));
       rows[static_cast<size_t>(d.opcode)] =
           static_cast<int8_t>(isa::fieldIndex(d.opcode, isa::Field::M));
+      fmt[static_cast<size_t>(d.opcode)] =
+          static_cast<int8_t>(isa::fieldIndex(d.opcode, isa::Field::Fmt));
     }
     xposeM = at(Opcode::Xpose, isa::Field::M);
     xposeK = at(Opcode::Xpose, isa::Field::K);
@@ -128,7 +134,15 @@ ComputeCost computeCost(const Instr &r, const CostModel &costs) {
   // xpose has no rows of n sticks: it reads m sticks and writes k.
   if (op == Opcode::Xpose)
     sticks = static_cast<uint64_t>(r[fp.xposeM] + r[fp.xposeK]);
-  return {costs.sfuCycles(sfuClassOf(r.desc().timing), sticks), sticks};
+  // The format the arrays work in: the fmt field (0 dl16, 1 f32), or for
+  // cvt the source format (the one `to` is not).
+  const int ff = fp.fmt[static_cast<size_t>(op)];
+  bool f32 = ff >= 0 && r[static_cast<size_t>(ff)] != 0;
+  if (op == Opcode::Cvt)
+    f32 = r[static_cast<size_t>(fp.cvtTo)] == 0;
+  return {costs.sfuCycles(sfuClassOf(r.desc().timing), sticks,
+                          f32 ? SfuFormat::Fp32 : SfuFormat::Dl16),
+          sticks};
 }
 
 /// The fewest cycles a ring transfer can take after it is posted: it starts

@@ -10,6 +10,7 @@ namespace spyre::sim {
 
 CostModel::CostModel(const hw::HwConfig &config)
     : pt_(config.pt), sfu_(config.sfu),
+      stickBytes_(static_cast<uint64_t>(config.chip.stickBytes)),
       dmaIssueLatency_(static_cast<Cycle>(config.dma.issueLatencyCycles)),
       dmaRunSetup_(static_cast<Cycle>(config.dma.runSetupCycles)),
       dmaMaxOutstanding_(config.dma.maxOutstanding) {
@@ -18,10 +19,12 @@ CostModel::CostModel(const hw::HwConfig &config)
                    pt_.int8Speedup > 0 && pt_.int4Speedup > 0 &&
                    pt_.setupCycles >= 0,
                "PT figures out of range");
-  SPYRE_ASSERT(sfu_.simpleCyclesPerStick >= 0 &&
+  SPYRE_ASSERT(sfu_.arraysPerCorelet > 0 && sfu_.dl16Lanes > 0 &&
+                   sfu_.fp32Lanes > 0 && sfu_.simpleCyclesPerStick >= 0 &&
                    sfu_.transcendentalCyclesPerStick >= 0 &&
                    sfu_.reduceCyclesPerStick >= 0 &&
-                   sfu_.pipelineLatencyCycles >= 0,
+                   sfu_.pipelineLatencyCycles >= 0 &&
+                   sfu_.transcendentalLatencyCycles >= 0 && stickBytes_ >= 4,
                "SFU figures out of range");
   SPYRE_ASSERT(config.dma.issueLatencyCycles >= 0 &&
                    config.dma.runSetupCycles >= 0 &&
@@ -79,9 +82,25 @@ Cycle CostModel::sfuCyclesPerStick(SfuClass cls) const {
   SPYRE_UNREACHABLE("unknown SFU class");
 }
 
-Cycle CostModel::sfuCycles(SfuClass cls, uint64_t sticks) const {
-  return static_cast<Cycle>(sfu_.pipelineLatencyCycles) +
-         sticks * sfuCyclesPerStick(cls);
+Cycle CostModel::sfuLatencyCycles(SfuClass cls) const {
+  return static_cast<Cycle>(cls == SfuClass::Transcendental
+                                ? sfu_.transcendentalLatencyCycles
+                                : sfu_.pipelineLatencyCycles);
+}
+
+uint64_t CostModel::sfuElementsPerPass(SfuFormat fmt) const {
+  const int lanes = fmt == SfuFormat::Fp32 ? sfu_.fp32Lanes : sfu_.dl16Lanes;
+  return static_cast<uint64_t>(sfu_.arraysPerCorelet) *
+         static_cast<uint64_t>(lanes);
+}
+
+Cycle CostModel::sfuCycles(SfuClass cls, uint64_t sticks,
+                           SfuFormat fmt) const {
+  const uint64_t perStick =
+      fmt == SfuFormat::Fp32 ? stickBytes_ / 4 : stickBytes_ / 2;
+  const uint64_t perPass = sfuElementsPerPass(fmt);
+  const uint64_t passes = (sticks * perStick + perPass - 1) / perPass;
+  return sfuLatencyCycles(cls) + passes * sfuCyclesPerStick(cls);
 }
 
 } // namespace spyre::sim

@@ -21,6 +21,9 @@ namespace spyre::sim {
 
 enum class PtPrecision { Dl16, Int8, Int4 };
 enum class SfuClass { Simple, Transcendental, Reduce };
+/// The element format an SFU instruction works in: its sticks hold
+/// chip.stickBytes / 2 DL16 or chip.stickBytes / 4 FP32 elements.
+enum class SfuFormat { Dl16, Fp32 };
 
 class CostModel {
 public:
@@ -42,9 +45,19 @@ public:
   Cycle ptCycles(uint64_t m, uint64_t k, uint64_t n,
                  PtPrecision precision) const;
 
+  /// Cycles between two passes of one array (the class's throughput).
   Cycle sfuCyclesPerStick(SfuClass cls) const;
-  /// sfu.pipelineLatencyCycles + sticks * cyclesPerStick(cls).
-  Cycle sfuCycles(SfuClass cls, uint64_t sticks) const;
+  /// Issue to first result: sfu.transcendentalLatencyCycles for
+  /// transcendental ops, sfu.pipelineLatencyCycles for the others.
+  Cycle sfuLatencyCycles(SfuClass cls) const;
+  /// Elements all arrays of one corelet take in one pass of `fmt`:
+  /// sfu.arraysPerCorelet * sfu.dl16Lanes (or fp32Lanes).
+  uint64_t sfuElementsPerPass(SfuFormat fmt) const;
+  /// One corelet's cycles for `sticks` sticks of `fmt` (docs/hardware.md#sfu):
+  /// latency(cls) + ceil(sticks * stick elements / elementsPerPass(fmt)) *
+  /// cyclesPerStick(cls). The arrays share each instruction's elements.
+  Cycle sfuCycles(SfuClass cls, uint64_t sticks,
+                  SfuFormat fmt = SfuFormat::Dl16) const;
 
   /// Cycles from a DMA instruction's issue to its first memory request.
   Cycle dmaIssueLatencyCycles() const { return dmaIssueLatency_; }
@@ -56,6 +69,7 @@ public:
 private:
   const hw::PtConfig pt_;
   const hw::SfuConfig sfu_;
+  const uint64_t stickBytes_;
   const Cycle dmaIssueLatency_;
   const Cycle dmaRunSetup_;
   const int dmaMaxOutstanding_;

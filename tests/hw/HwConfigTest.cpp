@@ -62,7 +62,11 @@ TEST(BuiltinConfig, HoldsTheFiguresOfDesignSection1) {
   EXPECT_EQ(c.pt.int8Speedup, 2);
   EXPECT_EQ(c.pt.int4Speedup, 4);
   EXPECT_EQ(c.sfu.simpleCyclesPerStick, 1);
-  EXPECT_EQ(c.sfu.transcendentalCyclesPerStick, 4);
+  EXPECT_EQ(c.sfu.transcendentalCyclesPerStick, 1);
+  EXPECT_EQ(c.sfu.transcendentalLatencyCycles, 24);
+  EXPECT_EQ(c.sfu.arraysPerCorelet, 2);
+  EXPECT_EQ(c.sfu.dl16Lanes, 64);
+  EXPECT_EQ(c.sfu.fp32Lanes, 64);
   EXPECT_EQ(c.lx.sizeBytes, 2 * 1024 * 1024);
   EXPECT_EQ(c.lx.readSticksPerCycle, 1);
   EXPECT_EQ(c.lx.writeSticksPerCycle, 1);

@@ -32,6 +32,8 @@ constexpr double kMixedGBps = 105.0;
 constexpr double kPeakMacPerNs = 1536.0;
 // 128 B/cycle per ring link direction at 1.5 GHz.
 constexpr double kRingLinkGBps = 192.0;
+// torch-spyre cost_model.py: restickify, read plus written bytes.
+constexpr double kRestickifyGBps = 116.0;
 
 const hw::HwConfig &config() { return hw::builtinConfig(); }
 
@@ -174,6 +176,65 @@ TEST(CalibrationRing, ShiftMovesHalfALinkPerCore) {
   EXPECT_NEAR(shift, kRingLinkGBps / 2, 0.01 * kRingLinkGBps / 2);
 }
 
+TEST(CalibrationRing, RelayoutWalksFourLinkTimesPerSliceRound) {
+  // Split 2: the kept half is copied by the SFUs (4 DL16 sticks a cycle per
+  // core) while the ring stream sends and receives the other half one after
+  // the other, so a round of a 4096-stick slice takes two link times of 2048
+  // sticks (4096 cycles) and walks 8192 sticks: 256 bytes a cycle.
+  RingSpec spec;
+  Measurement m = measureRelayout(config(), spec);
+  EXPECT_EQ(m.work, 2u * 8 * 4096 * 128);
+  const double perCycle =
+      static_cast<double>(m.work) / static_cast<double>(m.cycles);
+  EXPECT_NEAR(perCycle, 256.0, 0.01 * 256.0);
+}
+
+// ------------------------------------------------------------ row kernels
+
+TEST(CalibrationRowKernels, SingleCoreSoftmaxAndNormsAreMemoryBound) {
+  // IBM: pointwise and softmax-like kernels are memory-bound on the card.
+  // One core's kernel moves its rows at the mixed streaming rate.
+  for (RowKernelKind kind : {RowKernelKind::Softmax, RowKernelKind::LayerNorm,
+                             RowKernelKind::RmsNorm})
+    for (int64_t cols : {1024, 2048, 4096}) {
+      RowKernelSpec spec;
+      spec.kind = kind;
+      spec.cols = cols;
+      SCOPED_TRACE(std::string(rowKernelName(kind)) + " " +
+                   std::to_string(cols));
+      expectWithinTenPercent(measureRowKernel(config(), spec).perNs(config()),
+                             kMixedGBps);
+    }
+}
+
+TEST(CalibrationRowKernels, SlowerSfuMakesSoftmaxComputeBound) {
+  // The check can fail: one array with a 4-cycle exp and FP32 at 32 lanes
+  // (the SFU before the two-array model) leaves softmax far below the
+  // memory rate.
+  hw::HwConfig slow = config();
+  slow.sfu.arraysPerCorelet = 1;
+  slow.sfu.fp32Lanes = 32;
+  slow.sfu.transcendentalCyclesPerStick = 4;
+  slow.sfu.reduceCyclesPerStick = 2;
+  RowKernelSpec spec;
+  EXPECT_LT(measureRowKernel(slow, spec).perNs(slow), 0.5 * kMixedGBps);
+}
+
+TEST(CalibrationRowKernels, WorkCountsRowsInAndOutAndWeightsOnce) {
+  RowKernelSpec spec;
+  spec.kind = RowKernelKind::LayerNorm;
+  spec.rows = 8;
+  spec.cols = 100; // two sticks a row, the second part padding
+  EXPECT_EQ(measureRowKernel(config(), spec).work, (2u * 8 + 2) * 2 * 128);
+}
+
+// ------------------------------------------------------------ restickify
+
+TEST(CalibrationRestickify, TransposeThroughMemoryIsWithinTenPercent) {
+  expectWithinTenPercent(measureRestickify(config(), 2048, 32).perNs(config()),
+                         kRestickifyGBps);
+}
+
 // --------------------------------------------------------------- programs
 
 TEST(CalibrationPrograms, StreamingProgramHasOneStreamPerEnginePerCore) {
@@ -254,9 +315,10 @@ TEST(CalibrationTable, EveryCheckedFigureIsWithinTenPercent) {
     ++checked;
     EXPECT_TRUE(f.withinTenPercent()) << f.name;
   }
-  // One-way and mixed at 2, 8 and 32 cores, 4 DL16 PT rows, INT8, the ring
-  // link.
-  EXPECT_EQ(checked, 12);
+  // One-way and mixed at 2, 8 and 32 cores, 4 DL16 PT rows, INT8, softmax,
+  // layer norm and RMS norm at two widths, restickify on 8 and 32 cores, the
+  // ring link.
+  EXPECT_EQ(checked, 20);
 }
 
 TEST(CalibrationTable, DocsHoldTheGeneratedTable) {

@@ -288,16 +288,18 @@ Finding stoppedByLimit(const std::string &text, const std::string &stream) {
 TEST(Machine, MaxCyclesStopsAHugeSfuOpBeforeItRuns) {
   const hw::HwConfig &c = hw::builtinConfig();
   ASSERT_EQ(c.lxSticks(), 16384);
-  ASSERT_EQ(c.sfu.transcendentalCyclesPerStick, 4);
-  ASSERT_EQ(c.sfu.pipelineLatencyCycles, 8);
+  ASSERT_EQ(c.sfu.transcendentalCyclesPerStick, 1);
+  ASSERT_EQ(c.sfu.transcendentalLatencyCycles, 24);
+  ASSERT_EQ(c.sfu.arraysPerCorelet * c.sfu.dl16Lanes, 128);
   // The whole LX as one row, exp'd in place 65,535 times (row strides 0):
-  // 16384 * 65535 = 1,073,725,440 sticks at 4 cycles, plus 8.
+  // 16384 * 65535 = 1,073,725,440 DL16 sticks, two a cycle over both
+  // arrays, plus 24.
   Finding f = stoppedByLimit(".core 0\n.engine sfu.0\n"
                              " exp 0x0, 0x0, n=16384, m=65535, ds=0, ss=0\n"
                              " halt\n",
                              "core 0 sfu.0");
   EXPECT_EQ(f.message, "the run passed --max-cycles 1000000: exp of 1073725440 "
-                       "sticks cannot end before it (at least 4294901768 "
+                       "sticks cannot end before it (at least 536862744 "
                        "cycles from cycle 0)");
 }
 
@@ -376,23 +378,24 @@ TEST(Machine, MaxCyclesStopsALongHostOpBeforeItRuns) {
 }
 
 TEST(Machine, MaxCyclesStopsAnSfuOpOnlyWhenItWouldEndPastTheLimit) {
-  // exp of 4 sticks: 8 + 4 * 4 = 24 cycles. Ending at the limit is allowed.
+  // exp of 4 DL16 sticks over both arrays: 24 + 2 = 26 cycles. Ending at the
+  // limit is allowed.
   isa::Program p = assembleText(".core 0\n.engine sfu.0\n exp 0x0, 0x0, n=4\n"
                                 " halt\n");
   SimOptions o;
   o.checks = false; // LX is never written; only the limit is looked at
-  o.maxCycles = 24;
+  o.maxCycles = 26;
   Machine atLimit(hw::builtinConfig(), p, o);
   atLimit.run();
   EXPECT_TRUE(atLimit.findings().empty());
-  EXPECT_EQ(atLimit.totalCycles(), 24u);
-  o.maxCycles = 23;
+  EXPECT_EQ(atLimit.totalCycles(), 26u);
+  o.maxCycles = 25;
   Machine past(hw::builtinConfig(), p, o);
   past.run();
   ASSERT_EQ(kinds(past), std::vector<FindingKind>{FindingKind::MaxCycles});
   EXPECT_EQ(past.findings()[0].message,
-            "the run passed --max-cycles 23: exp of 4 sticks cannot end "
-            "before it (at least 24 cycles from cycle 0)");
+            "the run passed --max-cycles 25: exp of 4 sticks cannot end "
+            "before it (at least 26 cycles from cycle 0)");
 }
 
 // The bounds are lower bounds: a limit of exactly a clean run's own cycles

@@ -223,11 +223,18 @@ TEST(XposeMachine, CostsMPlusKSticksOfSimpleTime) {
     EXPECT_TRUE(machine.findings().empty());
     return machine.totalCycles();
   };
-  const Cycle perStick = static_cast<Cycle>(cfg.sfu.simpleCyclesPerStick);
+  // m + k DL16 sticks of 64 lanes, spread over the corelet's arrays.
+  const Cycle perPass = static_cast<Cycle>(cfg.sfu.simpleCyclesPerStick);
   const Cycle latency = static_cast<Cycle>(cfg.sfu.pipelineLatencyCycles);
-  EXPECT_EQ(cost(64, 64), latency + 128 * perStick);
-  EXPECT_EQ(cost(7, 64), latency + 71 * perStick);
-  EXPECT_EQ(cost(64, 1), latency + 65 * perStick);
+  const Cycle lanes =
+      static_cast<Cycle>(cfg.sfu.arraysPerCorelet * cfg.sfu.dl16Lanes);
+  const auto passes = [&](Cycle sticks) {
+    return (sticks * 64 + lanes - 1) / lanes;
+  };
+  EXPECT_EQ(cost(64, 64), latency + passes(128) * perPass);
+  EXPECT_EQ(cost(7, 64), latency + passes(71) * perPass);
+  EXPECT_EQ(cost(64, 1), latency + passes(65) * perPass);
+  EXPECT_EQ(cost(7, 64), 8u + 36); // the built-in figures: 71 sticks, 2 a pass
 }
 
 TEST(XposeMachine, SharedStickIsAnInvalidOperandFinding) {

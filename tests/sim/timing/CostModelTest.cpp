@@ -27,6 +27,10 @@ hw::HwConfig ptConfig() {
   c.sfu.transcendentalCyclesPerStick = 4;
   c.sfu.reduceCyclesPerStick = 2;
   c.sfu.pipelineLatencyCycles = 6;
+  c.sfu.transcendentalLatencyCycles = 20;
+  c.sfu.arraysPerCorelet = 1;
+  c.sfu.dl16Lanes = 64;
+  c.sfu.fp32Lanes = 32;
   c.dma.maxOutstanding = 16;
   c.dma.issueLatencyCycles = 4;
   c.dma.runSetupCycles = 8;
@@ -95,10 +99,34 @@ TEST(CostModel, SfuClassCosts) {
   EXPECT_EQ(costs.sfuCyclesPerStick(SfuClass::Simple), 1u);
   EXPECT_EQ(costs.sfuCyclesPerStick(SfuClass::Transcendental), 4u);
   EXPECT_EQ(costs.sfuCyclesPerStick(SfuClass::Reduce), 2u);
+  // One array, a stick a pass in either format: the latency of the class
+  // plus its interval per stick.
   EXPECT_EQ(costs.sfuCycles(SfuClass::Simple, 10), 6u + 10);
-  EXPECT_EQ(costs.sfuCycles(SfuClass::Transcendental, 10), 6u + 40);
+  EXPECT_EQ(costs.sfuCycles(SfuClass::Transcendental, 10), 20u + 40);
   EXPECT_EQ(costs.sfuCycles(SfuClass::Reduce, 10), 6u + 20);
   EXPECT_EQ(costs.sfuCycles(SfuClass::Simple, 0), 6u);
+  EXPECT_EQ(costs.sfuCycles(SfuClass::Simple, 10, SfuFormat::Fp32), 6u + 10);
+}
+
+TEST(CostModel, SfuArraysShareEachInstruction) {
+  hw::HwConfig c = ptConfig();
+  c.sfu.arraysPerCorelet = 2;
+  CostModel two(c);
+  EXPECT_EQ(two.sfuElementsPerPass(SfuFormat::Dl16), 128u);
+  // 10 DL16 sticks are 640 elements: 5 passes of both arrays.
+  EXPECT_EQ(two.sfuCycles(SfuClass::Simple, 10), 6u + 5);
+  EXPECT_EQ(two.sfuCycles(SfuClass::Transcendental, 10), 20u + 20);
+  // An odd stick count rounds up to a whole pass.
+  EXPECT_EQ(two.sfuCycles(SfuClass::Simple, 11), 6u + 6);
+}
+
+TEST(CostModel, Fp32WorkGoesAtItsOwnWidth) {
+  hw::HwConfig c = ptConfig();
+  c.sfu.fp32Lanes = 64; // an FP32 datapath as wide as the DL16 one
+  CostModel wide(c);
+  // 10 FP32 sticks are 320 elements: 5 passes of 64; 10 DL16 sticks are 10.
+  EXPECT_EQ(wide.sfuCycles(SfuClass::Simple, 10, SfuFormat::Fp32), 6u + 5);
+  EXPECT_EQ(wide.sfuCycles(SfuClass::Simple, 10, SfuFormat::Dl16), 6u + 10);
 }
 
 TEST(CostModel, DmaFiguresExposed) {
