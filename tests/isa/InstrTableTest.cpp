@@ -89,9 +89,12 @@ TEST(InstrTable, RowsFollowTheirFormatAndFamily) {
   }
   // Every field name is some format's.
   std::set<Field> used;
-  for (int f = 0; f < kNumFormats; ++f)
-    for (Field x : formatFields(static_cast<Format>(f)).list())
+  for (int f = 0; f < kNumFormats; ++f) {
+    // Named: list() views the value, which must outlive the loop.
+    const FormatFields fields = formatFields(static_cast<Format>(f));
+    for (Field x : fields.list())
       used.insert(x);
+  }
   EXPECT_EQ(used.size(), static_cast<size_t>(kNumFieldNames));
 }
 
