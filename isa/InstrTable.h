@@ -131,12 +131,9 @@ struct FormatFields {
     for (Field f : list)
       fields[static_cast<size_t>(count++)] = f;
   }
-  /// A view of `fields`: only of a named value, so that a loop over the
-  /// list of a temporary does not compile.
-  constexpr std::span<const Field> list() const & {
+  constexpr std::span<const Field> list() const {
     return {fields.data(), static_cast<size_t>(count)};
   }
-  std::span<const Field> list() const && = delete;
 };
 
 constexpr FormatFields formatFields(Format format) {
