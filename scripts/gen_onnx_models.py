@@ -606,17 +606,16 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
 
     shapes = []
     rmsnorm(pre + "input_layernorm", "hidden_states", pre + "input_layernorm.weight", "h")
+    new_k = "present_key" if P == 0 else "k.rope"
+    new_v = "present_value" if P == 0 else "v.heads"
     for p, n in (("q", H), ("k", KV), ("v", KV)):
         nodes.append(c("MatMul", ["h", a + p + "_proj.weight.T"], [p + ".proj"],
                        name=a + p + "_proj/MatMul"))
-        heads_of(a + p + "_heads", p + ".proj", n, p + ".heads")
+        heads_of(a + p + "_heads", p + ".proj", n, new_v if p == "v" else p + ".heads")
     nodes += [c("Unsqueeze", ["cos", "one_axis"], ["cos.heads"], name="rope/Unsqueeze"),
               c("Unsqueeze", ["sin", "one_axis"], ["sin.heads"], name="rope/Unsqueeze_1")]
-    new_k = "present_key" if P == 0 else "k.rope"
-    new_v = "present_value" if P == 0 else "v.new"
     rope(a + "q_rope", "q.heads", "q.rope")
     rope(a + "k_rope", "k.heads", new_k)
-    nodes.append(c("Identity", ["v.heads"], [new_v], name=a + "v_new"))
     if P > 0:
         nodes += [c("Concat", ["past_key", new_k], ["present_key"], name=a + "cat_key", axis=2),
                   c("Concat", ["past_value", new_v], ["present_value"], name=a + "cat_value",

@@ -3,6 +3,7 @@
 // outputs.
 #include "compiler/import/OnnxImporter.h"
 
+#include "compiler/import/OnnxLlmPatterns.h"
 #include "compiler/ir/Verifier.h"
 #include "host/HostOp.h"
 #include "onnx/checker.h"
@@ -47,6 +48,7 @@ Graph Importer::run() {
   }
   setOutputs();
   fuseRmsNorm(graph_);
+  fuseLlmPatterns(graph_);
   eraseUnused(graph_);
   return std::move(graph_);
 }
