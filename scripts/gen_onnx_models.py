@@ -516,7 +516,7 @@ def gen_attention_block():
 
 def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
                   tokens=8, past=0, batch=1, eps=1e-5, attention_scale=None,
-                  residual=0.22, name="granite_layer"):
+                  residual=0.22, name="granite_layer", padding=0):
     """One decoder layer of a Granite-shaped model in the form torch.onnx
     writes Hugging Face's eager implementation (opset 17, static shapes):
 
@@ -542,6 +542,10 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
       values, Transpose and Reshape back, the output projection;
     - residuals scaled by Granite's residual_multiplier (Mul), SwiGLU as
       x * Sigmoid(x) times the up projection.
+
+    With `padding` > 0 the mask is no causal mask but a padding one: -1e4
+    over the first `padding` keys of every query (left padding), so the
+    attention is not the fused op.
 
     Returns (model, the names and shapes of its inputs)."""
     B, S, P, H, KV, hd = batch, tokens, past, heads, kv_heads, head_dim
@@ -648,7 +652,10 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
         c("Add", ["x1", "down.scaled"], ["hidden_states_out"], name=pre + "mlp_residual/Add"),
     ]
     mask = np.zeros((S, L), np.float32)
-    mask[np.triu(np.ones((S, L), bool), k=L - S + 1)] = np.finfo(np.float32).min
+    if padding:
+        mask[:, :padding] = -1e4
+    else:
+        mask[np.triu(np.ones((S, L), bool), k=L - S + 1)] = np.finfo(np.float32).min
     f32 = lambda v: np.array(v, np.float32)
     i64 = lambda v: np.array(v, np.int64)
     inits = shapes + [
@@ -669,17 +676,89 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
     return model(name, nodes, graph_inputs, outputs, inits), all_inputs
 
 
+def granite_layer_numpy(values, heads, kv_heads, head_dim, eps, attention_scale,
+                        residual, padding=0):
+    """The layer of granite_layer in float64 NumPy from its input values."""
+    pre = "model.layers.0."
+    a, m = pre + "self_attn.", pre + "mlp."
+    v = {k: f64(x) for k, x in values.items()}
+    x = v["hidden_states"]
+    B, S, D = x.shape
+    H, KV, hd = heads, kv_heads, head_dim
+
+    def rms(t, w):
+        return w * (t / np.sqrt((t ** 2).mean(-1, keepdims=True) + float(np.float32(eps))))
+
+    def split(t, n):
+        return t.reshape(B, S, n, hd).transpose(0, 2, 1, 3)
+
+    def rope(t):
+        cos, sin = v["cos"][:, None], v["sin"][:, None]
+        rot = np.concatenate([-t[..., hd // 2:], t[..., :hd // 2]], -1)
+        return t * cos + rot * sin
+
+    h = rms(x, v[pre + "input_layernorm.weight"])
+    q = rope(split(h @ v[a + "q_proj.weight.T"], H))
+    k = rope(split(h @ v[a + "k_proj.weight.T"], KV))
+    val = split(h @ v[a + "v_proj.weight.T"], KV)
+    if "past_key" in v:
+        k = np.concatenate([v["past_key"], k], 2)
+        val = np.concatenate([v["past_value"], val], 2)
+    L = k.shape[2]
+    kr, vr = np.repeat(k, H // KV, 1), np.repeat(val, H // KV, 1)
+    s = q @ kr.transpose(0, 1, 3, 2) * float(np.float32(attention_scale))
+    if padding:
+        s[..., :padding] -= 1e4
+    else:
+        s = np.where(np.tril(np.ones((S, L), bool), k=L - S), s, -np.inf)
+    p = softmax(s, -1)
+    ctx = (p @ vr).transpose(0, 2, 1, 3).reshape(B, S, H * hd)
+    r = float(np.float32(residual))
+    x1 = x + (ctx @ v[a + "o_proj.weight.T"]) * r
+    h2 = rms(x1, v[pre + "post_attention_layernorm.weight"])
+    g = h2 @ v[m + "gate_proj.weight.T"]
+    gated = g / (1 + np.exp(-g)) * (h2 @ v[m + "up_proj.weight.T"])
+    return {"hidden_states_out": x1 + (gated @ v[m + "down_proj.weight.T"]) * r,
+            "present_key": k, "present_value": val}
+
+
 def gen_granite_layer():
-    """The tiny Granite layer (tests/data/onnx/granite_layer: the shape of
-    examples/llm/tiny-granite.json) in prefill, 8 tokens, and decode, one
-    token after 8. The weights are inputs: the model files are small, and
-    the tests feed them the weights they draw."""
+    """Exported decoder layers. granite_layer and granite_layer_decode have
+    the shape of examples/llm/tiny-granite.json (prefill of 8 tokens; decode
+    of one token after 8) with their weights as inputs the tests draw, so
+    the files are small. granite_layer_small (6 new tokens after 3, heads
+    of 16) and granite_layer_padded (a padding mask instead of the causal
+    one) are smaller still and carry inputs and NumPy's outputs."""
     for name, tokens, past in (("granite_layer", 8, 0), ("granite_layer_decode", 1, 8)):
         m, _ = granite_layer(tokens=tokens, past=past, attention_scale=0.0078125,
                              name=name)
         folder = os.path.join(OUT, name)
         os.makedirs(folder)
         onnx.save(m, os.path.join(folder, "model.onnx"))
+    shape = dict(hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=96, eps=1e-5,
+                 attention_scale=0.25, residual=0.5)
+    for seed, (name, tokens, past, padding) in enumerate(
+            (("granite_layer_small", 6, 3, 0), ("granite_layer_padded", 8, 0, 2))):
+        m, inputs = granite_layer(tokens=tokens, past=past, name=name, padding=padding,
+                                  **shape)
+        values = {}
+        for i, (n, dims) in enumerate(inputs):
+            if n in ("cos", "sin"):
+                continue
+            fan_in = dims[0] if n.endswith(".T") else 1
+            values[n] = rand(600 + 40 * seed + i, *dims, scale=1 / math.sqrt(fan_in))
+            if n.endswith("layernorm.weight"):
+                values[n] = (1 + 0.25 * values[n]).astype(np.float32)
+        hd = shape["head_dim"]
+        pos = np.arange(past, past + tokens, dtype=np.float64)
+        freq = 10000.0 ** (-np.arange(0, hd, 2) / hd)
+        angles = np.concatenate([np.outer(pos, freq)] * 2, -1)[None]
+        values["cos"] = np.cos(angles).astype(np.float32)
+        values["sin"] = np.sin(angles).astype(np.float32)
+        want = granite_layer_numpy(values, shape["heads"], shape["kv_heads"], hd,
+                                   shape["eps"], shape["attention_scale"],
+                                   shape["residual"], padding)
+        save_good(name, m, values, want)
 
 
 def write_granite_layer(argv):
