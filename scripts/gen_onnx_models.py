@@ -728,7 +728,8 @@ def gen_granite_layer():
     of one token after 8) with their weights as inputs the tests draw, so
     the files are small. granite_layer_small (6 new tokens after 3, heads
     of 16) and granite_layer_padded (a padding mask instead of the causal
-    one) are smaller still and carry inputs and NumPy's outputs."""
+    one; also as a decode step, one token after 7) are smaller still and
+    carry inputs and NumPy's outputs."""
     for name, tokens, past in (("granite_layer", 8, 0), ("granite_layer_decode", 1, 8)):
         m, _ = granite_layer(tokens=tokens, past=past, attention_scale=0.0078125,
                              name=name)
@@ -738,7 +739,8 @@ def gen_granite_layer():
     shape = dict(hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=96, eps=1e-5,
                  attention_scale=0.25, residual=0.5)
     for seed, (name, tokens, past, padding) in enumerate(
-            (("granite_layer_small", 6, 3, 0), ("granite_layer_padded", 8, 0, 2))):
+            (("granite_layer_small", 6, 3, 0), ("granite_layer_padded", 8, 0, 2),
+             ("granite_layer_padded_decode", 1, 7, 2))):
         m, inputs = granite_layer(tokens=tokens, past=past, name=name, padding=padding,
                                   **shape)
         values = {}

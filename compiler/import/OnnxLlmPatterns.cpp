@@ -335,9 +335,18 @@ bool rewriteRepeatReaders(Graph &graph, Value *rep, const Repeat &r) {
       Value *grouped =
           b.create(OpKind::Reshape, graph.uniqueOpName(n.opName + ".groups"),
                    {a}, {{"shape", Attribute::ints({B, KV, G * as[2], as[3]})}});
-      Value *y = b.create(OpKind::Matmul, graph.uniqueOpName(n.opName + ".gqa"),
-                          {grouped, r.source},
-                          {{"transpose_a", false}, {"transpose_b", rd.transB}});
+      Value *y = nullptr;
+      if (rd.transB && G * as[2] < as[3]) {
+        Value *t = b.create(
+            OpKind::Matmul, graph.uniqueOpName(n.opName + ".gqa_t"),
+            {r.source, grouped}, {{"transpose_a", false}, {"transpose_b", true}});
+        y = b.create(OpKind::Transpose, graph.uniqueOpName(n.opName + ".gqa"),
+                     {t}, {{"perm", Attribute::ints({0, 1, 3, 2})}});
+      } else {
+        y = b.create(OpKind::Matmul, graph.uniqueOpName(n.opName + ".gqa"),
+                     {grouped, r.source},
+                     {{"transpose_a", false}, {"transpose_b", rd.transB}});
+      }
       return b.create(OpKind::Reshape, n.opName, {y},
                       {{"shape", Attribute::ints(ys)}}, n.resultName);
     });

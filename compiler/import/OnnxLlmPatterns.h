@@ -24,6 +24,11 @@
 //    (directly or through a transpose of its last two axes). Each matmul
 //    reads t itself: its other operand [B, H, S, X] is viewed as [B, KV,
 //    G x S, X] and the product viewed back, so the repeat is never made.
+//    When the keys are read transposed (q k^T) and a group's score rows are
+//    fewer than a key's elements (G x S < D: decoding), the product is
+//    turned around, transpose(t [.., L, D] x grouped^T): the keys are read
+//    as they are stored and the small scores are transposed, instead of a
+//    transposed copy of every key.
 //  - Slice (a host op) of one axis with step 1 becomes the middle piece of
 //    a split of that axis.
 //

@@ -13,11 +13,13 @@
 #include "llm/LlmGraph.h"
 #include "run/RunModel.h"
 #include "sim/core/Machine.h"
+#include "support/Npy.h"
 #include "testlib/Golden.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 namespace spyre::llm {
 namespace {
@@ -183,6 +185,37 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(param.param.mode == Mode::Prefill ? "Prefill"
                                                            : "Decode");
     });
+
+/// The smaller exports of tests/data/onnx (heads of 16, so split, neg and
+/// concat for the rotary; a padding mask, so products over the unrepeated
+/// keys and values instead of the attention op) on the device with their
+/// saved inputs: no host op, no finding, the host reference's numbers
+/// (which OnnxModelsTest checks against NumPy's).
+class SmallExport : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SmallExport, RunsOnTheDeviceWithoutHostOps) {
+  const compiler::Graph g = loadExport(GetParam());
+  EXPECT_EQ(countOps(g, OpKind::Host), 0);
+  run::ModelInputs inputs;
+  for (const compiler::Value *v : g.inputs())
+    inputs.arrays[v->name()] =
+        readNpy(test::srcPath("tests/data/onnx/" + GetParam() + "/inputs/" +
+                              v->name() + ".npy"));
+  const hw::HwConfig hw = hw::loadConfigOrDefault("");
+  const isa::Program program = run::compileOrThrow(g, hw, 2).program;
+  EXPECT_TRUE(program.hostOps.empty());
+  const run::Simulation sim = run::simulate(
+      g, program, hw, &inputs, /*useSystemC=*/false, 1000, SourceLoc{"test"});
+  for (const sim::Finding &f : sim.machine->findings())
+    ADD_FAILURE() << f.str();
+  for (const run::OutputCheck &check : run::checkOutputs(g, sim, {}))
+    EXPECT_TRUE(check.result.ok()) << run::checkLine(check, 20);
+}
+
+INSTANTIATE_TEST_SUITE_P(Exports, SmallExport,
+                         ::testing::Values("granite_layer_small",
+                                           "granite_layer_padded",
+                                           "granite_layer_padded_decode"));
 
 } // namespace
 } // namespace spyre::llm

@@ -100,7 +100,8 @@ INSTANTIATE_TEST_SUITE_P(Families, OnnxModel,
                                            "opset11", "opset18",
                                            "external_data",
                                            "granite_layer_small",
-                                           "granite_layer_padded"));
+                                           "granite_layer_padded",
+                                           "granite_layer_padded_decode"));
 
 TEST(OnnxModels, ShapeOverrideFixesADynamicBatch) {
   // The reshape target comes from Shape/Gather/Concat on the input's shape;
@@ -265,6 +266,17 @@ TEST(OnnxModels, ExportedDecoderLayersRunNothingOnTheHost) {
   EXPECT_TRUE(scores->boolAttr("transpose_b"));
   EXPECT_EQ(context->operand(0)->type().str(), "f32[1, 2, 16, 8]");
   EXPECT_EQ(context->operand(1)->name(), "present_value");
+  // Decoding, the scores of a group (2 rows) are fewer than a key's 16
+  // elements: the keys are the product's first operand, as they are stored,
+  // and the scores, not the keys, are transposed.
+  Graph decode = load("granite_layer_padded_decode");
+  EXPECT_EQ(opKinds(decode).count("host"), 0u);
+  const Op *scoresT = decode.findOp("model.layers.0.self_attn.scores.gqa_t");
+  ASSERT_NE(scoresT, nullptr);
+  EXPECT_EQ(scoresT->operand(0)->name(), "present_key");
+  EXPECT_EQ(scoresT->result()->type().str(), "f32[1, 2, 8, 2]");
+  EXPECT_EQ(decode.findOp("model.layers.0.self_attn.scores.gqa")->kind(),
+            OpKind::Transpose);
 }
 
 TEST(OnnxModels, LoaderDispatchesOnTheExtension) {
