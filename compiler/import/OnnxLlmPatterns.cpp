@@ -4,6 +4,7 @@
 #include "compiler/pm/Rewrite.h"
 #include "host/HostOp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -326,26 +327,66 @@ bool rewriteRepeatReaders(Graph &graph, Value *rep, const Repeat &r) {
   }
   if (readers.empty() || graph.isOutput(rep))
     return false;
+  // A source that is a concat of the past and the new keys or values along
+  // the positions, read by nothing else, is read part by part: nothing
+  // joins the cache and the new token but the scores.
+  std::vector<Value *> parts{r.source};
+  Op *cat = definedBy(r.source, OpKind::Concat);
+  if (cat && cat->numOperands() >= 2 &&
+      normalizeAxis(cat->intAttr("axis"), 4) == 2 &&
+      onlyFeeds(graph, r.source, r.expand->operand(0)->definingOp()))
+    parts = cat->operands();
   const int64_t B = src[0], KV = src[1], G = r.group;
   for (const Reader &rd : readers) {
     Value *a = rd.matmul->operand(0);
     const Shape as = a->type().shape, ys = rd.matmul->result()->type().shape;
     replaceOpInPlace(graph, rd.matmul, [&](OpBuilder &b,
                                            const ReplacedNames &n) {
-      Value *grouped =
-          b.create(OpKind::Reshape, graph.uniqueOpName(n.opName + ".groups"),
-                   {a}, {{"shape", Attribute::ints({B, KV, G * as[2], as[3]})}});
+      auto name = [&](const std::string &suffix) {
+        return graph.uniqueOpName(n.opName + suffix);
+      };
+      const int64_t rows = G * as[2];
+      Value *grouped = b.create(OpKind::Reshape, name(".groups"), {a},
+                                {{"shape", Attribute::ints({B, KV, rows, as[3]})}});
+      // grouped x part (part^T when the keys are read transposed).
+      auto product = [&](Value *lhs, Value *part) -> Value * {
+        if (rd.transB && rows < as[3]) {
+          Value *t = b.create(OpKind::Matmul, name(".gqa_t"), {part, lhs},
+                              {{"transpose_a", false}, {"transpose_b", true}});
+          return b.create(OpKind::Transpose, name(".gqa"), {t},
+                          {{"perm", Attribute::ints({0, 1, 3, 2})}});
+        }
+        return b.create(OpKind::Matmul, name(".gqa"), {lhs, part},
+                        {{"transpose_a", false}, {"transpose_b", rd.transB}});
+      };
       Value *y = nullptr;
-      if (rd.transB && G * as[2] < as[3]) {
-        Value *t = b.create(
-            OpKind::Matmul, graph.uniqueOpName(n.opName + ".gqa_t"),
-            {r.source, grouped}, {{"transpose_a", false}, {"transpose_b", true}});
-        y = b.create(OpKind::Transpose, graph.uniqueOpName(n.opName + ".gqa"),
-                     {t}, {{"perm", Attribute::ints({0, 1, 3, 2})}});
+      if (parts.size() == 1) {
+        y = product(grouped, parts.front());
+      } else if (rd.transB) {
+        // Scores against each part, joined along the positions.
+        std::vector<Value *> scores;
+        for (Value *part : parts)
+          scores.push_back(product(grouped, part));
+        y = b.create(OpKind::Concat, name(".join"), scores,
+                     {{"axis", int64_t(-1)}});
       } else {
-        y = b.create(OpKind::Matmul, graph.uniqueOpName(n.opName + ".gqa"),
-                     {grouped, r.source},
-                     {{"transpose_a", false}, {"transpose_b", rd.transB}});
+        // The probabilities split by part, each times its values, summed.
+        std::vector<int64_t> sizes;
+        std::vector<std::string> names;
+        for (Value *part : parts) {
+          sizes.push_back(part->type().shape[2]);
+          names.push_back(graph.uniqueValueName(
+              n.opName + ".probs." + std::to_string(sizes.size() - 1)));
+        }
+        Op *split = buildOp(graph, OpKind::Split, name(".split"), {grouped},
+                            {{"axis", int64_t(-1)},
+                             {"sizes", Attribute::ints(sizes)}},
+                            names, graph.nextOp(grouped->definingOp()));
+        split->setLoc(grouped->definingOp()->loc());
+        for (size_t i = 0; i < parts.size(); ++i) {
+          Value *c = product(split->result(i), parts[i]);
+          y = y ? b.create(OpKind::Add, name(".sum"), {y, c}) : c;
+        }
       }
       return b.create(OpKind::Reshape, n.opName, {y},
                       {{"shape", Attribute::ints(ys)}}, n.resultName);
@@ -435,38 +476,101 @@ std::optional<AttentionMatch> matchAttention(const Graph &graph,
   return m;
 }
 
-/// Lowers a one-axis slice to the piece of a split.
-bool lowerSlice(Graph &graph, Op *slice) {
-  std::optional<SliceRange> r = sliceRange(slice);
-  if (!r)
-    return false;
-  Value *x = slice->operand(0);
-  const int64_t n = x->type().shape[static_cast<size_t>(r->axis)];
+/// Replaces `slices` (one-axis slices of one value whose ranges tile the
+/// axis, in order) by one split, whose results take their names, uses and
+/// output places.
+void splitFromSlices(Graph &graph, const std::vector<Op *> &slices,
+                     int64_t axis) {
+  Value *x = slices.front()->operand(0);
+  // The split goes where the first slice was (every slice reads x, defined
+  // before each; every reader of a slice comes after it).
+  const Op *first = slices.front();
+  for (Op *sl : slices)
+    if (graph.opIndex(sl) < graph.opIndex(first))
+      first = sl;
+  const Op *next = graph.nextOp(first);
+  while (next && std::find(slices.begin(), slices.end(), next) != slices.end())
+    next = graph.nextOp(next);
+  struct Moved {
+    std::vector<OpUse> uses;
+    std::vector<size_t> outputs;
+  };
+  std::vector<Moved> moved;
+  std::vector<Value *> outputs = graph.outputs();
+  std::vector<std::string> names;
   std::vector<int64_t> sizes;
-  size_t piece = 0;
-  if (r->start > 0) {
-    sizes.push_back(r->start);
-    piece = 1;
+  const std::string opName = slices.front()->name();
+  const SourceLoc loc = slices.front()->loc();
+  for (Op *sl : slices) {
+    Value *old = sl->result();
+    Moved m{graph.usesOf(old), {}};
+    // Parked on x while the slices are gone, as replaceOpInPlace does.
+    for (const OpUse &u : m.uses)
+      u.op->setOperand(u.operandIndex, x);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (outputs[i] == old) {
+        m.outputs.push_back(i);
+        outputs[i] = x;
+      }
+    moved.push_back(std::move(m));
+    names.push_back(old->name());
+    sizes.push_back(old->type().shape[static_cast<size_t>(axis)]);
   }
-  sizes.push_back(r->end - r->start);
-  if (r->end < n)
-    sizes.push_back(n - r->end);
-  if (sizes.size() == 1)
-    return false; // the whole axis: left to the host op, which copies
-  const Op *next = graph.nextOp(slice);
-  const SourceLoc loc = slice->loc();
-  replaceOpInPlace(graph, slice, [&](OpBuilder &, const ReplacedNames &nm) {
-    std::vector<std::string> names;
-    for (size_t i = 0; i < sizes.size(); ++i)
-      names.push_back(i == piece ? nm.resultName
-                                 : graph.uniqueValueName(nm.resultName + ".rest"));
-    Op *split = buildOp(graph, OpKind::Split, nm.opName, {x},
-                        {{"axis", r->axis}, {"sizes", Attribute::ints(sizes)}},
-                        names, next);
-    split->setLoc(loc);
-    return split->result(piece);
-  });
-  return true;
+  graph.setOutputs(outputs);
+  for (Op *sl : slices)
+    graph.eraseOp(sl);
+  Op *split = buildOp(graph, OpKind::Split, opName, {x},
+                      {{"axis", axis}, {"sizes", Attribute::ints(sizes)}},
+                      names, next);
+  split->setLoc(loc);
+  for (size_t k = 0; k < moved.size(); ++k) {
+    for (const OpUse &u : moved[k].uses)
+      u.op->setOperand(u.operandIndex, split->result(k));
+    for (size_t i : moved[k].outputs)
+      outputs[i] = split->result(k);
+  }
+  graph.setOutputs(outputs);
+}
+
+/// Groups the one-axis slices (host ops) of each value and axis; a group
+/// whose ranges tile the axis (the halves of a rotary embedding) becomes
+/// one split. Returns the slices replaced.
+int splitSliceGroups(Graph &graph, const std::vector<Op *> &slices) {
+  std::map<std::pair<const Value *, int64_t>,
+           std::vector<std::pair<SliceRange, Op *>>>
+      groups;
+  std::vector<std::pair<const Value *, int64_t>> order;
+  for (Op *sl : slices)
+    if (std::optional<SliceRange> r = sliceRange(sl)) {
+      auto key = std::make_pair(static_cast<const Value *>(sl->operand(0)),
+                                r->axis);
+      if (!groups.contains(key))
+        order.push_back(key);
+      groups[key].emplace_back(*r, sl);
+    }
+  int replaced = 0;
+  for (const auto &key : order) {
+    std::vector<std::pair<SliceRange, Op *>> &g = groups[key];
+    if (g.size() < 2)
+      continue;
+    std::sort(g.begin(), g.end(), [](const auto &a, const auto &b) {
+      return a.first.start < b.first.start;
+    });
+    const int64_t n = key.first->type().shape[static_cast<size_t>(key.second)];
+    int64_t at = 0;
+    std::vector<Op *> ops;
+    for (const auto &[r, op] : g) {
+      if (r.start != at)
+        break;
+      at = r.end;
+      ops.push_back(op);
+    }
+    if (at != n || ops.size() != g.size())
+      continue;
+    splitFromSlices(graph, ops, key.second);
+    replaced += static_cast<int>(ops.size());
+  }
+  return replaced;
 }
 
 } // namespace
@@ -515,9 +619,7 @@ LlmPatternCounts fuseLlmPatterns(Graph &graph) {
   }
   eraseDeadOps(graph);
 
-  for (Op *slice : ofKind(OpKind::Host, "Slice"))
-    if (lowerSlice(graph, slice))
-      ++counts.slices;
+  counts.slices = splitSliceGroups(graph, ofKind(OpKind::Host, "Slice"));
   return counts;
 }
 

@@ -28,9 +28,14 @@
 //    fewer than a key's elements (G x S < D: decoding), the product is
 //    turned around, transpose(t [.., L, D] x grouped^T): the keys are read
 //    as they are stored and the small scores are transposed, instead of a
-//    transposed copy of every key.
-//  - Slice (a host op) of one axis with step 1 becomes the middle piece of
-//    a split of that axis.
+//    transposed copy of every key. When t is a concat along the positions
+//    (the past and the new keys or values) that nothing else reads (it is
+//    no `present` output), each part is read in place: the scores against
+//    each part joined by a concat, the probabilities split by part and the
+//    products summed, so the cache is never copied.
+//  - Slices (host ops) of one axis with step 1 whose ranges tile that axis
+//    of one value (the halves of a rotary embedding the rotary op does not
+//    take) become one split of it. Other slices stay host ops.
 //
 // Each intermediate must feed nothing else; what does not match is left as
 // it was and computes as before.

@@ -223,8 +223,8 @@ TEST(OnnxModels, AttentionBlockUsesTheFusedOps) {
 
 TEST(OnnxModels, ExportedDecoderLayersRunNothingOnTheHost) {
   // PyTorch's form of a Granite layer (scripts/gen_onnx_models.py): the
-  // Slices of the rotary embedding become splits (heads of 16 are not whole
-  // sticks, so no rotary op), the past joined to the new keys and values by
+  // two Slices of each rotary embedding become one split (heads of 16 are
+  // not whole sticks, so no rotary op), the past joined to the new keys and values by
   // Concat stays a concat (the present outputs), and the Expand + Reshape
   // repeat of the keys and values is never made: with the causal mask the
   // scores, scale, mask, softmax and context are one attention op over the
@@ -239,7 +239,7 @@ TEST(OnnxModels, ExportedDecoderLayersRunNothingOnTheHost) {
                                                         {"reshape", 4},
                                                         {"rmsnorm", 2},
                                                         {"sigmoid", 1},
-                                                        {"split", 4},
+                                                        {"split", 2},
                                                         {"transpose", 4},
                                                         {"unsqueeze", 2}}));
   const Op *attention = small.findOp("model.layers.0.self_attn.context");
