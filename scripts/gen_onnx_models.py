@@ -25,7 +25,7 @@ by default Granite-3.3-8B's prefill layer (512 tokens, no past); `--past N
 
     /usr/bin/python3 scripts/gen_onnx_models.py --granite-layer OUT.onnx \
         [--hidden 4096] [--heads 32] [--kv-heads 8] [--head-dim 128] \
-        [--ffn 12800] [--tokens 512] [--past 0] [--batch 1]
+        [--ffn 12800] [--tokens 512] [--past 0] [--batch 1] [--no-present]
 """
 
 import math
@@ -516,7 +516,7 @@ def gen_attention_block():
 
 def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
                   tokens=8, past=0, batch=1, eps=1e-5, attention_scale=None,
-                  residual=0.22, name="granite_layer", padding=0):
+                  residual=0.22, name="granite_layer", padding=0, present=True):
     """One decoder layer of a Granite-shaped model in the form torch.onnx
     writes Hugging Face's eager implementation (opset 17, static shapes):
 
@@ -543,7 +543,8 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
     - residuals scaled by Granite's residual_multiplier (Mul), SwiGLU as
       x * Sigmoid(x) times the up projection.
 
-    With `padding` > 0 the mask is no causal mask but a padding one: -1e4
+    Without `present` the joined keys and values are no outputs (only the
+    hidden states are). With `padding` > 0 the mask is no causal mask but a padding one: -1e4
     over the first `padding` keys of every query (left padding), so the
     attention is not the fused op.
 
@@ -670,9 +671,10 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
     ]
     all_inputs = inputs + weights
     graph_inputs = [tensor_info(n, F32, s) for n, s in all_inputs]
-    outputs = [tensor_info("hidden_states_out", F32, [B, S, D]),
-               tensor_info("present_key", F32, [B, KV, L, hd]),
-               tensor_info("present_value", F32, [B, KV, L, hd])]
+    outputs = [tensor_info("hidden_states_out", F32, [B, S, D])]
+    if present:
+        outputs += [tensor_info("present_key", F32, [B, KV, L, hd]),
+                    tensor_info("present_value", F32, [B, KV, L, hd])]
     return model(name, nodes, graph_inputs, outputs, inits), all_inputs
 
 
@@ -774,9 +776,12 @@ def write_granite_layer(argv):
     ap.add_argument("--attention-scale", type=float, default=0.0078125)
     ap.add_argument("--residual", type=float, default=0.22)
     ap.add_argument("--eps", type=float, default=1e-5)
+    ap.add_argument("--no-present", dest="present", action="store_false",
+                    help="the joined keys and values are no outputs")
     o = ap.parse_args(argv)
     m, _ = granite_layer(o.hidden, o.heads, o.kv_heads, o.head_dim, o.ffn, o.tokens,
-                         o.past, o.batch, o.eps, o.attention_scale, o.residual)
+                         o.past, o.batch, o.eps, o.attention_scale, o.residual,
+                         present=o.present)
     onnx.save(m, o.out)
     return 0
 
