@@ -516,7 +516,8 @@ def gen_attention_block():
 
 def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
                   tokens=8, past=0, batch=1, eps=1e-5, attention_scale=None,
-                  residual=0.22, name="granite_layer", padding=0, present=True):
+                  residual=0.22, name="granite_layer", padding=0, present=True,
+                  tables=None):
     """One decoder layer of a Granite-shaped model in the form torch.onnx
     writes Hugging Face's eager implementation (opset 17, static shapes):
 
@@ -543,7 +544,10 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
     - residuals scaled by Granite's residual_multiplier (Mul), SwiGLU as
       x * Sigmoid(x) times the up projection.
 
-    Without `present` the joined keys and values are no outputs (only the
+    With `tables` (cos and sin of every position, [past + S, head_dim])
+    the position embeddings are no inputs: Gather of the tables by the
+    constant positions past .. past + S - 1, as older Hugging Face models
+    export `cos_cached[position_ids]`. Without `present` the joined keys and values are no outputs (only the
     hidden states are). With `padding` > 0 the mask is no causal mask but a padding one: -1e4
     over the first `padding` keys of every query (left padding), so the
     attention is not the fused op.
@@ -557,7 +561,9 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
     a = pre + "self_attn."
     m = pre + "mlp."
     c = helper.make_node
-    inputs = [("hidden_states", [B, S, D]), ("cos", [B, S, hd]), ("sin", [B, S, hd])]
+    inputs = [("hidden_states", [B, S, D])]
+    if tables is None:
+        inputs += [("cos", [B, S, hd]), ("sin", [B, S, hd])]
     if P > 0:
         inputs += [("past_key", [B, KV, P, hd]), ("past_value", [B, KV, P, hd])]
     weights = [(pre + "input_layernorm.weight", [D]),
@@ -610,6 +616,14 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
         ])
 
     shapes = []
+    if tables is not None:
+        positions = np.tile(np.arange(P, P + S, dtype=np.int64), (B, 1))
+        shapes += [init("rope.cos_cached", tables[0]), init("rope.sin_cached", tables[1]),
+                   init("position_ids", positions)]
+        nodes += [c("Gather", ["rope.cos_cached", "position_ids"], ["cos"],
+                    name="rope/Gather", axis=0),
+                  c("Gather", ["rope.sin_cached", "position_ids"], ["sin"],
+                    name="rope/Gather_1", axis=0)]
     rmsnorm(pre + "input_layernorm", "hidden_states", pre + "input_layernorm.weight", "h")
     new_k = "present_key" if P == 0 else "k.rope"
     new_v = "present_value" if P == 0 else "v.heads"
@@ -729,7 +743,7 @@ def gen_granite_layer():
     the shape of examples/llm/tiny-granite.json (prefill of 8 tokens; decode
     of one token after 8) with their weights as inputs the tests draw, so
     the files are small. granite_layer_small (6 new tokens after 3, heads
-    of 16) and granite_layer_padded (a padding mask instead of the causal
+    of 16, the rotary tables gathered by constant positions) and granite_layer_padded (a padding mask instead of the causal
     one; also as a decode step, one token after 7) are smaller still and
     carry inputs and NumPy's outputs."""
     for name, tokens, past in (("granite_layer", 8, 0), ("granite_layer_decode", 1, 8)):
@@ -743,8 +757,15 @@ def gen_granite_layer():
     for seed, (name, tokens, past, padding) in enumerate(
             (("granite_layer_small", 6, 3, 0), ("granite_layer_padded", 8, 0, 2),
              ("granite_layer_padded_decode", 1, 7, 2))):
+        hd = shape["head_dim"]
+        pos = np.arange(0, past + tokens, dtype=np.float64)
+        freq = 10000.0 ** (-np.arange(0, hd, 2) / hd)
+        angles = np.concatenate([np.outer(pos, freq)] * 2, -1)
+        cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+        # granite_layer_small gathers its tables by position (constants).
+        tables = (cos, sin) if name == "granite_layer_small" else None
         m, inputs = granite_layer(tokens=tokens, past=past, name=name, padding=padding,
-                                  **shape)
+                                  tables=tables, **shape)
         values = {}
         for i, (n, dims) in enumerate(inputs):
             if n in ("cos", "sin"):
@@ -753,14 +774,11 @@ def gen_granite_layer():
             values[n] = rand(600 + 40 * seed + i, *dims, scale=1 / math.sqrt(fan_in))
             if n.endswith("layernorm.weight"):
                 values[n] = (1 + 0.25 * values[n]).astype(np.float32)
-        hd = shape["head_dim"]
-        pos = np.arange(past, past + tokens, dtype=np.float64)
-        freq = 10000.0 ** (-np.arange(0, hd, 2) / hd)
-        angles = np.concatenate([np.outer(pos, freq)] * 2, -1)[None]
-        values["cos"] = np.cos(angles).astype(np.float32)
-        values["sin"] = np.sin(angles).astype(np.float32)
-        want = granite_layer_numpy(values, shape["heads"], shape["kv_heads"], hd,
-                                   shape["eps"], shape["attention_scale"],
+        rope = {"cos": cos[None, past:], "sin": sin[None, past:]}
+        if tables is None:
+            values.update(rope)
+        want = granite_layer_numpy({**values, **rope}, shape["heads"], shape["kv_heads"],
+                                   hd, shape["eps"], shape["attention_scale"],
                                    shape["residual"], padding)
         save_good(name, m, values, want)
 

@@ -573,6 +573,48 @@ int splitSliceGroups(Graph &graph, const std::vector<Op *> &slices) {
   return replaced;
 }
 
+// ---- Host ops of constants ----
+
+/// Largest host op of constants computed at import: its inputs and its
+/// result each up to this many elements (a rotary table of 4096 positions
+/// of 128 is 524,288).
+constexpr int64_t kFoldMaxElements = int64_t{1} << 22;
+
+/// Replaces a host op whose operands are all constants (a Gather of a
+/// rotary table by constant positions) by its result, computed by the
+/// host library as the host would compute it in every run.
+bool foldHostOp(Graph &graph, Op *op) {
+  Value *result = op->result();
+  if (op->numResults() != 1 || graph.isOutput(result) ||
+      result->type().elementCount() > kFoldMaxElements)
+    return false;
+  std::string why;
+  std::optional<nlohmann::json> attrs =
+      host::parseHostAttrs(op->stringAttr("attrs"), why);
+  if (!attrs)
+    return false;
+  std::vector<host::HostTensor> inputs;
+  std::vector<host::HostShape> shapes;
+  for (const Value *v : op->operands()) {
+    if (!v->isConstant() || v->type().elementCount() > kFoldMaxElements)
+      return false;
+    inputs.push_back({v->type().shape, v->constantData().toDoubles()});
+    shapes.push_back(v->type().shape);
+  }
+  const host::HostOp hostOp{op->stringAttr("op"), *attrs};
+  if (!host::inferHostOp(hostOp, shapes).ok())
+    return false;
+  std::vector<host::HostTensor> out = host::runHostOp(hostOp, inputs);
+  if (out.size() != 1 || out[0].shape != result->type().shape)
+    return false;
+  Value *c = graph.addConstant(
+      graph.uniqueValueName(result->name() + ".folded"),
+      ConstantData::fromDoubles(result->type(), out[0].data));
+  graph.replaceAllUsesWith(result, c);
+  graph.eraseOp(op);
+  return true;
+}
+
 } // namespace
 
 LlmPatternCounts fuseLlmPatterns(Graph &graph) {
@@ -587,6 +629,10 @@ LlmPatternCounts fuseLlmPatterns(Graph &graph) {
     return ops;
   };
   LlmPatternCounts counts;
+  for (Op *op : ofKind(OpKind::Host))
+    if (foldHostOp(graph, op))
+      ++counts.folded;
+
   RotaryRewriter rotary(graph);
   for (Op *op : ofKind(OpKind::Add))
     if (rotary.rewrite(op))

@@ -3,6 +3,9 @@
 // recognised in the graph the importer made and replaced by the ops the
 // device runs them with. In order:
 //
+//  - A host op whose operands are all constants (a Gather of a rotary
+//    table by constant positions) becomes the constant it computes, up to
+//    2^22 elements in and out.
 //  - Rotary embedding, apply_rotary_pos_emb: x * cos + concat(-x2, x1) *
 //    sin, with x1 and x2 the halves of the last axis taken by two Slice
 //    nodes (host ops at this point), in any operand order. The sign goes
@@ -47,6 +50,7 @@ namespace spyre::compiler {
 
 /// What fuseLlmPatterns did.
 struct LlmPatternCounts {
+  int folded = 0;
   int rotary = 0;
   int attention = 0;
   int repeats = 0;

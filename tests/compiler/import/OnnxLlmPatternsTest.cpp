@@ -154,5 +154,28 @@ TEST(OnnxLlmPatterns, SlicesTilingAnAxisBecomeOneSplit) {
   expectSameNumbers(*original, *g);
 }
 
+TEST(OnnxLlmPatterns, HostOpsOfConstantsAreFolded) {
+  // cos_cached[position_ids] with constant positions: the rows of
+  // positions 2 and 0 of a table of 3, computed once.
+  std::unique_ptr<Graph> original = parse(
+      "graph @g {\n"
+      "  input %x : f32[2, 4]\n"
+      "  const %table : f32[3, 4] = dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0]>\n"
+      "  %rows = host @gather(%table) {attrs = \"{\\\"axis\\\":0,\\\"indices\\\":[2,0],\\\"indices_shape\\\":[2]}\", op = \"Gather\"} : f32[2, 4]\n"
+      "  %y = mul @y(%x, %rows) : f32[2, 4]\n"
+      "  return %y\n"
+      "}\n");
+  ASSERT_TRUE(original);
+  std::unique_ptr<Graph> g = original->clone();
+  EXPECT_EQ(fuseLlmPatterns(*g).folded, 1);
+  expectVerifies(*g);
+  EXPECT_EQ(countOps(*g, OpKind::Host), 0);
+  const Value *rows = g->findOp("y")->operand(1);
+  ASSERT_TRUE(rows->isConstant());
+  EXPECT_EQ(rows->constantData().toDoubles(),
+            (std::vector<double>{8, 9, 10, 11, 0, 1, 2, 3}));
+  expectSameNumbers(*original, *g);
+}
+
 } // namespace
 } // namespace spyre::compiler
