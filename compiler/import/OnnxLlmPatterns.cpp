@@ -108,8 +108,8 @@ std::optional<SliceRange> sliceRange(const Op *slice) {
 }
 
 /// `v` is a slice of `x`'s last axis over [start, end), read only by `user`.
-bool isHalfOf(const Graph &graph, const Value *v, const Value *x,
-              int64_t start, int64_t end, const Op *user) {
+bool isHalfOf(const Graph &graph, const Value *v, const Value *x, int64_t start,
+              int64_t end, const Op *user) {
   Op *s = hostDefining(v, "Slice");
   if (!s || s->operand(0) != x || !onlyFeeds(graph, v, user))
     return false;
@@ -162,7 +162,8 @@ std::optional<RotaryMatch> matchRotary(const Graph &graph, const Op *add) {
       if (!cos || add->result()->type() != x->type() ||
           mulCos->result()->type() != x->type() ||
           mulSin->result()->type() != x->type() || cos->type().rank() < 1 ||
-          cos->type().shape.back() != hd || sin->type().shape != cos->type().shape)
+          cos->type().shape.back() != hd ||
+          sin->type().shape != cos->type().shape)
         continue;
       return RotaryMatch{x, cos, sin};
     }
@@ -239,12 +240,10 @@ private:
                                   ConstantData::fromDoubles(signType, signs));
     SourceLoc loc = sin->isOpResult() ? sin->definingOp()->loc() : SourceLoc{};
     OpBuilder b(graph_, before, loc);
-    Value *view =
-        b.create(OpKind::Reshape, graph_.uniqueOpName(base + ".sin"), {sin},
-                 {{"shape", Attribute::ints(shape)}});
-    Value *s =
-        b.create(OpKind::Mul, graph_.uniqueOpName(base + ".sin_signed"),
-                 {view, c});
+    Value *view = b.create(OpKind::Reshape, graph_.uniqueOpName(base + ".sin"),
+                           {sin}, {{"shape", Attribute::ints(shape)}});
+    Value *s = b.create(OpKind::Mul, graph_.uniqueOpName(base + ".sin_signed"),
+                        {view, c});
     signed_[sin] = s;
     return s;
   }
@@ -296,6 +295,68 @@ Repeat unrepeat(const Graph &graph, Value *v, const Op *user) {
   return Repeat{v, 1, nullptr};
 }
 
+/// The product of a matmul that read a repeat, rebuilt over its source:
+/// `grouped` [B, KV, rows, width] (the other operand viewed by key/value
+/// head) times each part of the source [B, KV, L_i, D] (transposed for the
+/// keys, `transB`), the parts' results joined (scores) or summed (context).
+struct GroupedProduct {
+  Graph &graph;
+  OpBuilder &b;
+  const std::string &base; ///< the replaced matmul's name
+  bool transB;
+  int64_t rows, width;
+
+  std::string name(const std::string &suffix) const {
+    return graph.uniqueOpName(base + suffix);
+  }
+
+  /// lhs x part, or lhs x part^T. With fewer score rows than a key's
+  /// elements (decode), (part x lhs^T)^T: the keys read as stored, the
+  /// small scores transposed.
+  Value *product(Value *lhs, Value *part) const {
+    if (transB && rows < width) {
+      Value *t = b.create(OpKind::Matmul, name(".gqa_t"), {part, lhs},
+                          {{"transpose_a", false}, {"transpose_b", true}});
+      return b.create(OpKind::Transpose, name(".gqa"), {t},
+                      {{"perm", Attribute::ints({0, 1, 3, 2})}});
+    }
+    return b.create(OpKind::Matmul, name(".gqa"), {lhs, part},
+                    {{"transpose_a", false}, {"transpose_b", transB}});
+  }
+
+  Value *overParts(Value *grouped, const std::vector<Value *> &parts) const {
+    if (parts.size() == 1)
+      return product(grouped, parts.front());
+    if (transB) {
+      // Scores against each part, joined along the positions.
+      std::vector<Value *> scores;
+      for (Value *part : parts)
+        scores.push_back(product(grouped, part));
+      return b.create(OpKind::Concat, name(".join"), scores,
+                      {{"axis", int64_t(-1)}});
+    }
+    // The probabilities split by part, each times its values, summed.
+    std::vector<int64_t> sizes;
+    std::vector<std::string> names;
+    for (Value *part : parts) {
+      sizes.push_back(part->type().shape[2]);
+      names.push_back(graph.uniqueValueName(base + ".probs." +
+                                            std::to_string(sizes.size() - 1)));
+    }
+    Op *split =
+        buildOp(graph, OpKind::Split, name(".split"), {grouped},
+                {{"axis", int64_t(-1)}, {"sizes", Attribute::ints(sizes)}},
+                names, graph.nextOp(grouped->definingOp()));
+    split->setLoc(grouped->definingOp()->loc());
+    Value *sum = nullptr;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      Value *c = product(split->result(i), parts[i]);
+      sum = sum ? b.create(OpKind::Add, name(".sum"), {sum, c}) : c;
+    }
+    return sum;
+  }
+};
+
 /// Rewrites every matmul reading the repeat `r` (its result `rep`) to read
 /// the source: [B, H, S, X] x rep -> view [B, KV, G*S, X] x source -> view
 /// back. Nothing is done unless every reader is such a matmul.
@@ -307,8 +368,7 @@ bool rewriteRepeatReaders(Graph &graph, Value *rep, const Repeat &r) {
   std::vector<Reader> readers;
   const Shape &src = r.source->type().shape; // [B, KV, L, D]
   auto take = [&](Op *m, size_t index, bool viaTranspose) {
-    if (m->kind() != OpKind::Matmul || index != 1 ||
-        m->boolAttr("transpose_a"))
+    if (m->kind() != OpKind::Matmul || index != 1 || m->boolAttr("transpose_a"))
       return false;
     const Shape &a = m->operand(0)->type().shape;
     if (a.size() != 4 || a[0] != src[0] || a[1] != src[1] * r.group)
@@ -340,57 +400,16 @@ bool rewriteRepeatReaders(Graph &graph, Value *rep, const Repeat &r) {
   for (const Reader &rd : readers) {
     Value *a = rd.matmul->operand(0);
     const Shape as = a->type().shape, ys = rd.matmul->result()->type().shape;
-    replaceOpInPlace(graph, rd.matmul, [&](OpBuilder &b,
-                                           const ReplacedNames &n) {
-      auto name = [&](const std::string &suffix) {
-        return graph.uniqueOpName(n.opName + suffix);
-      };
-      const int64_t rows = G * as[2];
-      Value *grouped = b.create(OpKind::Reshape, name(".groups"), {a},
-                                {{"shape", Attribute::ints({B, KV, rows, as[3]})}});
-      // grouped x part (part^T when the keys are read transposed).
-      auto product = [&](Value *lhs, Value *part) -> Value * {
-        if (rd.transB && rows < as[3]) {
-          Value *t = b.create(OpKind::Matmul, name(".gqa_t"), {part, lhs},
-                              {{"transpose_a", false}, {"transpose_b", true}});
-          return b.create(OpKind::Transpose, name(".gqa"), {t},
-                          {{"perm", Attribute::ints({0, 1, 3, 2})}});
-        }
-        return b.create(OpKind::Matmul, name(".gqa"), {lhs, part},
-                        {{"transpose_a", false}, {"transpose_b", rd.transB}});
-      };
-      Value *y = nullptr;
-      if (parts.size() == 1) {
-        y = product(grouped, parts.front());
-      } else if (rd.transB) {
-        // Scores against each part, joined along the positions.
-        std::vector<Value *> scores;
-        for (Value *part : parts)
-          scores.push_back(product(grouped, part));
-        y = b.create(OpKind::Concat, name(".join"), scores,
-                     {{"axis", int64_t(-1)}});
-      } else {
-        // The probabilities split by part, each times its values, summed.
-        std::vector<int64_t> sizes;
-        std::vector<std::string> names;
-        for (Value *part : parts) {
-          sizes.push_back(part->type().shape[2]);
-          names.push_back(graph.uniqueValueName(
-              n.opName + ".probs." + std::to_string(sizes.size() - 1)));
-        }
-        Op *split = buildOp(graph, OpKind::Split, name(".split"), {grouped},
-                            {{"axis", int64_t(-1)},
-                             {"sizes", Attribute::ints(sizes)}},
-                            names, graph.nextOp(grouped->definingOp()));
-        split->setLoc(grouped->definingOp()->loc());
-        for (size_t i = 0; i < parts.size(); ++i) {
-          Value *c = product(split->result(i), parts[i]);
-          y = y ? b.create(OpKind::Add, name(".sum"), {y, c}) : c;
-        }
-      }
-      return b.create(OpKind::Reshape, n.opName, {y},
-                      {{"shape", Attribute::ints(ys)}}, n.resultName);
-    });
+    replaceOpInPlace(
+        graph, rd.matmul, [&](OpBuilder &b, const ReplacedNames &n) {
+          GroupedProduct gp{graph, b, n.opName, rd.transB, G * as[2], as[3]};
+          Value *grouped =
+              b.create(OpKind::Reshape, gp.name(".groups"), {a},
+                       {{"shape", Attribute::ints({B, KV, G * as[2], as[3]})}});
+          return b.create(OpKind::Reshape, n.opName,
+                          {gp.overParts(grouped, parts)},
+                          {{"shape", Attribute::ints(ys)}}, n.resultName);
+        });
   }
   return true;
 }
@@ -448,8 +467,7 @@ std::optional<AttentionMatch> matchAttention(const Graph &graph,
       }
   }
   Op *scores = definedBy(z, OpKind::Matmul);
-  if (!scores || !onlyFeeds(graph, z, zUser) ||
-      scores->boolAttr("transpose_a"))
+  if (!scores || !onlyFeeds(graph, z, zUser) || scores->boolAttr("transpose_a"))
     return std::nullopt;
   Value *keys = scores->operand(1);
   const Op *keysUser = scores;
@@ -519,9 +537,9 @@ void splitFromSlices(Graph &graph, const std::vector<Op *> &slices,
   graph.setOutputs(outputs);
   for (Op *sl : slices)
     graph.eraseOp(sl);
-  Op *split = buildOp(graph, OpKind::Split, opName, {x},
-                      {{"axis", axis}, {"sizes", Attribute::ints(sizes)}},
-                      names, next);
+  Op *split =
+      buildOp(graph, OpKind::Split, opName, {x},
+              {{"axis", axis}, {"sizes", Attribute::ints(sizes)}}, names, next);
   split->setLoc(loc);
   for (size_t k = 0; k < moved.size(); ++k) {
     for (const OpUse &u : moved[k].uses)
@@ -542,8 +560,8 @@ int splitSliceGroups(Graph &graph, const std::vector<Op *> &slices) {
   std::vector<std::pair<const Value *, int64_t>> order;
   for (Op *sl : slices)
     if (std::optional<SliceRange> r = sliceRange(sl)) {
-      auto key = std::make_pair(static_cast<const Value *>(sl->operand(0)),
-                                r->axis);
+      auto key =
+          std::make_pair(static_cast<const Value *>(sl->operand(0)), r->axis);
       if (!groups.contains(key))
         order.push_back(key);
       groups[key].emplace_back(*r, sl);
@@ -607,9 +625,9 @@ bool foldHostOp(Graph &graph, Op *op) {
   std::vector<host::HostTensor> out = host::runHostOp(hostOp, inputs);
   if (out.size() != 1 || out[0].shape != result->type().shape)
     return false;
-  Value *c = graph.addConstant(
-      graph.uniqueValueName(result->name() + ".folded"),
-      ConstantData::fromDoubles(result->type(), out[0].data));
+  Value *c =
+      graph.addConstant(graph.uniqueValueName(result->name() + ".folded"),
+                        ConstantData::fromDoubles(result->type(), out[0].data));
   graph.replaceAllUsesWith(result, c);
   graph.eraseOp(op);
   return true;
@@ -644,10 +662,9 @@ LlmPatternCounts fuseLlmPatterns(Graph &graph) {
     if (!m)
       continue;
     replaceOpInPlace(graph, op, [&](OpBuilder &b, const ReplacedNames &n) {
-      return b.create(OpKind::Attention, n.opName,
-                      {m->q, m->k.source, m->v.source},
-                      {{"scale", m->scale}, {"causal", m->causal}},
-                      n.resultName);
+      return b.create(
+          OpKind::Attention, n.opName, {m->q, m->k.source, m->v.source},
+          {{"scale", m->scale}, {"causal", m->causal}}, n.resultName);
     });
     ++counts.attention;
   }

@@ -142,7 +142,8 @@ TEST_P(LlmOnnxExport, ImportsWithoutHostOpsAndComputesTheConfigForm) {
     // The present is the past, then the new token(s).
     const RefTensor &present = got[i];
     if (c.mode == Mode::Prefill) {
-      expectClose(present.values, want[i].values, "present " + std::to_string(i));
+      expectClose(present.values, want[i].values,
+                  "present " + std::to_string(i));
       continue;
     }
     // Decode, B = 1: [1, KV, L + 1, hd]; per head, L past rows then the new.
@@ -154,8 +155,8 @@ TEST_P(LlmOnnxExport, ImportsWithoutHostOpsAndComputesTheConfigForm) {
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t d = 0; d < hd; ++d)
           (r + 1 < rows ? pastPart : newPart)
-              .push_back(present.values[static_cast<size_t>(
-                  (h * rows + r) * hd + d)]);
+              .push_back(
+                  present.values[static_cast<size_t>((h * rows + r) * hd + d)]);
     EXPECT_EQ(pastPart, past.values);
     expectClose(newPart, want[i].values, "new token " + std::to_string(i));
   }
@@ -177,14 +178,15 @@ TEST_P(LlmOnnxExport, ImportsWithoutHostOpsAndComputesTheConfigForm) {
     EXPECT_TRUE(check.result.ok()) << run::checkLine(check, 20);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    TinyGranite, LlmOnnxExport,
-    ::testing::Values(Case{"granite_layer", Mode::Prefill},
-                      Case{"granite_layer_decode", Mode::Decode}),
-    [](const ::testing::TestParamInfo<Case> &param) {
-      return std::string(param.param.mode == Mode::Prefill ? "Prefill"
-                                                           : "Decode");
-    });
+INSTANTIATE_TEST_SUITE_P(TinyGranite, LlmOnnxExport,
+                         ::testing::Values(Case{"granite_layer", Mode::Prefill},
+                                           Case{"granite_layer_decode",
+                                                Mode::Decode}),
+                         [](const ::testing::TestParamInfo<Case> &param) {
+                           return std::string(param.param.mode == Mode::Prefill
+                                                  ? "Prefill"
+                                                  : "Decode");
+                         });
 
 /// The smaller exports of tests/data/onnx (heads of 16, so split, neg and
 /// concat for the rotary; a padding mask, so products over the unrepeated
@@ -198,9 +200,8 @@ TEST_P(SmallExport, RunsOnTheDeviceWithoutHostOps) {
   EXPECT_EQ(countOps(g, OpKind::Host), 0);
   run::ModelInputs inputs;
   for (const compiler::Value *v : g.inputs())
-    inputs.arrays[v->name()] =
-        readNpy(test::srcPath("tests/data/onnx/" + GetParam() + "/inputs/" +
-                              v->name() + ".npy"));
+    inputs.arrays[v->name()] = readNpy(test::srcPath(
+        "tests/data/onnx/" + GetParam() + "/inputs/" + v->name() + ".npy"));
   const hw::HwConfig hw = hw::loadConfigOrDefault("");
   const isa::Program program = run::compileOrThrow(g, hw, 2).program;
   EXPECT_TRUE(program.hostOps.empty());

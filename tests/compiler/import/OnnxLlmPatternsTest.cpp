@@ -25,13 +25,18 @@ std::string decodeGraph(bool presentOutputs) {
   std::string mask;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 7; ++j)
-      mask += std::string(mask.empty() ? "" : ", ") + (j < 1 ? "-10000.0" : "0.0");
+      mask +=
+          std::string(mask.empty() ? "" : ", ") + (j < 1 ? "-10000.0" : "0.0");
   auto repeat = [](const std::string &x) {
     return "  %" + x + "u = unsqueeze @" + x + "u(%" + x +
            ") {axes = [2]} : f32[1, 2, 1, 7, 16]\n"
-           "  %" + x + "e = host @" + x + "e(%" + x + "u) {attrs = "
-           "\"{\\\"shape\\\":[1,2,2,7,16]}\", op = \"Expand\"} : f32[1, 2, 2, 7, 16]\n"
-           "  %" + x + "r = reshape @" + x + "r(%" + x +
+           "  %" +
+           x + "e = host @" + x + "e(%" + x +
+           "u) {attrs = "
+           "\"{\\\"shape\\\":[1,2,2,7,16]}\", op = \"Expand\"} : f32[1, 2, 2, "
+           "7, 16]\n"
+           "  %" +
+           x + "r = reshape @" + x + "r(%" + x +
            "e) {shape = [1, 4, 7, 16]} : f32[1, 4, 7, 16]\n";
   };
   return "graph @t {\n"
@@ -40,15 +45,20 @@ std::string decodeGraph(bool presentOutputs) {
          "  input %new_k : f32[1, 2, 2, 16]\n"
          "  input %past_v : f32[1, 2, 5, 16]\n"
          "  input %new_v : f32[1, 2, 2, 16]\n"
-         "  const %mask : f32[2, 7] = dense<[" + mask + "]>\n"
+         "  const %mask : f32[2, 7] = dense<[" +
+         mask +
+         "]>\n"
          "  %k = concat @cat_k(%past_k, %new_k) {axis = 2} : f32[1, 2, 7, 16]\n"
-         "  %v = concat @cat_v(%past_v, %new_v) {axis = 2} : f32[1, 2, 7, 16]\n" +
+         "  %v = concat @cat_v(%past_v, %new_v) {axis = 2} : f32[1, 2, 7, "
+         "16]\n" +
          repeat("k") + repeat("v") +
          "  %kt = transpose @kt(%kr) {perm = [0, 1, 3, 2]} : f32[1, 4, 16, 7]\n"
-         "  %s = matmul @scores(%q, %kt) {transpose_a = false, transpose_b = false} : f32[1, 4, 2, 7]\n"
+         "  %s = matmul @scores(%q, %kt) {transpose_a = false, transpose_b = "
+         "false} : f32[1, 4, 2, 7]\n"
          "  %m = add @mask_add(%s, %mask) : f32[1, 4, 2, 7]\n"
          "  %p = softmax @softmax(%m) {axis = -1} : f32[1, 4, 2, 7]\n"
-         "  %o = matmul @context(%p, %vr) {transpose_a = false, transpose_b = false} : f32[1, 4, 2, 16]\n" +
+         "  %o = matmul @context(%p, %vr) {transpose_a = false, transpose_b = "
+         "false} : f32[1, 4, 2, 16]\n" +
          (presentOutputs ? "  return %o, %k, %v\n" : "  return %o\n") + "}\n";
 }
 
@@ -102,8 +112,8 @@ TEST(OnnxLlmPatterns, ADecodeStepReadsThePastInPlace) {
   // products only, the concat joins the scores [1, 2, 4, 5 + 2].
   for (const char *name : {"past_k", "past_v", "new_k", "new_v"})
     for (const OpUse &u : g->usesOf(g->findValue(name)))
-      EXPECT_EQ(u.op->kind(), OpKind::Matmul) << name << " read by "
-                                               << u.op->name();
+      EXPECT_EQ(u.op->kind(), OpKind::Matmul)
+          << name << " read by " << u.op->name();
   const Op *join = g->findOp("scores.join");
   ASSERT_NE(join, nullptr);
   EXPECT_EQ(join->result()->type().str(), "f32[1, 2, 4, 7]");
@@ -130,15 +140,21 @@ TEST(OnnxLlmPatterns, PresentOutputsKeepTheirConcat) {
 }
 
 TEST(OnnxLlmPatterns, SlicesTilingAnAxisBecomeOneSplit) {
-  std::unique_ptr<Graph> original = parse(
-      "graph @s {\n"
-      "  input %x : f32[2, 3, 10]\n"
-      "  %hi = host @hi(%x) {attrs = \"{\\\"axes\\\":[-1],\\\"ends\\\":[9223372036854775807],\\\"starts\\\":[4]}\", op = \"Slice\"} : f32[2, 3, 6]\n"
-      "  %lo = host @lo(%x) {attrs = \"{\\\"axes\\\":[2],\\\"ends\\\":[4],\\\"starts\\\":[0]}\", op = \"Slice\"} : f32[2, 3, 4]\n"
-      "  %n = neg @n(%hi) : f32[2, 3, 6]\n"
-      "  %one = host @one(%x) {attrs = \"{\\\"axes\\\":[1],\\\"ends\\\":[2],\\\"starts\\\":[1]}\", op = \"Slice\"} : f32[2, 1, 10]\n"
-      "  return %lo, %n, %one\n"
-      "}\n");
+  std::unique_ptr<Graph> original =
+      parse("graph @s {\n"
+            "  input %x : f32[2, 3, 10]\n"
+            "  %hi = host @hi(%x) {attrs = "
+            "\"{\\\"axes\\\":[-1],\\\"ends\\\":[9223372036854775807],"
+            "\\\"starts\\\":[4]}\", op = \"Slice\"} : f32[2, 3, 6]\n"
+            "  %lo = host @lo(%x) {attrs = "
+            "\"{\\\"axes\\\":[2],\\\"ends\\\":[4],\\\"starts\\\":[0]}\", op = "
+            "\"Slice\"} : f32[2, 3, 4]\n"
+            "  %n = neg @n(%hi) : f32[2, 3, 6]\n"
+            "  %one = host @one(%x) {attrs = "
+            "\"{\\\"axes\\\":[1],\\\"ends\\\":[2],\\\"starts\\\":[1]}\", op = "
+            "\"Slice\"} : f32[2, 1, 10]\n"
+            "  return %lo, %n, %one\n"
+            "}\n");
   ASSERT_TRUE(original);
   std::unique_ptr<Graph> g = original->clone();
   EXPECT_EQ(fuseLlmPatterns(*g).slices, 2);
@@ -157,14 +173,17 @@ TEST(OnnxLlmPatterns, SlicesTilingAnAxisBecomeOneSplit) {
 TEST(OnnxLlmPatterns, HostOpsOfConstantsAreFolded) {
   // cos_cached[position_ids] with constant positions: the rows of
   // positions 2 and 0 of a table of 3, computed once.
-  std::unique_ptr<Graph> original = parse(
-      "graph @g {\n"
-      "  input %x : f32[2, 4]\n"
-      "  const %table : f32[3, 4] = dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0]>\n"
-      "  %rows = host @gather(%table) {attrs = \"{\\\"axis\\\":0,\\\"indices\\\":[2,0],\\\"indices_shape\\\":[2]}\", op = \"Gather\"} : f32[2, 4]\n"
-      "  %y = mul @y(%x, %rows) : f32[2, 4]\n"
-      "  return %y\n"
-      "}\n");
+  std::unique_ptr<Graph> original =
+      parse("graph @g {\n"
+            "  input %x : f32[2, 4]\n"
+            "  const %table : f32[3, 4] = dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, "
+            "6.0, 7.0, 8.0, 9.0, 10.0, 11.0]>\n"
+            "  %rows = host @gather(%table) {attrs = "
+            "\"{\\\"axis\\\":0,\\\"indices\\\":[2,0],\\\"indices_shape\\\":[2]}"
+            "\", op = \"Gather\"} : f32[2, 4]\n"
+            "  %y = mul @y(%x, %rows) : f32[2, 4]\n"
+            "  return %y\n"
+            "}\n");
   ASSERT_TRUE(original);
   std::unique_ptr<Graph> g = original->clone();
   EXPECT_EQ(fuseLlmPatterns(*g).folded, 1);
