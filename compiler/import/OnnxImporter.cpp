@@ -79,6 +79,13 @@ std::vector<OpCoverage> Importer::coverage() {
     }
     out.push_back(std::move(c));
   }
+  const std::set<std::string> taken = hostOpsTakenToDevice(graph_);
+  for (OpCoverage &c : out)
+    if (c.onHost && taken.contains(nodePath(c.nodeIndex))) {
+      c.onHost = false;
+      c.reason = "on the device as part of an exporter pattern (docs/onnx.md, "
+                 "Language models)";
+    }
   return out;
 }
 

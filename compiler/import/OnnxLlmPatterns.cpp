@@ -686,4 +686,29 @@ LlmPatternCounts fuseLlmPatterns(Graph &graph) {
   return counts;
 }
 
+std::set<std::string> hostOpsTakenToDevice(Graph &graph) {
+  auto hostOps = [&] {
+    std::set<std::string> paths;
+    for (const Op *op : graph.ops())
+      if (op->kind() == OpKind::Host)
+        paths.insert(op->loc().keyPath);
+    return paths;
+  };
+  std::vector<Value *> sinks;
+  for (Op *op : graph.ops())
+    for (Value *r : op->results())
+      if (graph.usesOf(r).empty())
+        sinks.push_back(r);
+  graph.setOutputs(sinks);
+  const std::set<std::string> before = hostOps();
+  fuseLlmPatterns(graph);
+  eraseDeadOps(graph);
+  const std::set<std::string> after = hostOps();
+  std::set<std::string> taken;
+  for (const std::string &path : before)
+    if (!after.contains(path))
+      taken.insert(path);
+  return taken;
+}
+
 } // namespace spyre::compiler

@@ -46,6 +46,9 @@
 
 #include "compiler/ir/Graph.h"
 
+#include <set>
+#include <string>
+
 namespace spyre::compiler {
 
 /// What fuseLlmPatterns did.
@@ -59,5 +62,11 @@ struct LlmPatternCounts {
 
 /// Applies the rewrites above to an imported graph.
 LlmPatternCounts fuseLlmPatterns(Graph &graph);
+
+/// The source key paths (`graph.node[3]`) of the host ops that the
+/// rewrites above take onto the device, for the coverage API, which sees
+/// the graph before they run and without its outputs: every result nothing
+/// reads counts as an output. `graph` is rewritten.
+std::set<std::string> hostOpsTakenToDevice(Graph &graph);
 
 } // namespace spyre::compiler
