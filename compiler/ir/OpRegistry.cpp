@@ -470,6 +470,10 @@ bool checkAttrSchema(const OpDef &def, const AttrDict &attrs,
 
 // ---- Public interface ----
 
+std::string InferContext::describeOperand(size_t index) const {
+  return std::string(def_.operandName(index)) + " " + operands_[index].str();
+}
+
 std::string_view attrTypeName(AttrType type) {
   switch (type) {
   case AttrType::Int:

@@ -1,6 +1,6 @@
-// Shape inference and verification of the ops (ShapeInference.h): the
-// InferContext a hook reads its operands and attributes from and reports
-// through, and one inference or verifier hook per op family. The table that
+// Shape inference and verification of the ops (ShapeInference.h): one
+// inference or verifier hook per op family, each reading its operands and
+// attributes from an InferContext and reporting through it. The table that
 // names these hooks is OpRegistry.cpp.
 #include "compiler/ir/ShapeInference.h"
 
@@ -12,49 +12,6 @@
 #include <limits>
 
 namespace spyre::compiler {
-
-// ---- InferContext ----
-
-int64_t InferContext::intAttr(std::string_view name) const {
-  return attrs_.get(name).asInt();
-}
-
-double InferContext::floatAttr(std::string_view name) const {
-  return attrs_.get(name).asFloat();
-}
-
-bool InferContext::boolAttr(std::string_view name) const {
-  return attrs_.get(name).asBool();
-}
-
-const std::string &InferContext::stringAttr(std::string_view name) const {
-  return attrs_.get(name).asString();
-}
-
-std::vector<int64_t> InferContext::intsAttr(std::string_view name) const {
-  return attrs_.get(name).asInts();
-}
-
-bool InferContext::opError(std::string message) {
-  issues_.push_back({OpIssue::Target::Op, -1, "", std::move(message)});
-  return false;
-}
-
-bool InferContext::operandError(size_t index, std::string message) {
-  issues_.push_back(
-      {OpIssue::Target::Operand, static_cast<int>(index), "", std::move(message)});
-  return false;
-}
-
-bool InferContext::attrError(std::string_view name, std::string message) {
-  issues_.push_back(
-      {OpIssue::Target::Attr, -1, std::string(name), std::move(message)});
-  return false;
-}
-
-std::string InferContext::describeOperand(size_t index) const {
-  return std::string(def_.operandName(index)) + " " + operands_[index].str();
-}
 
 namespace {
 

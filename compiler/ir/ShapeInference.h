@@ -3,7 +3,7 @@
 // code reaches them through OpDef::infer and OpDef::verify.
 #pragma once
 
-#include "compiler/ir/OpRegistry.h"
+#include "compiler/ir/InferContext.h"
 
 namespace spyre::compiler::infer {
 
