@@ -5,7 +5,7 @@
 // built-in memory model.
 //
 //   spyre-systemc-example PROGRAM.spyre [--memory simple|builtin]
-//       [--latency-ns N] [--config FILE] [--inputs DIR] [--outputs DIR]
+//       [--latency-ns N] [--memory-bytes N] [--config FILE] [--inputs DIR] [--outputs DIR]
 //       [--stats FILE] [--trace FILE] [--timing-only] [--peek TENSOR FILE.npy]
 //
 // It prints what `spyre sim` prints, then the memory's own count of
@@ -107,6 +107,7 @@ struct Options {
   std::string program, config, inputs, outputs, stats, trace;
   std::string memory = "simple";
   uint64_t latencyNs = 100;
+  uint64_t memoryBytes = 0; ///< 0: as large as the config's device memory
   bool timingOnly = false;
   std::string peekTensor, peekFile;
 };
@@ -139,6 +140,12 @@ Options parse(int argc, char **argv) {
           o.latencyNs > 1000000000)
         usage("--latency-ns takes whole nanoseconds from 0 to 1000000000, not '" +
               v + "'");
+    } else if (a == "--memory-bytes") {
+      const std::string &v = value(i);
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), o.memoryBytes);
+      if (ec != std::errc() || end != v.data() + v.size() || o.memoryBytes == 0)
+        usage("--memory-bytes takes a whole number of bytes above 0, not '" +
+              v + "'");
     } else if (a == "--config") {
       o.config = value(i);
     } else if (a == "--inputs") {
@@ -164,7 +171,7 @@ Options parse(int argc, char **argv) {
   }
   if (o.program.empty())
     usage("usage: spyre-systemc-example PROGRAM.spyre [--memory simple|builtin] "
-          "[--latency-ns N] [--config FILE] [--inputs DIR] [--outputs DIR] "
+          "[--latency-ns N] [--memory-bytes N] [--config FILE] [--inputs DIR] [--outputs DIR] "
           "[--stats FILE] [--trace FILE] [--timing-only] [--peek TENSOR FILE.npy]");
   if (o.timingOnly && (!o.outputs.empty() || !o.peekTensor.empty()))
     usage("--timing-only moves no bytes: no --outputs or --peek");
@@ -203,7 +210,8 @@ int simulate(const Options &o) {
   std::unique_ptr<SimpleMemory> memory;
   if (simple) {
     memory = std::make_unique<SimpleMemory>(
-        "memory", machine.deviceMemory().sizeBytes(),
+        "memory",
+        o.memoryBytes != 0 ? o.memoryBytes : machine.deviceMemory().sizeBytes(),
         sc_time(static_cast<double>(o.latencyNs), SC_NS));
     chip.memorySocket.bind(memory->socket);
   }

@@ -194,9 +194,40 @@ TEST(SystemCBoundary, BadOptionsAreNamed) {
                   makeTempDir() + "/z.npy"});
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("no tensor 'z'"), std::string::npos) << r.err;
+  r = runExample({program, "--memory-bytes", "0"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("--memory-bytes takes"), std::string::npos) << r.err;
   r = runExample({program, "--memory", "dram"});
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.err.find("--memory is 'simple' or 'builtin'"), std::string::npos)
+      << r.err;
+}
+
+} // namespace
+} // namespace spyre::test
+
+namespace spyre::test {
+namespace {
+
+TEST(SystemCBoundary, AnErrorResponseStopsTheRunAndNamesTheBurst) {
+  // dma_copy stores y at stick 0x10, byte 0x800: past a memory of 1 KiB.
+  const std::string program = assembleExample("dma_copy", makeTempDir());
+  ToolResult r = runExample(
+      {program, "--memory-bytes", "1024", "--timing-only", "--latency-ns", "0"});
+  EXPECT_EQ(r.exitCode, 1) << r.out;
+  EXPECT_NE(r.err.find("chip: error: the memory target answered the ignore of "
+                       "128 bytes at 0x800 for core 0 with "
+                       "TLM_ADDRESS_ERROR_RESPONSE"),
+            std::string::npos)
+      << r.err;
+  // With numbers the chip first loads the inputs' page (64 KiB at 0) into
+  // the memory through debug transport, which a 1 KiB memory refuses.
+  r = runExample({program, "--memory-bytes", "1024", "--inputs",
+                  simData("dma_copy")});
+  EXPECT_EQ(r.exitCode, 1) << r.out;
+  EXPECT_NE(r.err.find("chip: error: the memory target took fewer than 65536 "
+                       "bytes at 0x0 through transport_dbg"),
+            std::string::npos)
       << r.err;
 }
 
