@@ -210,13 +210,15 @@ DmaRunTiming ChipModule::dmaBurst(Cycle t, int core, uint64_t addrBytes,
          p <= (addrBytes + bytes - 1) / DeviceMemory::kPageBytes; ++p)
       pagesWritten_.insert(p);
 
-  const Cycle returned = cyclesAt(now + delay);
+  // The returned delay counts from the time b_transport returns at (a
+  // target may have waited).
+  const Cycle returned = cyclesAt(sc_time_stamp() + delay);
   DmaRunTiming timing;
   if (ext_.answered) {
     timing = ext_.result;
   } else {
-    const Cycle service =
-        delay > sent ? cyclesAt(now + delay) - cyclesAt(now + sent) : 0;
+    const Cycle sentAt = cyclesAt(now + sent);
+    const Cycle service = returned > sentAt ? returned - sentAt : 0;
     timing = fallbackTiming(ready, core, bytes, dir, service);
   }
   // The annotated delay is honoured: the burst is done no earlier than the

@@ -231,5 +231,26 @@ TEST(SystemCBoundary, AnErrorResponseStopsTheRunAndNamesTheBurst) {
       << r.err;
 }
 
+TEST(SystemCBoundary, HostOpsNeedTheBuiltInMemory) {
+  // A host op reads and writes the machine's own device memory, which a
+  // memory of another module does not share.
+  const std::string dir = makeTempDir();
+  const std::string program = assembleText(
+      "hostcos",
+      ".program \"hostcos\"\n"
+      ".tensor input x fp32 [1, 32] @ 0x0\n"
+      ".tensor output y fp32 [1, 32] @ 0x1\n"
+      ".host \"cos\" \"Cos\" \"{}\" in x out y flops 32\n"
+      ".core 0\n.engine dma.load\n    host 0\n    halt\n",
+      dir);
+  ToolResult r = runExample({program, "--timing-only"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("hostcos: error: the program has host ops"),
+            std::string::npos)
+      << r.err;
+  r = runExample({program, "--timing-only", "--memory", "builtin"});
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+}
+
 } // namespace
 } // namespace spyre::test
