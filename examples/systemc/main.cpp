@@ -5,7 +5,8 @@
 // built-in memory model.
 //
 //   spyre-systemc-example PROGRAM.spyre [--memory simple|builtin]
-//       [--latency-ns N] [--memory-bytes N] [--config FILE] [--inputs DIR] [--outputs DIR]
+//       [--latency-ns N] [--memory-bytes N] [--config FILE] [--inputs DIR]
+//       [--outputs DIR]
 //       [--stats FILE] [--trace FILE] [--timing-only] [--peek TENSOR FILE.npy]
 //
 // It prints what `spyre sim` prints, then the memory's own count of
@@ -133,16 +134,19 @@ Options parse(int argc, char **argv) {
         usage("--memory is 'simple' or 'builtin', not '" + o.memory + "'");
     } else if (a == "--latency-ns") {
       const std::string &v = value(i);
-      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), o.latencyNs);
+      auto [end, ec] =
+          std::from_chars(v.data(), v.data() + v.size(), o.latencyNs);
       // One second per burst is far past any memory; it also keeps the
       // picosecond delay far from overflow.
       if (ec != std::errc() || end != v.data() + v.size() ||
           o.latencyNs > 1000000000)
-        usage("--latency-ns takes whole nanoseconds from 0 to 1000000000, not '" +
-              v + "'");
+        usage(
+            "--latency-ns takes whole nanoseconds from 0 to 1000000000, not '" +
+            v + "'");
     } else if (a == "--memory-bytes") {
       const std::string &v = value(i);
-      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), o.memoryBytes);
+      auto [end, ec] =
+          std::from_chars(v.data(), v.data() + v.size(), o.memoryBytes);
       if (ec != std::errc() || end != v.data() + v.size() || o.memoryBytes == 0)
         usage("--memory-bytes takes a whole number of bytes above 0, not '" +
               v + "'");
@@ -170,9 +174,12 @@ Options parse(int argc, char **argv) {
     }
   }
   if (o.program.empty())
-    usage("usage: spyre-systemc-example PROGRAM.spyre [--memory simple|builtin] "
-          "[--latency-ns N] [--memory-bytes N] [--config FILE] [--inputs DIR] [--outputs DIR] "
-          "[--stats FILE] [--trace FILE] [--timing-only] [--peek TENSOR FILE.npy]");
+    usage(
+        "usage: spyre-systemc-example PROGRAM.spyre [--memory simple|builtin] "
+        "[--latency-ns N] [--memory-bytes N] [--config FILE] [--inputs DIR] "
+        "[--outputs DIR] "
+        "[--stats FILE] [--trace FILE] [--timing-only] [--peek TENSOR "
+        "FILE.npy]");
   if (o.timingOnly && (!o.outputs.empty() || !o.peekTensor.empty()))
     usage("--timing-only moves no bytes: no --outputs or --peek");
   return o;
@@ -186,7 +193,8 @@ int simulate(const Options &o) {
   if (program.configFingerprint != config.fingerprint())
     throw UserError(SourceLoc{o.program},
                     "compiled for another config; pass it with --config");
-  if (std::string misfit = isa::checkProgramFits(program, config); !misfit.empty())
+  if (std::string misfit = isa::checkProgramFits(program, config);
+      !misfit.empty())
     throw UserError(SourceLoc{o.program}, misfit);
   const isa::TensorDecl *peek = nullptr;
   for (const isa::TensorDecl &t : program.tensors)
@@ -225,9 +233,11 @@ int simulate(const Options &o) {
     // The tensor's device bytes, straight from the memory module.
     const uint64_t bytes = peek->sizeSticks * isa::kStickBytes;
     std::vector<uint8_t> raw(bytes);
-    if (chip.debugRead(peek->address * isa::kStickBytes, raw.data(), bytes) != bytes)
-      throw UserError(SourceLoc{o.peekTensor},
-                      "the memory module returned fewer bytes than the tensor has");
+    if (chip.debugRead(peek->address * isa::kStickBytes, raw.data(), bytes) !=
+        bytes)
+      throw UserError(
+          SourceLoc{o.peekTensor},
+          "the memory module returned fewer bytes than the tensor has");
     sim::DeviceMemory view(machine.deviceMemory().sizeBytes());
     view.write(peek->address * isa::kStickBytes, raw.data(), bytes);
     writeFileAtomic(o.peekFile, serializeNpy(sim::readTensor(*peek, view)));
@@ -241,8 +251,8 @@ int simulate(const Options &o) {
   std::cout << sim::summaryText(machine);
   if (memory)
     std::cout << "memory       " << memory->transactions() << " transactions, "
-              << o.latencyNs << " ns each (" << chip.cyclesAt(sc_time(
-                     static_cast<double>(o.latencyNs), SC_NS))
+              << o.latencyNs << " ns each ("
+              << chip.cyclesAt(sc_time(static_cast<double>(o.latencyNs), SC_NS))
               << " cycles)\n";
   return machine.findings().empty() ? 0 : 3;
 }

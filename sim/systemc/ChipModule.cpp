@@ -76,13 +76,16 @@ bool MemoryModule::moveData(tlm::tlm_generic_payload &payload) {
   return true;
 }
 
-void MemoryModule::bTransport(tlm::tlm_generic_payload &payload, sc_time &delay) {
+void MemoryModule::bTransport(tlm::tlm_generic_payload &payload,
+                              sc_time &delay) {
   if (!moveData(payload))
     return;
   DmaBurstExtension *ext = nullptr;
   payload.get_extension(ext);
-  const Cycle now = static_cast<Cycle>(sc_time_stamp().value() / period_.value());
-  const Cycle at = static_cast<Cycle>((sc_time_stamp() + delay).value() / period_.value());
+  const Cycle now =
+      static_cast<Cycle>(sc_time_stamp().value() / period_.value());
+  const Cycle at =
+      static_cast<Cycle>((sc_time_stamp() + delay).value() / period_.value());
   Cycle done = 0;
   if (ext != nullptr) {
     ext->result = timing_.dmaBurst(ext->start, ext->core, payload.get_address(),
@@ -115,8 +118,8 @@ ChipModule::ChipModule(sc_module_name name, Machine &machine, Cycle quantum,
       period_(sc_time(1.0 / machine.config().chip.clockGhz, SC_NS)),
       quantum_(quantum), external_(memory == ChipMemory::External) {
   for (int c = 0; c < machine.config().chip.cores; ++c)
-    cores_.push_back(std::make_unique<CoreModule>(
-        ("core_" + std::to_string(c)).c_str(), c));
+    cores_.push_back(
+        std::make_unique<CoreModule>(("core_" + std::to_string(c)).c_str(), c));
   if (!external_) {
     memory_ = std::make_unique<MemoryModule>("memory", machine.timing(),
                                              machine.deviceMemory(), period_);
@@ -137,27 +140,6 @@ ChipModule::~ChipModule() { payload_.clear_extension(&ext_); }
 Cycle ChipModule::cyclesAt(const sc_time &t) const {
   const uint64_t p = period_.value();
   return static_cast<Cycle>((t.value() + p - 1) / p);
-}
-
-DmaRunTiming ChipModule::fallbackTiming(Cycle ready, int core, uint64_t bytes,
-                                        Direction dir, Cycle serviceCycles) {
-  Ring &ring = machine_.timing().dataRing();
-  DmaRunTiming out;
-  if (dir == Direction::Read) {
-    // The target returns the data after its delay; the ring then carries it
-    // from the memory node to the core.
-    out.memory = {ready, ready + serviceCycles, 0};
-    out.ring = ring.transfer(out.memory.dataDone, RingNode::memory(),
-                             RingNode::core(core), bytes);
-    out.done = out.ring.done;
-    return out;
-  }
-  // The ring carries the bytes to the memory node; the target then takes
-  // them for its delay.
-  out.ring = ring.transfer(ready, RingNode::core(core), RingNode::memory(), bytes);
-  out.memory = {out.ring.done, out.ring.done + serviceCycles, 0};
-  out.done = out.memory.dataDone;
-  return out;
 }
 
 DmaRunTiming ChipModule::dmaBurst(Cycle t, int core, uint64_t addrBytes,
@@ -219,7 +201,8 @@ DmaRunTiming ChipModule::dmaBurst(Cycle t, int core, uint64_t addrBytes,
   } else {
     const Cycle sentAt = cyclesAt(now + sent);
     const Cycle service = returned > sentAt ? returned - sentAt : 0;
-    timing = fallbackTiming(ready, core, bytes, dir, service);
+    timing = timeDmaRunAroundMemory(machine_.timing().dataRing(), ready, core,
+                                    bytes, dir, service);
   }
   // The annotated delay is honoured: the burst is done no earlier than the
   // target said.
@@ -233,8 +216,8 @@ uint64_t ChipModule::debugTransport(tlm::tlm_command command, uint64_t addr,
   uint64_t done = 0;
   tlm::tlm_generic_payload p;
   while (done < n) {
-    const auto chunk =
-        static_cast<unsigned>(std::min<uint64_t>(n - done, DeviceMemory::kPageBytes));
+    const auto chunk = static_cast<unsigned>(
+        std::min<uint64_t>(n - done, DeviceMemory::kPageBytes));
     p.set_command(command);
     p.set_address(addr + done);
     p.set_data_ptr(bytes + done);
@@ -251,13 +234,15 @@ uint64_t ChipModule::debugTransport(tlm::tlm_command command, uint64_t addr,
 }
 
 uint64_t ChipModule::debugRead(uint64_t addr, void *dst, uint64_t n) {
-  return debugTransport(tlm::TLM_READ_COMMAND, addr, static_cast<uint8_t *>(dst), n);
+  return debugTransport(tlm::TLM_READ_COMMAND, addr,
+                        static_cast<uint8_t *>(dst), n);
 }
 
 uint64_t ChipModule::debugWrite(uint64_t addr, const void *src, uint64_t n) {
   // The payload's data pointer is not const; a write only reads through it.
-  return debugTransport(tlm::TLM_WRITE_COMMAND, addr,
-                        const_cast<uint8_t *>(static_cast<const uint8_t *>(src)), n);
+  return debugTransport(
+      tlm::TLM_WRITE_COMMAND, addr,
+      const_cast<uint8_t *>(static_cast<const uint8_t *>(src)), n);
 }
 
 void ChipModule::run() {
@@ -278,15 +263,15 @@ void ChipModule::throwIfFailed() const {
 void ChipModule::simulate() {
   if (external_) {
     // The target starts from what the loader put in device memory.
-    machine_.deviceMemory().forEachPage(
-        [&](uint64_t addr, const uint8_t *bytes, uint64_t n) {
-          if (debugWrite(addr, bytes, n) != n)
-            throw UserError(SourceLoc{name()},
-                            "the memory target took fewer than " +
-                                std::to_string(n) + " bytes at " + hexText(addr) +
-                                " through transport_dbg; the chip loads "
-                                "inputs and constants that way");
-        });
+    machine_.deviceMemory().forEachPage([&](uint64_t addr, const uint8_t *bytes,
+                                            uint64_t n) {
+      if (debugWrite(addr, bytes, n) != n)
+        throw UserError(SourceLoc{name()},
+                        "the memory target took fewer than " +
+                            std::to_string(n) + " bytes at " + hexText(addr) +
+                            " through transport_dbg; the chip loads "
+                            "inputs and constants that way");
+    });
   }
   while (true) {
     std::optional<Cycle> next = machine_.nextEventTime();
@@ -301,8 +286,8 @@ void ChipModule::simulate() {
   std::vector<uint8_t> page(DeviceMemory::kPageBytes);
   for (uint64_t p : pagesWritten_) {
     const uint64_t addr = p * DeviceMemory::kPageBytes;
-    const uint64_t n = std::min<uint64_t>(DeviceMemory::kPageBytes,
-                                          machine_.deviceMemory().sizeBytes() - addr);
+    const uint64_t n = std::min<uint64_t>(
+        DeviceMemory::kPageBytes, machine_.deviceMemory().sizeBytes() - addr);
     if (debugRead(addr, page.data(), n) != n)
       throw UserError(SourceLoc{name()},
                       "the memory target gave fewer than " + std::to_string(n) +

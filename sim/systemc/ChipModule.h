@@ -36,8 +36,8 @@ namespace spyre::sim {
 /// sends. A target that times the burst itself fills `result` and sets
 /// `answered`; a plain memory target leaves it alone.
 struct DmaBurstExtension : tlm::tlm_extension<DmaBurstExtension> {
-  Cycle start = 0;  ///< cycle the core's DMA engine issued the burst
-  int core = 0;     ///< the core whose LX the bytes come from or go to
+  Cycle start = 0;     ///< cycle the core's DMA engine issued the burst
+  int core = 0;        ///< the core whose LX the bytes come from or go to
   bool newRun = false; ///< first burst of a contiguous run (pays run setup)
   /// Read: device memory to LX (a load); Write: LX to device memory (a
   /// store). Also set when the command is TLM_IGNORE_COMMAND (timing only).
@@ -117,7 +117,9 @@ public:
   Cycle cyclesAt(const sc_core::sc_time &t) const;
   sc_core::sc_time period() const { return period_; }
 
-  const std::vector<std::unique_ptr<CoreModule>> &cores() const { return cores_; }
+  const std::vector<std::unique_ptr<CoreModule>> &cores() const {
+    return cores_;
+  }
 
   /// Rethrows what stopped the chip's process, if anything did: call it
   /// after sc_start() returns.
@@ -128,10 +130,6 @@ private:
   void simulate();
   uint64_t debugTransport(tlm::tlm_command command, uint64_t addr,
                           uint8_t *bytes, uint64_t n);
-  /// A burst the target did not time: ring from the chip's model, memory
-  /// for the target's delay.
-  DmaRunTiming fallbackTiming(Cycle ready, int core, uint64_t bytes,
-                              Direction dir, Cycle serviceCycles);
 
   Machine &machine_;
   sc_core::sc_time period_;
@@ -141,7 +139,7 @@ private:
   std::unique_ptr<MemoryModule> memory_;
   tlm::tlm_generic_payload payload_;
   DmaBurstExtension ext_;
-  std::vector<uint8_t> scratch_;   ///< the data of timing-only bursts
+  std::vector<uint8_t> scratch_;    ///< the data of timing-only bursts
   std::set<uint64_t> pagesWritten_; ///< an external target's, to read back
   std::exception_ptr error_;
 };

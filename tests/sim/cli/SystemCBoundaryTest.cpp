@@ -49,9 +49,9 @@ uint64_t summaryFigure(const std::string &out, const std::string &key) {
 /// (150 cycles)" -> {12, 150}.
 std::pair<uint64_t, uint64_t> memoryLine(const std::string &out) {
   std::smatch m;
-  if (!std::regex_search(
-          out, m,
-          std::regex("\nmemory +([0-9]+) transactions, [0-9]+ ns each \\(([0-9]+) cycles\\)"))) {
+  if (!std::regex_search(out, m,
+                         std::regex("\nmemory +([0-9]+) transactions, [0-9]+ "
+                                    "ns each \\(([0-9]+) cycles\\)"))) {
     ADD_FAILURE() << "no memory line in:\n" << out;
     return {0, 0};
   }
@@ -67,8 +67,8 @@ uint64_t mostDmaOnOneEngine(const std::string &traceText) {
   for (const json &e : trace.at("traceEvents"))
     if (e.value("ph", "") == "X" &&
         (e.value("name", "") == "ld" || e.value("name", "") == "st"))
-      most = std::max(most, ++perThread[{e.at("pid").get<int>(),
-                                         e.at("tid").get<int>()}]);
+      most = std::max(
+          most, ++perThread[{e.at("pid").get<int>(), e.at("tid").get<int>()}]);
   return most;
 }
 
@@ -78,8 +78,8 @@ std::string inputsOf(const std::string &name) {
 }
 
 TEST(SystemCBoundary, BuiltInMemoryWritesWhatSpyreSimWrites) {
-  for (const char *name :
-       {"dma_copy", "pt_matmul", "ring_exchange", "sfu_softmax", "race", "oob"}) {
+  for (const char *name : {"dma_copy", "pt_matmul", "ring_exchange",
+                           "sfu_softmax", "race", "oob"}) {
     SCOPED_TRACE(name);
     const std::string program = assembleExample(name, makeTempDir());
     const std::string inputs = inputsOf(name);
@@ -87,8 +87,12 @@ TEST(SystemCBoundary, BuiltInMemoryWritesWhatSpyreSimWrites) {
                                     .outputs = !inputs.empty(),
                                     .timingOnly = inputs.empty()});
     const std::string dir = makeTempDir();
-    std::vector<std::string> args = {program, "--memory", "builtin", "--stats",
-                                     dir + "/stats.json", "--trace",
+    std::vector<std::string> args = {program,
+                                     "--memory",
+                                     "builtin",
+                                     "--stats",
+                                     dir + "/stats.json",
+                                     "--trace",
                                      dir + "/trace.json"};
     if (inputs.empty())
       args.push_back("--timing-only");
@@ -97,8 +101,10 @@ TEST(SystemCBoundary, BuiltInMemoryWritesWhatSpyreSimWrites) {
     ToolResult ex = runExample(args);
     EXPECT_EQ(ex.exitCode, sim.tool.exitCode) << ex.err;
     EXPECT_EQ(ex.out, sim.tool.out);
-    EXPECT_TRUE(readBytes(dir + "/stats.json") == sim.statsText) << "stats differ";
-    EXPECT_TRUE(readBytes(dir + "/trace.json") == sim.traceText) << "traces differ";
+    EXPECT_TRUE(readBytes(dir + "/stats.json") == sim.statsText)
+        << "stats differ";
+    EXPECT_TRUE(readBytes(dir + "/trace.json") == sim.traceText)
+        << "traces differ";
     EXPECT_EQ(filesOf(dir + "/out").size(), filesOf(sim.outputs()).size());
     EXPECT_TRUE(filesOf(dir + "/out") == filesOf(sim.outputs()))
         << "outputs differ";
@@ -114,9 +120,13 @@ TEST(SystemCBoundary, ReplacedMemoryKeepsOutputsAndAddsItsLatency) {
 
     auto run = [&](uint64_t latencyNs, bool timingOnly) {
       const std::string dir = makeTempDir();
-      std::vector<std::string> args = {program, "--memory", "simple",
-                                       "--latency-ns", std::to_string(latencyNs),
-                                       "--trace", dir + "/trace.json"};
+      std::vector<std::string> args = {program,
+                                       "--memory",
+                                       "simple",
+                                       "--latency-ns",
+                                       std::to_string(latencyNs),
+                                       "--trace",
+                                       dir + "/trace.json"};
       if (timingOnly)
         args.push_back("--timing-only");
       else
@@ -138,7 +148,8 @@ TEST(SystemCBoundary, ReplacedMemoryKeepsOutputsAndAddsItsLatency) {
     // The same latency gives the same run; the bytes do not move the time.
     EXPECT_EQ(again.out, slow.out);
     EXPECT_TRUE(againTrace == slowTrace) << "traces of two equal runs differ";
-    EXPECT_EQ(summaryFigure(timed.out, "cycles"), summaryFigure(slow.out, "cycles"));
+    EXPECT_EQ(summaryFigure(timed.out, "cycles"),
+              summaryFigure(slow.out, "cycles"));
 
     // 100 ns in whole cycles of the clock: the kernel's period is 1/clock
     // rounded to its picosecond resolution, and the chip rounds a target's
@@ -188,7 +199,8 @@ TEST(SystemCBoundary, BadOptionsAreNamed) {
   const std::string program = assembleExample("dma_copy", makeTempDir());
   ToolResult r = runExample({program, "--latency-ns", "-5"});
   EXPECT_EQ(r.exitCode, 2);
-  EXPECT_NE(r.err.find("--latency-ns takes whole nanoseconds"), std::string::npos)
+  EXPECT_NE(r.err.find("--latency-ns takes whole nanoseconds"),
+            std::string::npos)
       << r.err;
   r = runExample({program, "--inputs", simData("dma_copy"), "--peek", "z",
                   makeTempDir() + "/z.npy"});
@@ -212,8 +224,8 @@ namespace {
 TEST(SystemCBoundary, AnErrorResponseStopsTheRunAndNamesTheBurst) {
   // dma_copy stores y at stick 0x10, byte 0x800: past a memory of 1 KiB.
   const std::string program = assembleExample("dma_copy", makeTempDir());
-  ToolResult r = runExample(
-      {program, "--memory-bytes", "1024", "--timing-only", "--latency-ns", "0"});
+  ToolResult r = runExample({program, "--memory-bytes", "1024", "--timing-only",
+                             "--latency-ns", "0"});
   EXPECT_EQ(r.exitCode, 1) << r.out;
   EXPECT_NE(r.err.find("chip: error: the memory target answered the ignore of "
                        "128 bytes at 0x800 for core 0 with "
@@ -222,8 +234,8 @@ TEST(SystemCBoundary, AnErrorResponseStopsTheRunAndNamesTheBurst) {
       << r.err;
   // With numbers the chip first loads the inputs' page (64 KiB at 0) into
   // the memory through debug transport, which a 1 KiB memory refuses.
-  r = runExample({program, "--memory-bytes", "1024", "--inputs",
-                  simData("dma_copy")});
+  r = runExample(
+      {program, "--memory-bytes", "1024", "--inputs", simData("dma_copy")});
   EXPECT_EQ(r.exitCode, 1) << r.out;
   EXPECT_NE(r.err.find("chip: error: the memory target took fewer than 65536 "
                        "bytes at 0x0 through transport_dbg"),
@@ -235,14 +247,14 @@ TEST(SystemCBoundary, HostOpsNeedTheBuiltInMemory) {
   // A host op reads and writes the machine's own device memory, which a
   // memory of another module does not share.
   const std::string dir = makeTempDir();
-  const std::string program = assembleText(
-      "hostcos",
-      ".program \"hostcos\"\n"
-      ".tensor input x fp32 [1, 32] @ 0x0\n"
-      ".tensor output y fp32 [1, 32] @ 0x1\n"
-      ".host \"cos\" \"Cos\" \"{}\" in x out y flops 32\n"
-      ".core 0\n.engine dma.load\n    host 0\n    halt\n",
-      dir);
+  const std::string program =
+      assembleText("hostcos",
+                   ".program \"hostcos\"\n"
+                   ".tensor input x fp32 [1, 32] @ 0x0\n"
+                   ".tensor output y fp32 [1, 32] @ 0x1\n"
+                   ".host \"cos\" \"Cos\" \"{}\" in x out y flops 32\n"
+                   ".core 0\n.engine dma.load\n    host 0\n    halt\n",
+                   dir);
   ToolResult r = runExample({program, "--timing-only"});
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_NE(r.err.find("hostcos: error: the program has host ops"),
