@@ -94,8 +94,11 @@ private:
       delay += latency_;
   }
 
+  /// The bytes moved: none for an ignore command.
   unsigned transportDbg(tlm::tlm_generic_payload &p) {
-    return access(p) ? p.get_data_length() : 0;
+    if (!access(p) || p.is_read() == p.is_write())
+      return 0;
+    return p.get_data_length();
   }
 
   uint64_t size_;
