@@ -844,7 +844,8 @@ bool Machine::issueBursts(StreamState &st, Cycle now) {
     if (options_.numerics && port_->carriesData()) {
       const Region &x = d.lxRegion;
       data = lx_[static_cast<size_t>(st.core)].data() +
-             (x.base + d.i2 * x.s2 + d.i1 * x.s1 + d.runOffset) * isa::kStickBytes;
+             (x.base + d.i2 * x.s2 + d.i1 * x.s1 + d.runOffset) *
+                 isa::kStickBytes;
     }
     DmaRunTiming timing = port_->dmaBurst(
         t, st.core, addr, static_cast<uint64_t>(len) * isa::kStickBytes,
