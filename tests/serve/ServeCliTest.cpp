@@ -38,10 +38,11 @@ std::string field(const std::string &out, const std::string &key) {
   return out.substr(start, out.find('\n', start) - start);
 }
 
+/// A folder of this test process's own (test::makeTempDir), so runs from
+/// several build folders at once never share one.
 std::filesystem::path freshDir(const std::string &name) {
   const std::filesystem::path dir =
-      std::filesystem::path(testing::TempDir()) / ("spyre-serve-" + name);
-  std::filesystem::remove_all(dir);
+      std::filesystem::path(test::makeTempDir()) / name;
   std::filesystem::create_directories(dir);
   return dir;
 }

@@ -3,6 +3,7 @@
 // than its one warmup shape), the continuous run is byte-identical when
 // repeated, and throughput stays under the largest decode batch over the
 // fastest decode step.
+#include "testlib/Golden.h"
 #include "testlib/RunTool.h"
 
 #include <gtest/gtest.h>
@@ -23,9 +24,7 @@ std::string slurp(const std::filesystem::path &p) {
 }
 
 TEST(ServeGranite, ContinuousAndStaticOnTheExampleTrace) {
-  const std::filesystem::path dir =
-      std::filesystem::path(testing::TempDir()) / "spyre-serve-granite";
-  std::filesystem::remove_all(dir);
+  const std::filesystem::path dir = test::makeTempDir();
   for (const std::string mode : {"continuous", "static"}) {
     std::vector<std::string> args = {
         "serve", "examples/llm/granite-3.3-8b.json", "--requests",
