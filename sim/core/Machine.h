@@ -14,7 +14,7 @@
 
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
-#include "sim/analysis/Profile.h"
+#include "sim/timing/Stall.h"
 #include "sim/check/HappensBefore.h"
 #include "sim/check/LxShadow.h"
 #include "sim/check/WrittenRanges.h"

@@ -5,7 +5,7 @@
 #include "hw/HwConfig.h"
 #include "isa/Assembler.h"
 #include "numerics/Dlf16.h"
-#include "sim/core/Report.h"
+#include "sim/output/RunOutput.h"
 #include "sim/core/TensorIo.h"
 #include "testlib/Golden.h"
 
