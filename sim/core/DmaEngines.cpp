@@ -1,7 +1,7 @@
 // The DMA engines (DmaEngines.h).
 #include "sim/core/DmaEngines.h"
 
-#include "sim/core/Machine.h"
+#include "sim/core/Machine.h" // MemoryPort
 #include "sim/core/Semantics.h"
 
 #include <algorithm>
