@@ -11,8 +11,8 @@ namespace spyre::sim {
 
 DmaEngines::DmaEngines(RunState &run, const CostModel &costs)
     : run_(run), costs_(costs),
-      burstSticks_(std::max<int64_t>(1, run.config.dma.burstBytes /
-                                            isa::kStickBytes)),
+      burstSticks_(
+          std::max<int64_t>(1, run.config.dma.burstBytes / isa::kStickBytes)),
       transfers_(run.program.streams.size()) {}
 
 bool DmaEngines::pastCycleLimit(const StreamState &st,
@@ -104,9 +104,9 @@ bool DmaEngines::issueBursts(StreamState &st, Cycle now) {
     const auto addr =
         static_cast<uint64_t>(runStart + d.runOffset) * isa::kStickBytes;
     const uint64_t burstBytes = static_cast<uint64_t>(len) * isa::kStickBytes;
-    const DmaRunTiming timing =
-        run_.port->dmaBurst(t, st.core, addr, burstBytes,
-                            d.isLoad ? Direction::Read : Direction::Write, newRun);
+    const DmaRunTiming timing = run_.port->dmaBurst(
+        t, st.core, addr, burstBytes,
+        d.isLoad ? Direction::Read : Direction::Write, newRun);
     if (timing.done >= d.done) {
       d.lastMemWait = timing.memory.waited;
       d.lastRingWait = timing.ring.waited;

@@ -36,8 +36,8 @@ class EventQueue {
 public:
   /// The `order` an event of `stream` on `core` would have, sequence 0.
   static uint64_t orderKey(int core, int stream) {
-    return static_cast<uint64_t>(core) << 48 |
-           static_cast<uint64_t>(stream) << 32;
+    return static_cast<uint64_t>(core) << 48 | static_cast<uint64_t>(stream)
+                                                   << 32;
   }
 
   void push(EventKind kind, Cycle time, int core, int stream) {
@@ -56,8 +56,8 @@ public:
     if (heap_.empty())
       return true;
     const Event &t = heap_.top();
-    return time < t.time ||
-           (time == t.time && orderKey(core, stream) < (t.order & ~0xFFFFFFFFull));
+    return time < t.time || (time == t.time && orderKey(core, stream) <
+                                                   (t.order & ~0xFFFFFFFFull));
   }
 
 private:

@@ -22,7 +22,8 @@ public:
     if (++head_ == buf_.size())
       clear();
     else if (head_ >= 64 && head_ * 2 >= buf_.size()) {
-      buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(head_));
+      buf_.erase(buf_.begin(),
+                 buf_.begin() + static_cast<std::ptrdiff_t>(head_));
       head_ = 0;
     }
   }
@@ -30,7 +31,8 @@ public:
   /// Inserts keeping the elements ordered by `less`, after equal ones.
   template <typename Less> void insertSorted(T v, Less less) {
     buf_.push_back(std::move(v));
-    for (size_t i = buf_.size() - 1; i > head_ && less(buf_[i], buf_[i - 1]); --i)
+    for (size_t i = buf_.size() - 1; i > head_ && less(buf_[i], buf_[i - 1]);
+         --i)
       std::swap(buf_[i], buf_[i - 1]);
   }
 

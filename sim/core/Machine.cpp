@@ -45,13 +45,14 @@ Machine::Machine(const hw::HwConfig &config, const isa::Program &program,
   const int cores = config.chip.cores;
   const int streams = static_cast<int>(program.streams.size());
   if (run_.options.checks) {
-    checker_ = std::make_unique<ScheduleChecker>(config, program, run_.findings);
+    checker_ =
+        std::make_unique<ScheduleChecker>(config, program, run_.findings);
     run_.checker = checker_.get();
   }
   if (run_.options.trace) {
-    records_ = std::make_unique<Recorder>(cores, streams, timing_.memory(),
-                                          timing_.dataRing(),
-                                          timing_.reduceRing());
+    records_ =
+        std::make_unique<Recorder>(cores, streams, timing_.memory(),
+                                   timing_.dataRing(), timing_.reduceRing());
     run_.records = records_.get();
   }
   // Host memory follows what the program uses: LX contents only for cores

@@ -127,7 +127,9 @@ public:
   /// The last cycle any stream was busy.
   Cycle totalCycles() const { return run_.totalCycles; }
   uint64_t instructionsExecuted() const { return run_.instructions; }
-  const std::vector<Finding> &findings() const { return run_.findings.findings(); }
+  const std::vector<Finding> &findings() const {
+    return run_.findings.findings();
+  }
   uint64_t findingsDropped() const { return run_.findings.dropped(); }
 
   int numStreams() const { return static_cast<int>(run_.streams.size()); }

@@ -84,13 +84,15 @@ void Recorder::record(const StreamState &st, Cycle start, Cycle end) {
   n.instr = st.pc;
   n.start = start;
   n.end = end;
-  n.ready = n.edge == ReleaseEdge::None ? start : std::clamp(n.ready, start, end);
+  n.ready =
+      n.edge == ReleaseEdge::None ? start : std::clamp(n.ready, start, end);
   n.busy = st.stats.busyCycles - note.busyAtStart;
   n.stallCount = 0;
   for (size_t r = 0; r < note.stallAtStart.size(); ++r)
     if (Cycle c = st.stats.stallCycles[r] - note.stallAtStart[r]; c > 0) {
-      SPYRE_ASSERT(n.stallCount < TraceSlice::kMaxStalls,
-                   "an instruction stalled for more reasons than a slice keeps");
+      SPYRE_ASSERT(
+          n.stallCount < TraceSlice::kMaxStalls,
+          "an instruction stalled for more reasons than a slice keeps");
       n.stallReason[n.stallCount] = static_cast<StallReason>(r);
       n.stallCycles[n.stallCount] = c;
       ++n.stallCount;

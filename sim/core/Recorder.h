@@ -79,7 +79,9 @@ public:
   }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  const TraceSlice &operator[](size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+  const TraceSlice &operator[](size_t i) const {
+    return chunks_[i / kChunk][i % kChunk];
+  }
 
   class Iterator {
   public:
@@ -105,7 +107,7 @@ private:
 
 /// Activity over time, kept with the records.
 struct ActivityCounters {
-  WindowCounter memoryRead;  ///< bytes the memory channel moved
+  WindowCounter memoryRead; ///< bytes the memory channel moved
   WindowCounter memoryWrite;
   /// Link-cycles reserved, per ring direction (0: increasing positions).
   std::array<WindowCounter, 2> dataRing;

@@ -24,15 +24,15 @@ class MemoryPort;
 class ScheduleChecker;
 
 struct RunState {
-  RunState(const hw::HwConfig &cfg, const isa::Program &prog,
-           SimOptions opts, MemoryPort *memoryPort, DeviceMemory &deviceMemory)
+  RunState(const hw::HwConfig &cfg, const isa::Program &prog, SimOptions opts,
+           MemoryPort *memoryPort, DeviceMemory &deviceMemory)
       : config(cfg), program(prog), options(std::move(opts)), port(memoryPort),
         memory(deviceMemory), findings(prog) {}
 
   const hw::HwConfig &config;
   const isa::Program &program;
   SimOptions options;
-  MemoryPort *port;   ///< where DMA bursts get their timing
+  MemoryPort *port; ///< where DMA bursts get their timing
   DeviceMemory &memory;
   /// Per core: its LX contents, only for cores that run a stream and only
   /// when the run computes numbers.

@@ -75,7 +75,8 @@ void ScheduleChecker::accessed(const StreamState &st,
         raced = true;
         findings_.report(
             FindingKind::LxRace, &st, st.time,
-            std::string(f.write ? "write" : "read") + " races with an earlier " +
+            std::string(f.write ? "write" : "read") +
+                " races with an earlier " +
                 (c.otherWasWrite ? "write" : "read") +
                 " not ordered by signal/wait, barrier or program order",
             sticksText("lx", c.firstStick, c.lastStick),

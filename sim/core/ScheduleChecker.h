@@ -53,7 +53,9 @@ public:
   /// arrival), and its acquire by a stream that was released.
   VectorClock takeClock(int stream);
   VectorClock release(int stream) { return hb_.release(stream); }
-  void acquire(int stream, const VectorClock &clock) { hb_.acquire(stream, clock); }
+  void acquire(int stream, const VectorClock &clock) {
+    hb_.acquire(stream, clock);
+  }
   /// A token's clock once its tokens are taken, for takeClock to reuse.
   void recycle(VectorClock &&clock) { clockPool_.push_back(std::move(clock)); }
 

@@ -171,8 +171,9 @@ Cycle StreamExecutor::ctrlCycles(Opcode op) const {
 void StreamExecutor::noteProgress(const StreamState &st) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point now = Clock::now();
-  const auto interval = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(std::max(0.0, run_.options.progressSeconds)));
+  const auto interval =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+          std::max(0.0, run_.options.progressSeconds)));
   if (runStart_ == Clock::time_point{}) {
     runStart_ = now;
     nextProgress_ = now + interval;
@@ -181,10 +182,10 @@ void StreamExecutor::noteProgress(const StreamState &st) {
   if (now < nextProgress_)
     return;
   nextProgress_ = now + interval;
-  run_.options.progress(RunProgress{
-      st.time, run_.instructions,
-      std::chrono::duration<double>(now - runStart_).count(),
-      run_.config.chip.clockGhz});
+  run_.options.progress(
+      RunProgress{st.time, run_.instructions,
+                  std::chrono::duration<double>(now - runStart_).count(),
+                  run_.config.chip.clockGhz});
 }
 
 void StreamExecutor::stopAtLimit(StreamState &st) {
@@ -233,8 +234,8 @@ bool StreamExecutor::execute(StreamState &st) {
     return true;
   case Opcode::Addi: {
     // 32-bit registers: the sum wraps modulo 2^32 as the ISA says.
-    auto sum = static_cast<uint32_t>(st.regs[static_cast<size_t>(in[fp.addiRs])] +
-                                     in[fp.addiImm]);
+    auto sum = static_cast<uint32_t>(
+        st.regs[static_cast<size_t>(in[fp.addiRs])] + in[fp.addiImm]);
     if (in[fp.addiRd] != 0)
       st.regs[static_cast<size_t>(in[fp.addiRd])] = static_cast<int32_t>(sum);
     st.stats.busyCycles += ctrlCycles(op);
@@ -289,7 +290,8 @@ bool StreamExecutor::execute(StreamState &st) {
   if (dma && dma_.pastCycleLimit(st, footprint_))
     return false;
   // PT and SFU: local to the core; numbers now, time from the cost model.
-  const ComputeCost compute = dma || ring ? ComputeCost{} : computeCost(r, costs_);
+  const ComputeCost compute =
+      dma || ring ? ComputeCost{} : computeCost(r, costs_);
   if (const Cycle limit = run_.options.maxCycles; limit != 0 && !dma) {
     // As for a ld/st: work that cannot end before the limit is not run, since
     // walking its rows (checks, numbers) would take the host far longer than
@@ -298,8 +300,9 @@ bool StreamExecutor::execute(StreamState &st) {
     const Cycle least =
         ring ? sync_.leastTransferCycles(st.core, r) : compute.cycles;
     if (st.time + least > limit) {
-      run_.stop(FindingKind::MaxCycles, &st, limit,
-                pastCycleLimitText(limit, workText(r, compute), least, st.time));
+      run_.stop(
+          FindingKind::MaxCycles, &st, limit,
+          pastCycleLimitText(limit, workText(r, compute), least, st.time));
       return false;
     }
   }
@@ -333,12 +336,12 @@ bool StreamExecutor::checkAccesses(StreamState &st, bool deferLxWrites) {
     const int64_t lo = f.region.lowest(), hi = f.region.highest();
     const int64_t limit = f.deviceMemory ? memSticks : lxSticks;
     if (lo < 0 || hi >= limit) {
-      run_.findings.report(
-          FindingKind::OutOfBounds, &st, st.time,
-          std::string(f.write ? "write" : "read") + " outside " +
-              (f.deviceMemory ? "device memory" : "LX") + " (size " +
-              isa::hexText(limit) + " sticks)",
-          sticksText(f.deviceMemory ? "mem" : "lx", lo, hi));
+      run_.findings.report(FindingKind::OutOfBounds, &st, st.time,
+                           std::string(f.write ? "write" : "read") +
+                               " outside " +
+                               (f.deviceMemory ? "device memory" : "LX") +
+                               " (size " + isa::hexText(limit) + " sticks)",
+                           sticksText(f.deviceMemory ? "mem" : "lx", lo, hi));
       ok = false;
     }
   }

@@ -43,10 +43,10 @@ struct StreamState {
   bool halted = false;
   Block block = Block::None;
   Cycle blockedSince = 0;
-  int waitCounter = 0;  ///< Block::Counter: the counter
+  int waitCounter = 0;   ///< Block::Counter: the counter
   int64_t waitValue = 0; ///< Counter: the value; Barrier: the stream count
-  int waitBarrier = 0;  ///< Block::Barrier: the barrier
-  int peerCore = 0;     ///< Block::Transfer: the other side's core
+  int waitBarrier = 0;   ///< Block::Barrier: the barrier
+  int peerCore = 0;      ///< Block::Transfer: the other side's core
   EngineStats stats;
 
   /// Moves past the current instruction, closing the loops that end there.

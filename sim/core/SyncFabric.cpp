@@ -61,13 +61,15 @@ Cycle SyncFabric::leastTransferCycles(int core, const Instr &r) const {
 
 SyncFabric::Counter &SyncFabric::counterOf(int core, int counter) {
   return counters_[static_cast<size_t>(core) *
-                       static_cast<size_t>(run_.config.limits.syncCountersPerCore) +
+                       static_cast<size_t>(
+                           run_.config.limits.syncCountersPerCore) +
                    static_cast<size_t>(counter)];
 }
 
 const SyncFabric::Counter &SyncFabric::counterOf(int core, int counter) const {
   return counters_[static_cast<size_t>(core) *
-                       static_cast<size_t>(run_.config.limits.syncCountersPerCore) +
+                       static_cast<size_t>(
+                           run_.config.limits.syncCountersPerCore) +
                    static_cast<size_t>(counter)];
 }
 
@@ -106,8 +108,11 @@ void SyncFabric::signal(StreamState &st, const Instr &in) {
   // counter; nothing can observe it earlier, because a wait completes no
   // sooner than the tokens it takes are visible.
   // The signal's own slice is the next one recorded (by complete below).
-  Token tok{in[fp.sigValue], {}, st.time + signalLatency(st.core, target),
-            st.core, run_.records ? run_.records->nextSlice() : -1};
+  Token tok{in[fp.sigValue],
+            {},
+            st.time + signalLatency(st.core, target),
+            st.core,
+            run_.records ? run_.records->nextSlice() : -1};
   if (run_.checker)
     tok.clock = run_.checker->takeClock(st.index);
   c.tokens.insertSorted(std::move(tok), [](const Token &a, const Token &b) {
@@ -200,7 +205,8 @@ bool SyncFabric::barrier(StreamState &st, const Instr &in) {
   if (run_.records) {
     const int64_t firstSlice = run_.records->nextSlice();
     for (size_t k = 0; k < arrived.size() && lastSlice < 0; ++k)
-      if (run_.streams[static_cast<size_t>(arrived[k])].blockedSince == lastArrival)
+      if (run_.streams[static_cast<size_t>(arrived[k])].blockedSince ==
+          lastArrival)
         lastSlice = firstSlice + static_cast<int64_t>(k);
   }
   for (int s : arrived) {
@@ -249,11 +255,13 @@ void SyncFabric::matchTransfers(Channel &ch, bool reduce, int srcCore,
     ch.recvs.pop_front();
     StreamState &sender = run_.streams[static_cast<size_t>(s.stream)];
     StreamState &receiver = run_.streams[static_cast<size_t>(r.stream)];
-    const int64_t sendSticks = s.region.sticks(), recvSticks = r.region.sticks();
+    const int64_t sendSticks = s.region.sticks(),
+                  recvSticks = r.region.sticks();
     if (sendSticks != recvSticks)
       run_.findings.report(
           FindingKind::TransferMismatch, &receiver, std::max(s.time, r.time),
-          "receives " + std::to_string(recvSticks) + " sticks but the matching " +
+          "receives " + std::to_string(recvSticks) +
+              " sticks but the matching " +
               run_.findings.describeInstr(s.stream, sender.pc) + " sends " +
               std::to_string(sendSticks));
     const int64_t sticks = std::min(sendSticks, recvSticks);
@@ -293,7 +301,8 @@ void SyncFabric::matchTransfers(Channel &ch, bool reduce, int srcCore,
       rec->current(s.stream).bytes = bytes;
       rec->current(r.stream).bytes = bytes;
     }
-    for (auto [stp, post] : {std::pair{&sender, &s}, std::pair{&receiver, &r}}) {
+    for (auto [stp, post] :
+         {std::pair{&sender, &s}, std::pair{&receiver, &r}}) {
       StreamState &w = *stp;
       const Cycle sync = start - post->time;
       w.stats.stallCycles[static_cast<size_t>(StallReason::Peer)] += sync;

@@ -6,7 +6,7 @@ namespace spyre::sim {
 namespace {
 
 constexpr std::array<std::string_view, kNumStallReasons> kStallNames = {
-    "signal", "remote_signal", "barrier",  "peer",
+    "signal", "remote_signal", "barrier",   "peer",
     "memory", "ring",          "dma_slots", "deadlock"};
 
 constexpr std::array<std::string_view, 4> kEdgeNames = {"none", "signal",
