@@ -47,14 +47,14 @@ bool DmaEngines::start(StreamState &st, const isa::Instr &resolved,
                        std::span<const Footprint> fp, bool inBounds) {
   Transfer &d = transfers_[static_cast<size_t>(st.index)];
   d.inFlight.clear(); // keeps its storage
-  d.memRegion = Region{};
+  d.memRegion = d.lxRegion = Region{};
   d.i1 = d.i2 = d.runOffset = 0;
   d.lastMemWait = d.lastRingWait = d.slotWait = 0;
   d.isLoad = resolved.opcode == isa::Opcode::Ld;
   for (const Footprint &f : fp)
-    if (f.deviceMemory)
-      d.memRegion = f.region;
-  if (inBounds && run_.options.numerics) {
+    (f.deviceMemory ? d.memRegion : d.lxRegion) = f.region;
+  // A port that carries data moves the bytes burst by burst instead.
+  if (inBounds && run_.options.numerics && !run_.port->carriesData()) {
     uint8_t *lx = run_.lx[static_cast<size_t>(st.core)].data();
     if (d.isLoad)
       executeLoad(resolved, run_.memory, lx);
@@ -104,9 +104,16 @@ bool DmaEngines::issueBursts(StreamState &st, Cycle now) {
     const auto addr =
         static_cast<uint64_t>(runStart + d.runOffset) * isa::kStickBytes;
     const uint64_t burstBytes = static_cast<uint64_t>(len) * isa::kStickBytes;
+    uint8_t *data = nullptr;
+    if (run_.options.numerics && run_.port->carriesData()) {
+      const Region &x = d.lxRegion;
+      data =
+          run_.lx[static_cast<size_t>(st.core)].data() +
+          (x.base + d.i2 * x.s2 + d.i1 * x.s1 + d.runOffset) * isa::kStickBytes;
+    }
     const DmaRunTiming timing = run_.port->dmaBurst(
         t, st.core, addr, burstBytes,
-        d.isLoad ? Direction::Read : Direction::Write, newRun);
+        d.isLoad ? Direction::Read : Direction::Write, newRun, data);
     if (timing.done >= d.done) {
       d.lastMemWait = timing.memory.waited;
       d.lastRingWait = timing.ring.waited;

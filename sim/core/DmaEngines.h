@@ -43,6 +43,7 @@ private:
   /// A DMA instruction in flight: its bursts are issued one event at a time.
   struct Transfer {
     Region memRegion;
+    Region lxRegion; ///< same runs as memRegion, for a port that carries data
     bool isLoad = true;
     int64_t i1 = 0, i2 = 0; ///< current run
     int64_t runOffset = 0;  ///< sticks of the current run already issued

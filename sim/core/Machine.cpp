@@ -16,7 +16,8 @@ ChipTiming::ChipTiming(const hw::HwConfig &config)
       reduceRing_(Ring::reduceRing(config)) {}
 
 DmaRunTiming ChipTiming::dmaBurst(Cycle t, int core, uint64_t /*addrBytes*/,
-                                  uint64_t bytes, Direction dir, bool newRun) {
+                                  uint64_t bytes, Direction dir, bool newRun,
+                                  uint8_t * /*data*/) {
   return timeDmaRun(costs_, memory_, dataRing_, t, core, bytes, dir, newRun);
 }
 
