@@ -31,14 +31,14 @@ target_link_libraries(spyre_compiler INTERFACE spyre_compiler_driver
   spyre_compiler_import spyre_compiler_ref spyre_compiler_ir spyre_hw spyre_isa)
 add_library(spyre_sim INTERFACE)
 target_link_libraries(spyre_sim INTERFACE spyre_sim_systemc spyre_sim_core
-  spyre_sim_analysis spyre_hw spyre_isa)
+  spyre_sim_output spyre_sim_analysis spyre_hw spyre_isa)
 
 # Every library the umbrellas reach, each exported as spyre::<name without
 # the spyre_ prefix>.
 set(spyre_installed_libraries
   spyre_support spyre_numerics spyre_host spyre_hw spyre_isa
   spyre_sim_numerics spyre_sim_check spyre_sim_timing spyre_sim_analysis
-  spyre_sim_core spyre_systemc spyre_sim_systemc spyre_scmain
+  spyre_sim_core spyre_sim_output spyre_systemc spyre_sim_systemc spyre_scmain
   spyre_compiler_ir spyre_compiler_codegen spyre_compiler_pm
   spyre_compiler_plan spyre_compiler_emit spyre_compiler_passes
   spyre_compiler_pipeline

@@ -16,7 +16,7 @@
 #include "run/Inputs.h"
 #include "run/RunModel.h"
 #include "sim/analysis/RunReport.h"
-#include "sim/core/Report.h"
+#include "sim/output/RunOutput.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
 #include "support/Npy.h"

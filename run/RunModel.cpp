@@ -7,7 +7,7 @@
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
 #include "sim/core/Machine.h"
-#include "sim/core/Report.h"
+#include "sim/output/RunOutput.h"
 #include "sim/core/TensorIo.h"
 #include "sim/systemc/ChipModule.h"
 #include "support/FileIO.h"

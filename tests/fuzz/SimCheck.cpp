@@ -2,7 +2,7 @@
 #include "SimCheck.h"
 
 #include "sim/core/Machine.h"
-#include "sim/core/Report.h"
+#include "sim/output/RunOutput.h"
 #include "sim/core/TensorIo.h"
 #include "support/Diagnostic.h"
 #include "support/Npy.h"

@@ -7,7 +7,7 @@
 #include "compiler/import/ModelLoader.h"
 #include "hw/HwConfig.h"
 #include "sim/core/Machine.h"
-#include "sim/core/Report.h"
+#include "sim/output/RunOutput.h"
 #include "sim/systemc/ChipModule.h"
 #include "support/Diagnostic.h"
 

@@ -9,7 +9,7 @@
 #include "isa/Assembler.h"
 #include "sim/core/Activity.h"
 #include "sim/core/Machine.h"
-#include "sim/core/Report.h"
+#include "sim/output/RunOutput.h"
 #include "testlib/Golden.h"
 
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 #include "hw/HwConfig.h"
 #include "isa/Assembler.h"
 #include "numerics/Dlf16.h"
-#include "sim/core/Report.h"
+#include "sim/output/RunOutput.h"
 #include "sim/core/TensorIo.h"
 #include "testlib/Golden.h"
 
@@ -224,6 +224,58 @@ TEST(Machine, RunsAreDeterministic) {
   b.run();
   EXPECT_EQ(statsJson(a), statsJson(b));
   EXPECT_EQ(traceJson(a), traceJson(b));
+}
+
+// The schedule checks and the records are observers: attached or not, a run
+// takes the same cycles, stalls and numbers; without the checks it reports
+// only what the machine itself finds (bounds, deadlocks), and without the
+// records it keeps none.
+TEST(Machine, ObserversChangeNothingButWhatTheyObserve) {
+  auto isCheckFinding = [](FindingKind k) {
+    return k == FindingKind::LxRace || k == FindingKind::LxUninitRead ||
+           k == FindingKind::MemUninitRead;
+  };
+  for (const char *file :
+       {"dma_copy.s", "pt_matmul.s", "sfu_softmax.s", "ring_exchange.s",
+        "race.s", "deadlock.s", "oob.s", "uninit.s"}) {
+    isa::Program p = assembleExample(file);
+    SimOptions both;
+    both.trace = true;
+    Machine ref(hw::builtinConfig(), p, both);
+    fillInputs(p, ref);
+    ref.run();
+    for (const auto &[checks, trace] :
+         {std::pair{true, false}, std::pair{false, true}, std::pair{false, false}}) {
+      SimOptions o;
+      o.checks = checks;
+      o.trace = trace;
+      Machine m(hw::builtinConfig(), p, o);
+      fillInputs(p, m);
+      m.run();
+      const std::string what = std::string(file) + (checks ? " checks" : "") +
+                               (trace ? " records" : "");
+      EXPECT_EQ(m.totalCycles(), ref.totalCycles()) << what;
+      EXPECT_EQ(m.instructionsExecuted(), ref.instructionsExecuted()) << what;
+      ASSERT_EQ(m.numStreams(), ref.numStreams());
+      for (int s = 0; s < m.numStreams(); ++s) {
+        EXPECT_EQ(m.streamStats(s).busyCycles, ref.streamStats(s).busyCycles) << what;
+        EXPECT_EQ(m.streamStats(s).stallCycles, ref.streamStats(s).stallCycles) << what;
+        EXPECT_EQ(m.streamStats(s).finishedAt, ref.streamStats(s).finishedAt) << what;
+      }
+      for (const isa::TensorDecl &t : p.tensors) {
+        if (t.kind == isa::TensorKind::Output) {
+          EXPECT_EQ(output(p, m, t.name), output(p, ref, t.name)) << what;
+        }
+      }
+      std::vector<FindingKind> expected;
+      for (FindingKind k : kinds(ref))
+        if (checks || !isCheckFinding(k))
+          expected.push_back(k);
+      EXPECT_EQ(kinds(m), expected) << what;
+      EXPECT_EQ(m.trace().size(), trace ? ref.trace().size() : 0u) << what;
+      EXPECT_EQ(m.tracing(), trace) << what;
+    }
+  }
 }
 
 // Names are bytes from the program, not always UTF-8: the reports stay valid

@@ -1,5 +1,5 @@
-// The run's statistics and trace (Report.h).
-#include "sim/core/Report.h"
+// The run's statistics and trace (RunOutput.h).
+#include "sim/output/RunOutput.h"
 
 #include "sim/analysis/Summary.h"
 #include "support/Diagnostic.h"

@@ -1,0 +1,359 @@
+// Stream execution (StreamExecutor.h).
+#include "sim/core/StreamExecutor.h"
+
+#include "sim/core/DmaEngines.h"
+#include "sim/core/HostOps.h"
+#include "sim/core/InstrFields.h"
+#include "sim/core/ScheduleChecker.h"
+#include "sim/core/Semantics.h"
+#include "sim/core/SyncFabric.h"
+#include "support/Diagnostic.h"
+#include "support/HostMemory.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace spyre::sim {
+
+using isa::Engine;
+using isa::Instr;
+using isa::Opcode;
+
+namespace {
+
+bool isSfu(Opcode op) {
+  return isa::instrDesc(op).runsOn(Engine::Sfu) &&
+         !isa::instrDesc(op).runsOn(Engine::Pt);
+}
+
+SfuClass sfuClassOf(isa::TimingClass t) {
+  switch (t) {
+  case isa::TimingClass::SfuTranscendental:
+    return SfuClass::Transcendental;
+  case isa::TimingClass::SfuReduce:
+    return SfuClass::Reduce;
+  default:
+    return SfuClass::Simple;
+  }
+}
+
+/// A PT or SFU instruction's cycles and work (MACs, or sticks), from its
+/// count fields alone: known before the instruction walks its rows.
+struct ComputeCost {
+  Cycle cycles = 0;
+  uint64_t work = 0;
+};
+
+ComputeCost computeCost(const Instr &r, const CostModel &costs) {
+  const InstrFields &fp = instrFields();
+  const Opcode op = r.opcode;
+  if (op == Opcode::Mm || op == Opcode::Mmi8) {
+    auto m = static_cast<uint64_t>(r[fp.mmM]),
+         k = static_cast<uint64_t>(r[fp.mmK]),
+         n = static_cast<uint64_t>(r[fp.mmN]);
+    return {costs.ptCycles(m, k, n,
+                           op == Opcode::Mmi8 ? PtPrecision::Int8
+                                              : PtPrecision::Dl16),
+            m * k * n};
+  }
+  SPYRE_ASSERT(isSfu(op), "unhandled opcode in the simulator");
+  uint64_t sticks = rowSticksOf(r);
+  // xpose has no rows of n sticks: it reads m sticks and writes k.
+  if (op == Opcode::Xpose)
+    sticks = static_cast<uint64_t>(r[fp.xposeM] + r[fp.xposeK]);
+  // The format the arrays work in: the fmt field (0 dl16, 1 f32), or for
+  // cvt the source format (the one `to` is not).
+  const int ff = fp.fmt[static_cast<size_t>(op)];
+  bool f32 = ff >= 0 && r[static_cast<size_t>(ff)] != 0;
+  if (op == Opcode::Cvt)
+    f32 = r[static_cast<size_t>(fp.cvtTo)] == 0;
+  return {costs.sfuCycles(sfuClassOf(r.desc().timing), sticks,
+                          f32 ? SfuFormat::Fp32 : SfuFormat::Dl16),
+          sticks};
+}
+
+/// "mm of 1048576 MACs", "exp of 4096 sticks", "send of 64 sticks".
+std::string workText(const Instr &r, const ComputeCost &compute) {
+  const Opcode op = r.opcode;
+  const std::string name(r.desc().mnemonic);
+  if (op == Opcode::Mm || op == Opcode::Mmi8)
+    return name + " of " + std::to_string(compute.work) + " MACs";
+  if (isSfu(op))
+    return name + " of " + std::to_string(compute.work) + " sticks";
+  return name + " of " + std::to_string(rowSticksOf(r)) + " sticks";
+}
+
+/// Whether a stream may execute the instruction ahead of the chip's global
+/// time. Only the shared timelines (memory channel, rings) need their
+/// requests in time order. Synchronisation does not: a signal's token
+/// carries the cycle it becomes visible, a wait completes no earlier than
+/// the tokens it takes, and a barrier releases at its last arrival, so
+/// their times do not depend on the order in which streams are processed.
+bool isLocal(Opcode op) {
+  switch (op) {
+  case Opcode::Ld:
+  case Opcode::St:
+  case Opcode::Send:
+  case Opcode::Recv:
+  case Opcode::Rsend:
+  case Opcode::Racc:
+  case Opcode::Host: // reads and writes device memory other streams use
+    return false;
+  default:
+    return true;
+  }
+}
+
+} // namespace
+
+StreamExecutor::StreamExecutor(RunState &run, const CostModel &costs,
+                               DmaEngines &dma, SyncFabric &sync, HostOps &host)
+    : run_(run), costs_(costs), dma_(dma), sync_(sync), host_(host),
+      scalarCycles_(static_cast<Cycle>(run.config.sequencer.scalarCycles)),
+      ctrlCycles_(static_cast<Cycle>(run.config.sequencer.ctrlCycles)),
+      instructionLimit_(run.options.maxInstructions != 0
+                            ? run.options.maxInstructions
+                            : std::numeric_limits<uint64_t>::max()),
+      recordLimit_(run.options.maxRecords != 0
+                       ? run.options.maxRecords
+                       : std::numeric_limits<uint64_t>::max()),
+      lxHighWater_(static_cast<size_t>(run.config.chip.cores), 0) {}
+
+void StreamExecutor::run(StreamState &st) {
+  while (!run_.stopped) {
+    if (st.halted || st.block != Block::None)
+      return;
+    const Cycle limit = run_.options.maxCycles;
+    if (limit != 0 && st.time > limit) {
+      run_.stop(FindingKind::MaxCycles, &st, limit,
+                "the run passed --max-cycles " + std::to_string(limit) +
+                    " with streams still running");
+      return;
+    }
+    if (!execute(st))
+      return;
+    if (st.pc >= st.code->code.size()) {
+      SPYRE_UNREACHABLE("a stream ran past its end; program loading checks "
+                        "that every stream ends with halt");
+    }
+    // Local work (no shared state) may run ahead. Anything else runs in
+    // place only when this stream is still the earliest event of the chip
+    // (ahead of the queue's top in (time, core, stream) order); otherwise it
+    // goes back through the queue.
+    if (run_.queue.empty() || isLocal(st.code->code[st.pc].opcode))
+      continue;
+    if (!run_.queue.isEarliest(st.time, st.core, st.index)) {
+      run_.resume(st);
+      return;
+    }
+  }
+}
+
+Instr StreamExecutor::resolve(const StreamState &st, const Instr &in) const {
+  Instr out = in;
+  const isa::InstrDesc &d = in.desc();
+  for (size_t f = 0; f < d.fields.size(); ++f)
+    if (d.fields[f].isAddress()) {
+      out.value[f] = st.regs[in.base[f]] + in.value[f];
+      out.base[f] = 0;
+    }
+  return out;
+}
+
+Cycle StreamExecutor::ctrlCycles(Opcode op) const {
+  if (op == Opcode::Halt)
+    return 0;
+  if (op == Opcode::Li || op == Opcode::Addi)
+    return scalarCycles_;
+  return ctrlCycles_;
+}
+
+void StreamExecutor::noteProgress(const StreamState &st) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point now = Clock::now();
+  const auto interval =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+          std::max(0.0, run_.options.progressSeconds)));
+  if (runStart_ == Clock::time_point{}) {
+    runStart_ = now;
+    nextProgress_ = now + interval;
+    return;
+  }
+  if (now < nextProgress_)
+    return;
+  nextProgress_ = now + interval;
+  run_.options.progress(
+      RunProgress{st.time, run_.instructions,
+                  std::chrono::duration<double>(now - runStart_).count(),
+                  run_.config.chip.clockGhz});
+}
+
+void StreamExecutor::stopAtLimit(StreamState &st) {
+  const SimOptions &o = run_.options;
+  if (run_.instructions >= instructionLimit_) {
+    run_.stop(FindingKind::MaxInstructions, &st, st.time,
+              "the run passed its budget of " +
+                  std::to_string(o.maxInstructions) + " instructions");
+    return;
+  }
+  const size_t kept = run_.records->slices().size();
+  run_.stop(FindingKind::MaxRecords, &st, st.time,
+            "the run kept " + std::to_string(kept) + " records (" +
+                memorySizeText(kept * sizeof(TraceSlice)) +
+                "), its limit; raise --max-records, or run without --stats "
+                "and --trace");
+}
+
+bool StreamExecutor::execute(StreamState &st) {
+  const Instr &in = st.code->code[st.pc];
+  const InstrFields &fp = instrFields();
+  Recorder *const rec = run_.records;
+  if (run_.instructions >= instructionLimit_ ||
+      (rec && rec->slices().size() >= recordLimit_)) [[unlikely]] {
+    stopAtLimit(st);
+    return false;
+  }
+  ++run_.instructions;
+  if (run_.options.progress && (run_.instructions & 0x3FFF) == 0)
+    noteProgress(st);
+  ++st.stats.instructions;
+  st.instrStart = st.time;
+  if (rec)
+    rec->begin(st);
+  const Opcode op = in.opcode;
+  switch (op) {
+  case Opcode::Nop:
+    st.stats.busyCycles += ctrlCycles(op);
+    run_.complete(st, st.time + ctrlCycles(op));
+    return true;
+  case Opcode::Li:
+    if (in[fp.liRd] != 0)
+      st.regs[static_cast<size_t>(in[fp.liRd])] = in[fp.liImm];
+    st.stats.busyCycles += ctrlCycles(op);
+    run_.complete(st, st.time + ctrlCycles(op));
+    return true;
+  case Opcode::Addi: {
+    // 32-bit registers: the sum wraps modulo 2^32 as the ISA says.
+    auto sum = static_cast<uint32_t>(
+        st.regs[static_cast<size_t>(in[fp.addiRs])] + in[fp.addiImm]);
+    if (in[fp.addiRd] != 0)
+      st.regs[static_cast<size_t>(in[fp.addiRd])] = static_cast<int32_t>(sum);
+    st.stats.busyCycles += ctrlCycles(op);
+    run_.complete(st, st.time + ctrlCycles(op));
+    return true;
+  }
+  case Opcode::Loop: {
+    SPYRE_ASSERT(st.depth < static_cast<int>(st.loops.size()),
+                 "loop nesting deeper than the program checks allow");
+    auto first = st.pc + 1;
+    auto end = first + static_cast<uint32_t>(in[fp.loopBody]);
+    st.loops[st.depth++] = {first, end,
+                            static_cast<uint32_t>(in[fp.loopCount])};
+    st.stats.busyCycles += ctrlCycles(op);
+    if (rec)
+      rec->record(st, st.time, st.time + ctrlCycles(op));
+    st.time += ctrlCycles(op);
+    st.pc = first;
+    return true;
+  }
+  case Opcode::Halt:
+    st.halted = true;
+    st.stats.finishedAt = st.time;
+    if (rec)
+      rec->record(st, st.time, st.time);
+    run_.totalCycles = std::max(run_.totalCycles, st.time);
+    return false;
+  case Opcode::Signal:
+    sync_.signal(st, in);
+    return true;
+  case Opcode::Wait:
+    return sync_.wait(st, in);
+  case Opcode::Barrier:
+    return sync_.barrier(st, in);
+  case Opcode::Host:
+    host_.run(st, in);
+    return !run_.stopped;
+  default:
+    break;
+  }
+
+  const Instr r = resolve(st, in);
+  if (std::string err = operandError(r); !err.empty()) {
+    run_.stop(FindingKind::InvalidOperand, &st, st.time, std::move(err));
+    return false;
+  }
+  const bool dma = op == Opcode::Ld || op == Opcode::St;
+  const bool ring = op == Opcode::Send || op == Opcode::Recv ||
+                    op == Opcode::Rsend || op == Opcode::Racc;
+  footprint_.clear();
+  footprint(r, footprint_);
+  if (dma && dma_.pastCycleLimit(st, footprint_))
+    return false;
+  // PT and SFU: local to the core; numbers now, time from the cost model.
+  const ComputeCost compute =
+      dma || ring ? ComputeCost{} : computeCost(r, costs_);
+  if (const Cycle limit = run_.options.maxCycles; limit != 0 && !dma) {
+    // As for a ld/st: work that cannot end before the limit is not run, since
+    // walking its rows (checks, numbers) would take the host far longer than
+    // the limit allows for. PT and SFU costs are exact; a transfer cannot end
+    // sooner than its ring allows even with its peer already waiting.
+    const Cycle least =
+        ring ? sync_.leastTransferCycles(st.core, r) : compute.cycles;
+    if (st.time + least > limit) {
+      run_.stop(
+          FindingKind::MaxCycles, &st, limit,
+          pastCycleLimitText(limit, workText(r, compute), least, st.time));
+      return false;
+    }
+  }
+  const bool inBounds =
+      checkAccesses(st, op == Opcode::Recv || op == Opcode::Racc);
+  if (rec)
+    rec->footprint(st, footprint_);
+  if (dma)
+    return dma_.start(st, r, footprint_, inBounds);
+  if (ring) {
+    SPYRE_ASSERT(!footprint_.empty(), "ring instruction without a region");
+    return sync_.transfer(st, r, footprint_.front().region, inBounds);
+  }
+
+  if (op == Opcode::Mm || op == Opcode::Mmi8)
+    macOps_ += compute.work;
+  if (rec)
+    rec->current(st.index).work = compute.work;
+  if (inBounds && run_.options.numerics)
+    executeCompute(r, run_.lx[static_cast<size_t>(st.core)].data());
+  st.stats.busyCycles += compute.cycles;
+  run_.complete(st, st.time + compute.cycles);
+  return true;
+}
+
+bool StreamExecutor::checkAccesses(StreamState &st, bool deferLxWrites) {
+  const int64_t lxSticks = run_.config.lxSticks();
+  const int64_t memSticks = run_.config.memory.sizeBytes / isa::kStickBytes;
+  bool ok = true;
+  for (const Footprint &f : footprint_) {
+    const int64_t lo = f.region.lowest(), hi = f.region.highest();
+    const int64_t limit = f.deviceMemory ? memSticks : lxSticks;
+    if (lo < 0 || hi >= limit) {
+      run_.findings.report(FindingKind::OutOfBounds, &st, st.time,
+                           std::string(f.write ? "write" : "read") +
+                               " outside " +
+                               (f.deviceMemory ? "device memory" : "LX") +
+                               " (size " + isa::hexText(limit) + " sticks)",
+                           sticksText(f.deviceMemory ? "mem" : "lx", lo, hi));
+      ok = false;
+    }
+  }
+  if (!ok)
+    return false;
+  int64_t &highWater = lxHighWater_[static_cast<size_t>(st.core)];
+  for (const Footprint &f : footprint_)
+    if (!f.deviceMemory)
+      highWater = std::max(highWater, f.region.highest() + 1);
+  if (run_.checker)
+    run_.checker->accessed(st, footprint_, deferLxWrites);
+  return true;
+}
+
+} // namespace spyre::sim
