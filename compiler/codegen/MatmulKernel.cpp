@@ -47,6 +47,10 @@
 //   owner:   pt units --C--> ring (racc) --> [sfu post] --> dma.store
 // With two C buffers the reduction of a tile overlaps the next tile's K
 // steps.
+//
+// The gated product (MatmulArgs::up; what differs, GatedMatmulKernel.cpp):
+// each B tile holds the columns of both weights, each C tile both FP32
+// products, and the post stage gates them into the DL16 result.
 #include "compiler/codegen/MatmulModel.h"
 
 namespace spyre::codegen {
@@ -192,6 +196,7 @@ private:
   std::vector<int64_t> aSlots_, rawASlots_, bSlots_, rawBSlots_, cSlots_,
       dSlots_;
   int64_t stageAt_ = 0, biasRawAt_ = 0, biasFAt_ = 0;
+  int upMemReg_ = 0;
 
   StreamBuilder *load_ = nullptr, *store_ = nullptr, *xpose_ = nullptr,
                 *post_ = nullptr, *ring_ = nullptr;
@@ -354,13 +359,16 @@ void MatmulCore::loadB(const NestIter &it, int upTo) {
     slot = bRing_->slot(*load_);
   }
   const int64_t lxBlockStride = s_.keepB ? s_.kPad : s_.tileK;
-  load_->append(loadSticks(
-      slot, Addr{bMemReg_, 0},
-      {present, nBlocks, b.rowStride, b.blockStride, lxBlockStride}));
-  if (present < kp)
+  for (int64_t w = 0; w < p_.weights(); ++w) {
+    const Addr to = slot + w * gatedBOffset(s_, lxBlockStride);
     load_->append(loadSticks(
-        slot + present, at(static_cast<int64_t>(pb_.zeroSticks(kp - present))),
-        {kp - present, nBlocks, 1, 0, lxBlockStride}));
+        to, Addr{w == 0 ? bMemReg_ : upMemReg_, 0},
+        {present, nBlocks, b.rowStride, b.blockStride, lxBlockStride}));
+    if (present < kp)
+      load_->append(loadSticks(
+          to + present, at(static_cast<int64_t>(pb_.zeroSticks(kp - present))),
+          {kp - present, nBlocks, 1, 0, lxBlockStride}));
+  }
   if (s_.keepB) {
     bRing_->post(*load_);
     return;
@@ -414,6 +422,10 @@ void MatmulCore::emitLoad() {
     bStep[static_cast<size_t>(lvl_[DimN])] = s_.tileN / kDl16Lanes * b.blockStride;
     bStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK * b.rowStride;
   }
+  if (p_.up) {
+    upMemReg_ = s.allocReg();
+    s.li(upMemReg_, p_.up->stick(k0, part_.n0 / kDl16Lanes));
+  }
   NestIter none;
   none.tail.assign(3, false);
   none.first.assign(3, false);
@@ -423,6 +435,8 @@ void MatmulCore::emitLoad() {
   if (loadsA)
     regs.push_back({aMemReg_, aStep});
   regs.push_back({bMemReg_, bStep});
+  if (upMemReg_)
+    regs.push_back({upMemReg_, bStep});
   // A kept panel: the buffer is taken when its N tile starts, filled K tile
   // by K tile in the first M tile, and given up when the N tile ends.
   const int mLevel = lvl_[DimM];
@@ -485,6 +499,8 @@ void MatmulCore::emitLoad() {
     bRing_->close(s);
   s.freeReg(aMemReg_);
   s.freeReg(bMemReg_);
+  if (upMemReg_)
+    s.freeReg(upMemReg_);
 }
 
 // ---- SFU transposes
@@ -557,21 +573,26 @@ void MatmulCore::emitPt(int unit) {
     const int64_t i0 = unit * m / units_, i1 = (unit + 1) * m / units_;
     if (i1 <= i0)
       return;
-    auto mm = instr<Opcode::Mm>()
-                  .c(c + i0)
-                  .a(aRing_->slot(s) + i0)
-                  .b(s_.keepB ? Addr{bReg, 0} : bRing_->slot(s))
-                  .m(i1 - i0)
-                  .k(kPad(it, 2))
-                  .n(ceilDiv(size(DimN, it, 2), kDl16Lanes) * kDl16Lanes)
-                  .as(s_.tileM)
-                  .bs(s_.keepB ? s_.kPad : s_.tileK)
-                  .cs(s_.tileM);
-    if (s_.directDl16)
-      mm.out(isa::StickFormat::Dl16);
-    if (!it.first[2])
-      mm.acc(1);
-    s.append(mm);
+    const int64_t bs = s_.keepB ? s_.kPad : s_.tileK;
+    const Addr b = s_.keepB ? Addr{bReg, 0} : bRing_->slot(s);
+    // The gated product's second weight and product sit beside the first.
+    for (int64_t w = 0; w < p_.weights(); ++w) {
+      auto mm = instr<Opcode::Mm>()
+                    .c(c + w * gatedCOffset(s_) + i0)
+                    .a(aRing_->slot(s) + i0)
+                    .b(b + w * gatedBOffset(s_, bs))
+                    .m(i1 - i0)
+                    .k(kPad(it, 2))
+                    .n(ceilDiv(size(DimN, it, 2), kDl16Lanes) * kDl16Lanes)
+                    .as(s_.tileM)
+                    .bs(bs)
+                    .cs(s_.tileM);
+      if (s_.directDl16)
+        mm.out(isa::StickFormat::Dl16);
+      if (!it.first[2])
+        mm.acc(1);
+      s.append(mm);
+    }
   };
   // The fill pair holds both C buffers: the first tile's is the one
   // released (stepped past) on the way to the second's.
@@ -710,7 +731,7 @@ void MatmulCore::emitReduce() {
             .core(peer)
             .lx(cRing_->slot(s))
             .n(rows(it, 1, j))
-            .m(2 * ceilDiv(size(DimN, it, 1), kDl16Lanes))
+            .m(2 * p_.weights() * ceilDiv(size(DimN, it, 1), kDl16Lanes))
             .s(s_.tileM);
       };
       if (accFrom_ >= 0)
@@ -820,12 +841,16 @@ void MatmulCore::postTile(StreamBuilder &s, const NestIter &it, int biasReg,
   dRing_->acquire(s);
   const Addr stage = at(stageAt_);
   const int64_t perStage = s_.keepB ? 1 : nBlocks;
+  if (p_.up)
+    siluInPlace(s, c, m, 2 * nBlocks, s_.tileM);
   for (int64_t b0 = 0; b0 < nBlocks; b0 += perStage) {
     const int64_t blocks = std::min(perStage, nBlocks - b0);
     for (int64_t f = 0; f < 2 * blocks; ++f) {
       Addr dst = stage + (f / 2) * 2 * m + f % 2;
       Addr src = c + (2 * b0 + f) * s_.tileM;
-      if (p_.bias)
+      if (p_.up)
+        s.append(gateRows(dst, src, src + gatedCOffset(s_), m));
+      else if (p_.bias)
         s.append(sfuBinary(Opcode::Add, dst, src, Addr{biasReg, 2 * b0 + f},
                            {1, m, 2, 1, 0, 0}, true, true));
       else
