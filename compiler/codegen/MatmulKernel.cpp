@@ -726,18 +726,22 @@ void MatmulCore::emitReduce() {
       cRing_->acquire(s);
       // The tile's FP32 blocks (two per 64 columns) of `rows` sticks each,
       // tileM apart.
-      auto transfer = [&](Opcode op, int peer) {
+      // The gated product's second partial sits a whole tile of columns
+      // on (gatedCOffset): one transfer per product.
+      auto transfer = [&](Opcode op, int peer, int64_t w) {
         return instrOf<isa::Format::Ring>(op)
             .core(peer)
-            .lx(cRing_->slot(s))
+            .lx(cRing_->slot(s) + w * gatedCOffset(s_))
             .n(rows(it, 1, j))
-            .m(2 * p_.weights() * ceilDiv(size(DimN, it, 1), kDl16Lanes))
+            .m(2 * ceilDiv(size(DimN, it, 1), kDl16Lanes))
             .s(s_.tileM);
       };
-      if (accFrom_ >= 0)
-        s.append(transfer(Opcode::Racc, accFrom_));
-      if (sendTo_ >= 0)
-        s.append(transfer(Opcode::Rsend, sendTo_));
+      for (int64_t w = 0; w < p_.weights(); ++w) {
+        if (accFrom_ >= 0)
+          s.append(transfer(Opcode::Racc, accFrom_, w));
+        if (sendTo_ >= 0)
+          s.append(transfer(Opcode::Rsend, sendTo_, w));
+      }
       cRing_->release(s);
     }
   };

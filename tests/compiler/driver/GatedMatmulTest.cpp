@@ -4,12 +4,14 @@
 // two matmuls, silu and mul, at -O2 as the one gated_matmul the
 // fuse-gated-matmul pass makes of them, on shapes that are not multiples
 // of 64 (rows, K and N), with batch dims folded into the rows, a decode
-// shape of few rows over a long K, and weights given transposed. Fused,
-// the device writes only the result.
+// shape of few rows over a long K, K split across cores (both partials
+// summed over the reduce ring, with a tail of N), and weights given
+// transposed. Fused, the device writes only the result.
 #include "compiler/driver/CompileCheck.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 namespace spyre::compiler {
@@ -73,6 +75,22 @@ TEST(GatedMatmul, OddShapesMatchTheReference) {
 
 TEST(GatedMatmul, FewRowsOverALongKMatchTheReference) {
   check({4, 1, 1100, 250});
+}
+
+TEST(GatedMatmul, KSplitMatchesTheReference) {
+  const Case c{1, 8, 1100, 130};
+  SCOPED_TRACE(label(c));
+  std::unique_ptr<Graph> g = test::parseGraphText(graphText(c));
+  ASSERT_TRUE(g);
+  const std::string file = ::testing::TempDir() + "gated_k_split.json";
+  std::ofstream(file) << R"({"ops": {"gated": {"k_split": 3}}})";
+  CompileOptions o;
+  o.optLevel = 2;
+  o.mappingIn = file;
+  CheckedRun r = test::checkCompiledWith(*g, o, 4, {-1, 1});
+  ASSERT_TRUE(r.compiled);
+  EXPECT_NE(r.compiled->mappingJson.find("\"k_split\":3"), std::string::npos)
+      << r.compiled->mappingJson;
 }
 
 TEST(GatedMatmul, TransposedWeightsMatchTheReference) {
