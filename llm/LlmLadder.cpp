@@ -15,7 +15,8 @@ namespace {
 
 constexpr int64_t kDeviceBytes = 2; // DL16
 
-/// Multiply-accumulates of the graph's matmuls, and of its attention ops'
+/// Multiply-accumulates of the graph's matmuls (gated ones count both
+/// products), and of its attention ops'
 /// two products (all S x L scores, as the matmuls they replace count them).
 int64_t graphMacs(const compiler::Graph &g) {
   int64_t macs = 0;
@@ -26,11 +27,13 @@ int64_t graphMacs(const compiler::Graph &g) {
               op->operand(1)->type().shape[2];
       continue;
     }
-    if (op->kind() != compiler::OpKind::Matmul)
+    const bool gated = op->kind() == compiler::OpKind::GatedMatmul;
+    if (op->kind() != compiler::OpKind::Matmul && !gated)
       continue;
+    // A gated product is two matmuls' worth.
     const compiler::Shape &a = op->operand(0)->type().shape;
     const int64_t k = op->boolAttr("transpose_a") ? a[a.size() - 2] : a.back();
-    macs += op->result()->type().elementCount() * k;
+    macs += (gated ? 2 : 1) * op->result()->type().elementCount() * k;
   }
   return macs;
 }

@@ -218,6 +218,11 @@ struct MatmulArgs {
   TensorRef c;
   /// [N] added to every row of C (DL16 or FP32).
   std::optional<TensorRef> bias;
+  /// The gated product (GatedMatmulKernel.cpp): with a second weight of
+  /// b's shape, C = silu(A x B) * (A x up), both products of each tile
+  /// computed side by side and gated in LX. Needs B not transposed, a DL16
+  /// C and no bias.
+  std::optional<TensorRef> up;
   bool transA = false;
   bool transB = false;
 };

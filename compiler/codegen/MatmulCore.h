@@ -147,6 +147,8 @@ private:
   std::vector<int64_t> aSlots_, rawASlots_, bSlots_, rawBSlots_, cSlots_,
       dSlots_;
   int64_t stageAt_ = 0, biasRawAt_ = 0, biasFAt_ = 0;
+  /// The gated product's up weight in memory (GatedMatmulKernel.cpp).
+  int upMemReg_ = 0;
 
   StreamBuilder *load_ = nullptr, *store_ = nullptr, *xpose_ = nullptr,
                 *post_ = nullptr, *ring_ = nullptr;

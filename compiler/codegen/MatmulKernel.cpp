@@ -50,6 +50,10 @@
 //   owner:   pt units --C--> ring (racc) --> [sfu post] --> dma.store
 // With two C buffers the reduction of a tile overlaps the next tile's K
 // steps.
+//
+// The gated product (MatmulArgs::up; what differs, GatedMatmulKernel.cpp):
+// each B tile holds the columns of both weights, each C tile both FP32
+// products, and the post stage gates them into the DL16 result.
 #include "compiler/codegen/MatmulCore.h"
 
 namespace spyre::codegen {
@@ -222,21 +226,26 @@ void MatmulCore::emitPt(int unit) {
     const int64_t i0 = unit * m / units_, i1 = (unit + 1) * m / units_;
     if (i1 <= i0)
       return;
-    auto mm = instr<Opcode::Mm>()
-                  .c(c + i0)
-                  .a(aRing_->slot(s) + i0)
-                  .b(s_.keepB ? Addr{bReg, 0} : bRing_->slot(s))
-                  .m(i1 - i0)
-                  .k(kPad(it, 2))
-                  .n(ceilDiv(size(DimN, it, 2), kDl16Lanes) * kDl16Lanes)
-                  .as(s_.tileM)
-                  .bs(s_.keepB ? s_.kPad : s_.tileK)
-                  .cs(s_.tileM);
-    if (s_.directDl16)
-      mm.out(isa::StickFormat::Dl16);
-    if (!it.first[2])
-      mm.acc(1);
-    s.append(mm);
+    const int64_t bs = s_.keepB ? s_.kPad : s_.tileK;
+    const Addr b = s_.keepB ? Addr{bReg, 0} : bRing_->slot(s);
+    // The gated product's second weight and product sit beside the first.
+    for (int64_t w = 0; w < p_.weights(); ++w) {
+      auto mm = instr<Opcode::Mm>()
+                    .c(c + w * gatedCOffset(s_) + i0)
+                    .a(aRing_->slot(s) + i0)
+                    .b(b + w * gatedBOffset(s_, bs))
+                    .m(i1 - i0)
+                    .k(kPad(it, 2))
+                    .n(ceilDiv(size(DimN, it, 2), kDl16Lanes) * kDl16Lanes)
+                    .as(s_.tileM)
+                    .bs(bs)
+                    .cs(s_.tileM);
+      if (s_.directDl16)
+        mm.out(isa::StickFormat::Dl16);
+      if (!it.first[2])
+        mm.acc(1);
+      s.append(mm);
+    }
   };
   // The fill pair holds both C buffers: the first tile's is the one
   // released (stepped past) on the way to the second's.
@@ -399,12 +408,16 @@ void MatmulCore::postTile(StreamBuilder &s, const NestIter &it, int biasReg,
   dRing_->acquire(s);
   const Addr stage = at(stageAt_);
   const int64_t perStage = s_.keepB ? 1 : nBlocks;
+  if (p_.up)
+    siluInPlace(s, c, m, 2 * nBlocks, s_.tileM);
   for (int64_t b0 = 0; b0 < nBlocks; b0 += perStage) {
     const int64_t blocks = std::min(perStage, nBlocks - b0);
     for (int64_t f = 0; f < 2 * blocks; ++f) {
       Addr dst = stage + (f / 2) * 2 * m + f % 2;
       Addr src = c + (2 * b0 + f) * s_.tileM;
-      if (p_.bias)
+      if (p_.up)
+        s.append(gateRows(dst, src, src + gatedCOffset(s_), m));
+      else if (p_.bias)
         s.append(sfuBinary(Opcode::Add, dst, src, Addr{biasReg, 2 * b0 + f},
                            {1, m, 2, 1, 0, 0}, true, true));
       else

@@ -3,7 +3,8 @@
 // nest, the LX layout and the A chains of a shared-A plan. The planner and
 // its cost model (MatmulPlan.cpp) choose among shapes; the emitter
 // (MatmulKernel.cpp, which describes the kernel) turns the chosen one into
-// streams. Internal to the two.
+// streams, with the gated product's own steps in GatedMatmulKernel.cpp.
+// Internal to the three.
 #pragma once
 
 #include "compiler/codegen/KernelSupport.h"
@@ -42,10 +43,20 @@ enum Dim { DimM = 0, DimN = 1, DimK = 2 };
 struct Problem {
   StickMatrix a, b, c;
   std::optional<StickMatrix> bias;
+  /// The gated product's second weight (MatmulArgs::up), b's shape.
+  std::optional<StickMatrix> up;
   bool transA = false, transB = false;
   int64_t m = 0, k = 0, n = 0;
   bool outF32 = true;
+
+  /// B matrices each tile multiplies: 2 for the gated product.
+  int64_t weights() const { return up ? 2 : 1; }
 };
+
+// ---- The gated product's own steps (GatedMatmulKernel.cpp)
+
+/// Asserts what the gated product needs of its operands.
+void checkGated(const Problem &p);
 
 inline Problem problemOf(const MatmulArgs &args) {
   Problem p;
@@ -74,6 +85,10 @@ inline Problem problemOf(const MatmulArgs &args) {
                      (p.bias->dtype == isa::DType::Dl16 ||
                       p.bias->dtype == isa::DType::Fp32),
                  "matmul: bias must be a DL16 or FP32 vector of N");
+  }
+  if (args.up) {
+    p.up = StickMatrix::of(*args.up);
+    checkGated(p);
   }
   return p;
 }
@@ -144,8 +159,10 @@ inline Shape shapeOf(const Problem &p, int64_t tileM, int64_t tileK, int64_t til
   s.overlap = overlap;
   if (!s.owner)
     return s; // an FP32 partial, sent on as it is
-  // A reduced partial arrives in FP32, so a DL16 C converts after it.
-  s.convert = !p.outF32 && (s.kTiles > 1 || p.bias || s.gridK > 1);
+  // A reduced partial arrives in FP32, so a DL16 C converts after it; the
+  // gated product's two FP32 tiles are gated on the way.
+  s.convert =
+      !p.outF32 && (s.kTiles > 1 || p.bias || s.gridK > 1 || p.up);
   s.post = s.convert || p.bias.has_value();
   s.directDl16 = !p.outF32 && !s.convert;
   return s;
@@ -207,9 +224,11 @@ inline LxLayout lxLayout(const Problem &p, const Shape &s) {
   l.cSlots = s.mTiles * s.nTiles == 1 ? 1 : buffers;
   l.aSlot = tkb * s.tileM;
   l.rawASlot = p.transA ? ceilDiv(s.tileM, kDl16Lanes) * s.tileK : 0;
-  l.bSlot = tnb * (s.keepB ? s.kPad : s.tileK);
+  // The gated product's tiles hold both weights' columns, and both
+  // products (GatedMatmulKernel.cpp).
+  l.bSlot = p.weights() * tnb * (s.keepB ? s.kPad : s.tileK);
   l.rawBSlot = p.transB ? tkb * s.tileN : 0;
-  l.cSlot = (s.directDl16 ? 1 : 2) * tnb * s.tileM;
+  l.cSlot = p.weights() * (s.directDl16 ? 1 : 2) * tnb * s.tileM;
   l.dSlot = s.convert ? tnb * s.tileM : 0;
   // One 64-column block at a time beside a kept panel (postTile).
   l.stage = s.convert ? 2 * (s.keepB ? 1 : tnb) * s.tileM : 0;
@@ -223,6 +242,23 @@ inline LxLayout lxLayout(const Problem &p, const Shape &s) {
   }
   return l;
 }
+
+/// Where the up weight's part of a B tile starts in LX, from the gate's:
+/// a whole tile of columns on, blocks `lxBlockStride` sticks apart.
+inline int64_t gatedBOffset(const Shape &s, int64_t lxBlockStride) {
+  return s.tileN / kDl16Lanes * lxBlockStride;
+}
+/// Where the up product's FP32 C tile starts in LX, from the gate's.
+inline int64_t gatedCOffset(const Shape &s) {
+  return 2 * (s.tileN / kDl16Lanes) * s.tileM;
+}
+/// silu over `fBlocks` FP32 blocks of `rows` sticks, `tileM` apart, in
+/// place: the gate product of a C tile.
+void siluInPlace(StreamBuilder &s, Addr gate, int64_t rows, int64_t fBlocks,
+                 int64_t tileM);
+/// gate * up over one FP32 block of `rows` sticks into every second stick
+/// from `dst` (the interleave the DL16 convert reads).
+InstrBuilder gateRows(Addr dst, Addr gate, Addr up, int64_t rows);
 
 /// The A chains of a plan with shareA: each core's neighbours (-1 at an
 /// end) for the parts in row-major order on consecutive cores from

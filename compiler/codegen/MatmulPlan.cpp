@@ -93,13 +93,16 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
   const double rowsPerUnit = std::ceil(static_cast<double>(s.tileM) / units);
   const double passes = std::ceil(rowsPerUnit / cfg.pt.passRows);
   const double eff = std::min(1.0, std::sqrt(passes / cfg.pt.fullRatePasses));
-  const double stepPt =
-      cfg.pt.setupCycles + rowsPerUnit * s.tileK * s.tileN / (macs * eff);
+  // The gated product multiplies each tile by both weights.
+  const auto weights = static_cast<double>(p.weights());
+  const double stepPt = cfg.pt.setupCycles * weights +
+                        rowsPerUnit * s.tileK * s.tileN * weights / (macs * eff);
   const double ptTime = static_cast<double>(steps) * stepPt;
 
   const std::array<int, 3> lvl = levelsOf(s.nOuter);
   const std::array<int64_t, 3> tiles = {s.mTiles, s.nTiles, s.kTiles};
-  const double aBytes = 2.0 * blockM * kPad, bBytes = 2.0 * kPad * blockN;
+  const double aBytes = 2.0 * blockM * kPad,
+               bBytes = 2.0 * kPad * blockN * weights;
   auto loadsOf = [&](Dim d1, Dim d2) {
     int l = loadLevel(lvl, tiles, d1, d2);
     int64_t n = 1;
@@ -133,8 +136,8 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
       static_cast<double>((p.transA ? aLoads * ceilDiv(s.tileM, kDl16Lanes) : 0) +
                           (p.transB ? bLoads * (s.tileN / kDl16Lanes) : 0)) *
       static_cast<double>(s.tileK / kDl16Lanes);
-  double fill =
-      (2.0 * (s.tileM + s.tileN) * s.tileK) / perCoreBw + ldLatency + stepPt;
+  double fill = (2.0 * (s.tileM + s.tileN * weights) * s.tileK) / perCoreBw +
+                ldLatency + stepPt;
   double ringTime = 0;
   if (s.shareA && chains && chains->longest > 1) {
     const double aTileRing = 2.0 * s.tileM * s.tileK / cfg.ring.bytesPerCycle +
@@ -162,7 +165,8 @@ double estimate(const hw::HwConfig &cfg, const Problem &p, const Shape &s,
   // store it.
   double reduceTime = 0;
   if (s.gridK > 1) {
-    const double hop = 4.0 * s.tileM * s.tileN / cfg.reduceRing.bytesPerCycle +
+    const double hop = 4.0 * s.tileM * s.tileN * weights /
+                           cfg.reduceRing.bytesPerCycle +
                        cfg.reduceRing.hopLatencyCycles +
                        cfg.sequencer.syncCycles;
     reduceTime = (s.gridK > 2 ? 2.0 : 1.0) * hop * static_cast<double>(cTiles);

@@ -63,13 +63,16 @@ void MatmulCore::loadB(const NestIter &it, int upTo) {
     slot = bRing_->slot(*load_);
   }
   const int64_t lxBlockStride = s_.keepB ? s_.kPad : s_.tileK;
-  load_->append(loadSticks(
-      slot, Addr{bMemReg_, 0},
-      {present, nBlocks, b.rowStride, b.blockStride, lxBlockStride}));
-  if (present < kp)
+  for (int64_t w = 0; w < p_.weights(); ++w) {
+    const Addr to = slot + w * gatedBOffset(s_, lxBlockStride);
     load_->append(loadSticks(
-        slot + present, at(static_cast<int64_t>(pb_.zeroSticks(kp - present))),
-        {kp - present, nBlocks, 1, 0, lxBlockStride}));
+        to, Addr{w == 0 ? bMemReg_ : upMemReg_, 0},
+        {present, nBlocks, b.rowStride, b.blockStride, lxBlockStride}));
+    if (present < kp)
+      load_->append(loadSticks(
+          to + present, at(static_cast<int64_t>(pb_.zeroSticks(kp - present))),
+          {kp - present, nBlocks, 1, 0, lxBlockStride}));
+  }
   if (s_.keepB) {
     bRing_->post(*load_);
     return;
@@ -123,6 +126,10 @@ void MatmulCore::emitLoad() {
     bStep[static_cast<size_t>(lvl_[DimN])] = s_.tileN / kDl16Lanes * b.blockStride;
     bStep[static_cast<size_t>(lvl_[DimK])] = s_.tileK * b.rowStride;
   }
+  if (p_.up) {
+    upMemReg_ = s.allocReg();
+    s.li(upMemReg_, p_.up->stick(k0, part_.n0 / kDl16Lanes));
+  }
   NestIter none;
   none.tail.assign(3, false);
   none.first.assign(3, false);
@@ -132,6 +139,8 @@ void MatmulCore::emitLoad() {
   if (loadsA)
     regs.push_back({aMemReg_, aStep});
   regs.push_back({bMemReg_, bStep});
+  if (upMemReg_)
+    regs.push_back({upMemReg_, bStep});
   // A kept panel: the buffer is taken when its N tile starts, filled K tile
   // by K tile in the first M tile, and given up when the N tile ends.
   const int mLevel = lvl_[DimM];
@@ -194,6 +203,8 @@ void MatmulCore::emitLoad() {
     bRing_->close(s);
   s.freeReg(aMemReg_);
   s.freeReg(bMemReg_);
+  if (upMemReg_)
+    s.freeReg(upMemReg_);
 }
 // ---- Ring: the A chain
 
@@ -262,18 +273,22 @@ void MatmulCore::emitReduce() {
       cRing_->acquire(s);
       // The tile's FP32 blocks (two per 64 columns) of `rows` sticks each,
       // tileM apart.
-      auto transfer = [&](Opcode op, int peer) {
+      // The gated product's second partial sits a whole tile of columns
+      // on (gatedCOffset): one transfer per product.
+      auto transfer = [&](Opcode op, int peer, int64_t w) {
         return instrOf<isa::Format::Ring>(op)
             .core(peer)
-            .lx(cRing_->slot(s))
+            .lx(cRing_->slot(s) + w * gatedCOffset(s_))
             .n(rows(it, 1, j))
             .m(2 * ceilDiv(size(DimN, it, 1), kDl16Lanes))
             .s(s_.tileM);
       };
-      if (accFrom_ >= 0)
-        s.append(transfer(Opcode::Racc, accFrom_));
-      if (sendTo_ >= 0)
-        s.append(transfer(Opcode::Rsend, sendTo_));
+      for (int64_t w = 0; w < p_.weights(); ++w) {
+        if (accFrom_ >= 0)
+          s.append(transfer(Opcode::Racc, accFrom_, w));
+        if (sendTo_ >= 0)
+          s.append(transfer(Opcode::Rsend, sendTo_, w));
+      }
       cRing_->release(s);
     }
   };

@@ -364,6 +364,7 @@ bool Emitter::emitOp(Op &op) {
   }
   switch (op.kind()) {
   case OpKind::Matmul:
+  case OpKind::GatedMatmul:
     ok = emitMatmul(op);
     break;
   case OpKind::Add:

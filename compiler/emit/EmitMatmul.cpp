@@ -25,6 +25,15 @@ bool Emitter::emitMatmul(const Op &op) {
   const int64_t batchA = product(a.shape, 0, static_cast<size_t>(ra - 2));
   const int64_t batchB = product(b.shape, 0, static_cast<size_t>(rb - 2));
   const int64_t batchC = product(c.shape, 0, static_cast<size_t>(rc - 2));
+  std::optional<TensorRef> up;
+  if (op.kind() == OpKind::GatedMatmul) {
+    up = ref(op.operand(2));
+    if (up->dtype != isa::DType::Dl16 || c.dtype != isa::DType::Dl16)
+      return fail("gated_matmul runs on DL16 operands and result only");
+    if (batchB != 1)
+      return fail("gated_matmul runs with weights without batch dims only");
+    up->shape = {k, n};
+  }
   KernelOptions o = options();
   auto plan = [&](const codegen::MatmulArgs &args, const KernelOptions &ko) {
     if (m_.grid.size() == 2 && m_.tile.size() == 3) {
@@ -68,6 +77,7 @@ bool Emitter::emitMatmul(const Op &op) {
     args.c = c;
     args.c.shape = {batchC * m, n};
     args.bias = bias;
+    args.up = up;
     codegen::MatmulPlan p = plan(args, o);
     beginKernel();
     codegen::emitMatmul(pb_, args, o, &p);

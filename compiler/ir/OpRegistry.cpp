@@ -104,6 +104,27 @@ std::vector<OpDef> buildTable() {
        "(likewise with transpose_b). Both operands have rank 2 or more; their "
        "batch dimensions broadcast as in NumPy (numpy.matmul)."});
   t.push_back(
+      {OpKind::GatedMatmul,
+       "gated_matmul",
+       "Gated matrix product of a SwiGLU MLP: silu(a gate) * (a up)",
+       {{"a", OperandArity::Required, "[..., M, K], or [..., K, M] with transpose_a"},
+        {"gate", OperandArity::Required,
+         "[..., K, N], or [..., N, K] with transpose_b"},
+        {"up", OperandArity::Required, "the shape of gate"}},
+       kFloatTypes,
+       {{"transpose_a", AttrType::Bool, false, {},
+         "a holds its last two dimensions swapped"},
+        {"transpose_b", AttrType::Bool, false, {},
+         "gate and up hold their last two dimensions swapped"}},
+       inferGatedMatmul,
+       nullptr,
+       "the shape of matmul(a, gate)",
+       "y = silu(G) * U elementwise, where G = matmul(a, gate) and U = "
+       "matmul(a, up) with the same transpose attributes, and silu(x) = x / "
+       "(1 + exp(-x)). What two matmuls, silu and mul compute in turn; the "
+       "fuse-gated-matmul pass makes that pattern this op, whose device "
+       "kernel never stores G or U."});
+  t.push_back(
       {OpKind::Linear,
        "linear",
        "Fully connected layer, y = x weight^T + bias (PyTorch layout)",

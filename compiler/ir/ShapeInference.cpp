@@ -91,6 +91,15 @@ bool inferMatmul(InferContext &c) {
   return true;
 }
 
+/// A matmul's result from a and gate; up must be gate's twin.
+bool inferGatedMatmul(InferContext &c) {
+  if (c.operand(2).shape != c.operand(1).shape)
+    return c.operandError(2, c.describeOperand(2) +
+                                 " must have the shape of " +
+                                 c.describeOperand(1));
+  return inferMatmul(c);
+}
+
 bool inferLinear(InferContext &c) {
   const TensorType &x = c.operand(0), &w = c.operand(1);
   if (x.rank() < 1)

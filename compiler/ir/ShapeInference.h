@@ -8,6 +8,7 @@
 namespace spyre::compiler::infer {
 
 bool inferMatmul(InferContext &c);
+bool inferGatedMatmul(InferContext &c);
 bool inferLinear(InferContext &c);
 bool inferBroadcast(InferContext &c);
 bool inferSame(InferContext &c);

@@ -304,14 +304,14 @@ bool divideRun(Graph &graph, PassContext &ctx) {
       // The naive division: no overlap of a core's loads, compute and
       // stores, and every core loads its own matmul operands.
       m.overlap = false;
-      if (op->kind() == OpKind::Matmul) {
+      if (runsMatmulKernel(op->kind())) {
         m.shareA = false;
         m.keepB = false;
         m.kSplit = 1;
       }
     }
     if (cost) {
-      if (op->kind() == OpKind::Matmul) {
+      if (runsMatmulKernel(op->kind())) {
         MatmulWork w = matmulWork(graph, *op, m.fuseBias);
         if (w.batches == 1) {
           codegen::KernelOptions o;

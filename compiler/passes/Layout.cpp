@@ -204,9 +204,11 @@ DeviceLayout requiredOperandLayout(const Op &op, size_t index,
   switch (op.kind()) {
   case OpKind::Relayout:
     return current;
-  case OpKind::Matmul: {
+  case OpKind::Matmul:
+  case OpKind::GatedMatmul: {
     // a is [..., M, K] and b is [..., K, N]: a sticks on K, b on N; with the
-    // transpose attribute those are the second-to-last dimensions.
+    // transpose attribute those are the second-to-last dimensions
+    // (gated_matmul's up weight is a second b).
     bool transposed = op.boolAttr(index == 0 ? "transpose_a" : "transpose_b");
     return stickedOn(type.shape, isa::DType::Dl16,
                      transposed ? type.rank() - 2 : type.rank() - 1,

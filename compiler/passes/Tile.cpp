@@ -16,7 +16,7 @@ namespace {
 bool tileRun(Graph &graph, PassContext &ctx) {
   const hw::HwConfig &cfg = ctx.hw();
   for (Op *op : graph.ops()) {
-    if (op->kind() != OpKind::Matmul ||
+    if (!runsMatmulKernel(op->kind()) ||
         !opRunsKernels(graph, *op, cfg.chip.stickBytes))
       continue;
     OpMapping m = opMapping(*op);

@@ -5,6 +5,7 @@
 #include "compiler/passes/Canonicalize.h"
 #include "compiler/passes/Divide.h"
 #include "compiler/passes/Emit.h"
+#include "compiler/passes/FuseGatedMatmul.h"
 #include "compiler/passes/Layout.h"
 #include "compiler/passes/LxPlan.h"
 #include "compiler/passes/Schedule.h"
@@ -82,9 +83,9 @@ void checkDeclaration(const PassInfo &pass) {
 std::span<const PassInfo *const> passRegistry() {
   static const std::vector<const PassInfo *> passes = [] {
     std::vector<const PassInfo *> all{
-        &canonicalizePass(), &layoutPass(), &applyMappingPass(),
-        &dividePass(),       &schedulePass(), &lxPlanPass(),
-        &tilePass(),         &emitPass(),
+        &canonicalizePass(), &fuseGatedMatmulPass(), &layoutPass(),
+        &applyMappingPass(), &dividePass(),          &schedulePass(),
+        &lxPlanPass(),       &tilePass(),            &emitPass(),
     };
     for (size_t i = 0; i < all.size(); ++i) {
       checkDeclaration(*all[i]);
@@ -130,11 +131,12 @@ Pipeline levelPipeline(int level, const std::string &mappingIn) {
   SPYRE_ASSERT(level >= 0 && level <= 2,
                "optimisation level " + std::to_string(level));
   // -O0 is the naive plan -O2 is measured against: every op on every core,
-  // alone in its phase, nothing folded or fused, no overlap inside a
-  // kernel. -O1 keeps the cost model's division, one op per phase.
+  // alone in its phase, nothing folded or fused (no gated products), no
+  // overlap inside a kernel. -O1 keeps the cost model's division, one op per phase.
   const bool naive = level == 0;
   return pipelineOf({
       {canonicalizePass()},
+      {fuseGatedMatmulPass(), {}, !naive},
       {layoutPass()},
       {applyMappingPass(), {{"file", Attribute(mappingIn)}}, !mappingIn.empty()},
       {dividePass(),

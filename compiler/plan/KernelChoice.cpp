@@ -291,6 +291,10 @@ MatmulWork matmulWork(const Graph &graph, const Op &op,
   w.args.b = b;
   w.args.c = c;
   w.args.b.shape = {k, n};
+  if (op.kind() == OpKind::GatedMatmul) {
+    w.args.up = refOf(op.operand(2));
+    w.args.up->shape = {k, n};
+  }
   if (batchB == 1) {
     w.args.a.shape = {batchA * m, k};
     w.args.c.shape = {batchA * m, n};

@@ -71,6 +71,12 @@ bool isFreeView(const Graph &graph, const Op &op, int stickBytes);
 /// (addresses zero; dtypes and shapes as on the device, the fused bias
 /// included): the batch dims of A folded into M when B has none
 /// (batches = 1), else one product per batch.
+/// Whether the matmul kernel runs `kind`, planned as a matmul: matmul and
+/// gated_matmul.
+inline bool runsMatmulKernel(OpKind kind) {
+  return kind == OpKind::Matmul || kind == OpKind::GatedMatmul;
+}
+
 struct MatmulWork {
   codegen::MatmulArgs args;
   int64_t batches = 1;

@@ -75,7 +75,7 @@ bool checkMappings(const Graph &graph, const PassContext &ctx,
       missing += " phase";
     if (lx && !onHost && m.lx.size() != 2)
       missing += " lx";
-    if (tile && op->kind() == OpKind::Matmul && m.tile.size() != 3)
+    if (tile && runsMatmulKernel(op->kind()) && m.tile.size() != 3)
       missing += " tile";
     if (!missing.empty()) {
       diags.error(graphLoc(graph),

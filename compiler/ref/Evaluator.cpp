@@ -545,6 +545,14 @@ std::vector<RefTensor> evaluateOp(const Op &op,
   switch (op.kind()) {
   case OpKind::Matmul:
     return {matmul(op, x, *operands[1])};
+  case OpKind::GatedMatmul: {
+    // The two products in double, then silu(gate) * up per element.
+    RefTensor y = matmul(op, x, *operands[1]);
+    const RefTensor up = matmul(op, x, *operands[2]);
+    for (size_t i = 0; i < y.values.size(); ++i)
+      y.values[i] = y.values[i] * sigmoid(y.values[i]) * up.values[i];
+    return {y};
+  }
   case OpKind::Linear:
     return {linear(op, x, *operands[1], optional(2))};
   case OpKind::Add:

@@ -402,8 +402,9 @@ TEST(PassOptions, BadValuesAndUnknownKeysAreLocatedErrors) {
 }
 
 TEST(PassRegistry, ListsEveryPassOnceAndBuildsTheDefaultPipelines) {
-  EXPECT_EQ(registeredPassNames(), "canonicalize, layout, apply-mapping, "
-                                   "divide, schedule, lx-plan, tile, emit");
+  EXPECT_EQ(registeredPassNames(),
+            "canonicalize, fuse-gated-matmul, layout, apply-mapping, "
+            "divide, schedule, lx-plan, tile, emit");
   for (const PassInfo *p : passRegistry())
     EXPECT_EQ(findPass(p->name), p);
   EXPECT_EQ(findPass("nope"), nullptr);
@@ -412,14 +413,15 @@ TEST(PassRegistry, ListsEveryPassOnceAndBuildsTheDefaultPipelines) {
             "fuse-elementwise=false},schedule{overlap=false},lx-plan,tile,"
             "emit");
   EXPECT_EQ(pipelineText(levelPipeline(1)),
-            "canonicalize,layout,divide,schedule{overlap=false},lx-plan,tile,"
-            "emit");
+            "canonicalize,fuse-gated-matmul,layout,divide,schedule{overlap="
+            "false},lx-plan,tile,emit");
   EXPECT_EQ(pipelineText(o2Pipeline()),
-            "canonicalize,layout,divide,schedule,lx-plan,tile,emit");
+            "canonicalize,fuse-gated-matmul,layout,divide,schedule,lx-plan,"
+            "tile,emit");
   // A replay puts the file's decisions on the ops before division.
   EXPECT_EQ(pipelineText(levelPipeline(2, "m.json")),
-            "canonicalize,layout,apply-mapping{file=m.json},divide,schedule,"
-            "lx-plan,tile,emit");
+            "canonicalize,fuse-gated-matmul,layout,apply-mapping{file=m.json},"
+            "divide,schedule,lx-plan,tile,emit");
   for (int level = 0; level <= 2; ++level) {
     ASSERT_TRUE(defaultPipeline(level).has_value());
     EXPECT_EQ(pipelineText(*defaultPipeline(level)),
