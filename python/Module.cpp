@@ -317,6 +317,8 @@ Result runProgram(const Program &p, const py::object &inputs,
   report.hasInputs = !c.graph.inputs().empty();
   report.inputsKind = given.kind;
   report.seed = given.seed;
+  for (const compiler::OpEstimate &e : c.result.estimates)
+    report.estimates[e.op] = e.cycles;
   py::gil_scoped_release unlocked;
   // Several runs may share a process: the plain-C++ event loop, not the
   // SystemC kernel (which elaborates once per process; the same results).
@@ -585,7 +587,7 @@ PYBIND11_MODULE(_spyre, m) {
           "stats_json",
           [](const Result &r) {
             py::gil_scoped_release unlocked;
-            return sim::statsJson(*r.sim.machine);
+            return sim::statsJson(*r.sim.machine, &r.report.estimates);
           },
           "The statistics JSON, as `spyre run --stats` writes it")
       .def_property_readonly(
@@ -620,7 +622,9 @@ PYBIND11_MODULE(_spyre, m) {
       .def(
           "write_stats",
           [](const Result &r, const std::string &path) {
-            writeOutput(r, path, [&] { return sim::statsJson(*r.sim.machine); });
+            writeOutput(r, path, [&] {
+              return sim::statsJson(*r.sim.machine, &r.report.estimates);
+            });
           },
           py::arg("path"), "Writes the statistics JSON (`spyre run --stats`)")
       .def(

@@ -407,6 +407,8 @@ RunReport runModel(const RunOptions &o) {
     compiled = compileOrThrow(graph, config, o.optLevel,
                               /*constantData=*/report.numerics, o.mappingIn);
     report.compileStatistics = compiled->statistics;
+    for (const compiler::OpEstimate &e : compiled->estimates)
+      report.estimates[e.op] = e.cycles;
   }
   const Clock::time_point simulateStart = Clock::now();
   report.compileSeconds =
@@ -436,7 +438,7 @@ RunReport runModel(const RunOptions &o) {
                       serializeNpy(results[i]));
     }
     if (!o.stats.empty())
-      written.write(o.stats, sim::statsJson(machine));
+      written.write(o.stats, sim::statsJson(machine, &report.estimates));
     if (!o.trace.empty())
       written.write(o.trace,
                     encodeForPath(o.trace, sim::traceJson(machine, traceFilter)));
@@ -517,21 +519,31 @@ std::string summaryText(const RunReport &r, size_t topOps) {
   const size_t shown = std::min(topOps, r.ops.size());
   if (r.records)
     out += fmt::format("\nops by time (top {} of {})\n", shown, r.ops.size());
+  // The compiler's estimate beside each op's simulated span, and their ratio.
   std::vector<std::vector<std::string>> rows = {
-      {"op", "cycles", "share", "MACs", "device B", "of bound", "regime"}};
+      {"op", "cycles", "share", "estimate", "est/sim", "MACs", "device B",
+       "of bound", "regime"}};
   for (size_t i = 0; i < shown; ++i) {
     const sim::OpSummary &op = r.ops[i];
     const bool none = op.roofline.regime == "-";
+    const auto est = r.estimates.find(op.op);
+    const bool hasEst = est != r.estimates.end();
     rows.push_back(
         {op.op.empty() ? "(none)" : op.op, std::to_string(op.span()),
          percent(r.cycles ? static_cast<double>(op.span()) /
                                 static_cast<double>(r.cycles)
                           : 0.0),
+         hasEst ? std::to_string(est->second) : "-",
+         hasEst && op.span() > 0
+             ? fmt::format("{:.2f}", static_cast<double>(est->second) /
+                                         static_cast<double>(op.span()))
+             : "-",
          std::to_string(op.macs), std::to_string(op.readBytes + op.writeBytes),
          none ? "-" : percent(op.roofline.fraction), op.roofline.regime});
   }
   if (r.records) {
-    out += textTable(rows, {true, false, false, false, false, false, true});
+    out += textTable(
+        rows, {true, false, false, false, false, false, false, false, true});
     out += "\n";
   }
 

@@ -113,6 +113,10 @@ struct RunReport {
   double memoryPeakGbps = 0;
   bool records = true; ///< false: no per-instruction records, no `ops`
   std::vector<sim::OpSummary> ops; ///< longest span first
+  /// The compiler's estimate of each op's cycles (compiler/plan/Estimate.h),
+  /// set beside the simulated span in the summary and the statistics JSON;
+  /// empty when the run was given a program.
+  std::map<std::string, int64_t> estimates;
 
   /// The compiler's statistics text (`spyre compile --stats`), and the
   /// wall-clock seconds of compiling and of simulating, which vary from run

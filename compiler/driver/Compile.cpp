@@ -82,7 +82,9 @@ CompileOutcome compile(const Graph &graph, const hw::HwConfig &config,
   r.program = std::move(*pm.target().program);
   r.mappingJson = mappingJson(
       collectMapping(*r.graph, toHex(config.fingerprint(), 16)));
-  r.statistics = pm.statisticsReport() + programSummary(r.program, config);
+  r.estimates = estimateOps(*r.graph, config);
+  r.statistics = pm.statisticsReport() + programSummary(r.program, config) +
+                 estimatesText(r.estimates);
   return {CompileStatus::Ok, std::move(r)};
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "compiler/ir/Graph.h"
+#include "compiler/plan/Estimate.h"
 #include "compiler/pm/Target.h"
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
@@ -53,7 +54,11 @@ struct CompileResult {
   std::unique_ptr<Graph> graph;
   /// The mapping of every op, as --mapping-out writes it.
   std::string mappingJson;
-  /// Pass statistics and a program summary (deterministic text).
+  /// The planner's estimate of every op that runs kernels, in graph order
+  /// (compiler/plan/Estimate.h).
+  std::vector<OpEstimate> estimates;
+  /// Pass statistics, a program summary and the estimates (deterministic
+  /// text).
   std::string statistics;
 };
 

@@ -261,6 +261,16 @@ int64_t coresPerBatch(int64_t batches, int64_t cores) {
   return cores / std::min(batches, cores);
 }
 
+hw::HwConfig batchConfig(const hw::HwConfig &config, int64_t batches,
+                         int64_t cores) {
+  hw::HwConfig c = config;
+  const double groups =
+      static_cast<double>(std::max<int64_t>(1, std::min(batches, cores)));
+  c.memory.sustainedReadGBps /= groups;
+  c.memory.sustainedMixedGBps /= groups;
+  return c;
+}
+
 MatmulWork matmulWork(const Graph &graph, const Op &op,
                       const std::string &fuseBias) {
   auto refOf = [](const Value *v) {

@@ -46,7 +46,7 @@ double peakMacsPerCyclePerCore(const hw::HwConfig &cfg) {
 
 } // namespace
 
-std::string statsJson(const Machine &m) {
+std::string statsJson(const Machine &m, const OpEstimates *estimates) {
   const hw::HwConfig &cfg = m.config();
   const double ghz = cfg.chip.clockGhz;
   const Cycle total = m.totalCycles();
@@ -154,6 +154,18 @@ std::string statsJson(const Machine &m) {
   if (m.tracing()) {
     Profile profile = profileOf(m);
     j["ops"] = opsJson(opSummaries(profile));
+    if (estimates)
+      for (ordered_json &op : j["ops"]) {
+        auto it = estimates->find(op["op"].get<std::string>());
+        if (it == estimates->end())
+          continue;
+        const auto span = op["span_cycles"].get<Cycle>();
+        op["estimated_cycles"] = it->second;
+        op["estimate_ratio"] =
+            span > 0 ? static_cast<double>(it->second) /
+                           static_cast<double>(span)
+                     : 0.0;
+      }
     j["critical_path"] = criticalPathJson(criticalPath(profile));
   }
   // Program and op names are bytes from the program file, not always UTF-8.

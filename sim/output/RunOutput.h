@@ -8,14 +8,22 @@
 #include "sim/core/Machine.h"
 
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace spyre::sim {
 
+/// The compiler's estimate of each op's cycles, by op name
+/// (compiler/plan/Estimate.h), to set beside the simulated ones.
+using OpEstimates = std::map<std::string, int64_t>;
+
 /// Statistics as pretty-printed JSON. A run that kept per-instruction
-/// records (SimOptions::trace) adds the per-op figures and the critical path.
-std::string statsJson(const Machine &machine);
+/// records (SimOptions::trace) adds the per-op figures and the critical path;
+/// with `estimates`, each op they name also gets `estimated_cycles` and
+/// `estimate_ratio` (estimated over simulated span cycles).
+std::string statsJson(const Machine &machine,
+                      const OpEstimates *estimates = nullptr);
 
 /// What part of a run a trace shows: slices overlapping the cycles
 /// [start, end) on the listed cores (all when empty), flows whose two ends

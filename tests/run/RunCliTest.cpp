@@ -11,6 +11,7 @@
 #include "testlib/RunTool.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -95,7 +96,8 @@ TEST(RunCli, ScalarInputIsCheckedAgainstTheReference) {
 
 TEST(RunCli, WritesWhatCompileAndSimWrite) {
   // The same program and inputs through `compile` + `sim` give the same
-  // outputs, statistics and trace, byte for byte.
+  // outputs and trace, byte for byte, and the same statistics but for the
+  // compiler's estimate that `run` adds to each op (docs/run.md).
   const std::string dir = test::makeTempDir();
   const std::string model = "examples/models/norm_softmax/model.json";
   ToolResult eval = runSpyre(
@@ -115,7 +117,27 @@ TEST(RunCli, WritesWhatCompileAndSimWrite) {
                              dir + "/sim.json", "--trace", dir + "/sim.trace"});
   ASSERT_EQ(sim.exitCode, 0) << all(sim);
   EXPECT_EQ(readFile(dir + "/run/p.npy", kTextFileLimit), readFile(dir + "/sim/p.npy", kTextFileLimit));
-  EXPECT_EQ(readFile(dir + "/run.json", kTextFileLimit), readFile(dir + "/sim.json", kTextFileLimit));
+  nlohmann::ordered_json runStats = nlohmann::ordered_json::parse(
+      readFile(dir + "/run.json", kTextFileLimit));
+  const nlohmann::ordered_json simStats = nlohmann::ordered_json::parse(
+      readFile(dir + "/sim.json", kTextFileLimit));
+  size_t estimated = 0;
+  for (nlohmann::ordered_json &op : runStats["ops"]) {
+    if (!op.contains("estimated_cycles"))
+      continue;
+    ++estimated;
+    EXPECT_GT(op["estimated_cycles"].get<int64_t>(), 0) << op.dump();
+    EXPECT_DOUBLE_EQ(op["estimate_ratio"].get<double>(),
+                     op["estimated_cycles"].get<double>() /
+                         op["span_cycles"].get<double>())
+        << op.dump();
+    op.erase("estimated_cycles");
+    op.erase("estimate_ratio");
+  }
+  // Every op of the model runs kernels and has an estimate; the
+  // synchronisation between them ("") has none.
+  EXPECT_EQ(estimated + 1, runStats["ops"].size()) << runStats["ops"].dump();
+  EXPECT_EQ(runStats, simStats);
   EXPECT_EQ(readFile(dir + "/run.trace", kTextFileLimit), readFile(dir + "/sim.trace", kTextFileLimit));
   // Only the outputs are written to the outputs folder.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir + "/run"),
