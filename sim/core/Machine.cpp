@@ -476,7 +476,7 @@ void Machine::complete(StreamState &st, Cycle end) {
 Cycle Machine::ctrlCycles(Opcode op) const {
   if (op == Opcode::Halt)
     return 0;
-  if (op == Opcode::Li || op == Opcode::Addi)
+  if (op == Opcode::Li || op == Opcode::Addi || op == Opcode::Lr)
     return static_cast<Cycle>(config_.sequencer.scalarCycles);
   return static_cast<Cycle>(config_.sequencer.ctrlCycles);
 }
@@ -583,6 +583,8 @@ bool Machine::execute(StreamState &st) {
   case Opcode::Host:
     doHost(st, in);
     return !stopped_;
+  case Opcode::Lr:
+    return doRegisterLoad(st, in);
   default:
     break;
   }
@@ -1252,6 +1254,42 @@ void Machine::finish() {
 }
 
 // ------------------------------------------------------------ host ops
+
+bool Machine::doRegisterLoad(StreamState &st, const Instr &in) {
+  const Instr r = resolve(st, in);
+  // The stick read is checked like any LX read (bounds, races, reads of
+  // bytes never written).
+  if (!checkAccesses(st, r, false)) {
+    stopped_ = true;
+    return false;
+  }
+  if (options_.trace)
+    noteFootprint(st);
+  // Timing-only runs hold no LX contents: the index reads as 0, which only
+  // moves the addresses it feeds.
+  int32_t value = 0;
+  if (options_.numerics)
+    std::memcpy(&value,
+                lx_[static_cast<size_t>(st.core)].data() +
+                    r[isa::Field::Lx] * isa::kStickBytes +
+                    r[isa::Field::Lane] * int64_t{4},
+                sizeof value);
+  const int64_t limit = r[isa::Field::Limit];
+  if (value < 0 || value >= limit) {
+    report(FindingKind::IndexOutOfRange, &st, st.time,
+           "index " + std::to_string(value) + " (lane " +
+               std::to_string(r[isa::Field::Lane]) + ") is outside [0, " +
+               std::to_string(limit) + ")",
+           sticksText("lx", r[isa::Field::Lx], r[isa::Field::Lx]));
+    stopped_ = true;
+    return false;
+  }
+  if (const int64_t rd = r[isa::Field::Rd]; rd != 0)
+    st.regs[static_cast<size_t>(rd)] = value;
+  st.stats.busyCycles += ctrlCycles(Opcode::Lr);
+  complete(st, st.time + ctrlCycles(Opcode::Lr));
+  return true;
+}
 
 void Machine::doHost(StreamState &st, const Instr &in) {
   const auto index = static_cast<uint32_t>(in[fields().hostOp]);

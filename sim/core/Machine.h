@@ -446,6 +446,8 @@ private:
   bool doBarrier(StreamState &st, const isa::Instr &in);
   bool doTransfer(StreamState &st, const isa::Instr &resolved, bool inBounds);
   void doHost(StreamState &st, const isa::Instr &in);
+  /// `lr`: a register from an INT32 lane of LX, its bound checked.
+  bool doRegisterLoad(StreamState &st, const isa::Instr &in);
   void matchTransfers(Channel &ch, bool reduce, int srcCore, int dstCore);
   void wake(StreamState &st, const Release &release);
 
