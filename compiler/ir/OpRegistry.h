@@ -64,6 +64,9 @@ struct OperandSpec {
   std::string_view name;
   OperandArity arity = OperandArity::Required;
   std::string_view description;
+  /// The element types this operand may have when it is not the op's shared
+  /// type (embedding's i32 ids); 0: the shared type (OpDef::types).
+  ElementTypeSet ownTypes = 0;
 };
 
 /// What is wrong with an op, and where: the whole op, one operand, one
@@ -130,8 +133,9 @@ struct OpDef {
   std::string_view name;
   std::string_view summary;
   std::vector<OperandSpec> operands;
-  /// Element types the operands may have; all operands share one type and
-  /// the results have it too.
+  /// Element types the operands may have; all operands share one type
+  /// (but an operand with its own types) and the results have it too (but
+  /// with a resultType).
   ElementTypeSet types = kFloatTypes;
   std::vector<AttrSpec> attrs;
   InferFn infer = nullptr;
@@ -140,6 +144,9 @@ struct OpDef {
   std::string_view resultRule;
   /// What the op computes, precisely enough to implement it.
   std::string_view semantics;
+  /// The results' element type when it is not the operands' (argmax's
+  /// i32 ids).
+  std::optional<ElementType> resultType;
 
   size_t minOperands() const;
   /// Largest operand count, or SIZE_MAX for a variadic op.
