@@ -1,5 +1,4 @@
 #include "compiler/ir/OpRegistry.h"
-#include "compiler/ir/TokenOps.h"
 
 #include "host/HostOp.h"
 #include "support/Diagnostic.h"

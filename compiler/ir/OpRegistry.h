@@ -160,6 +160,10 @@ struct OpDef {
 
 /// Every op kind, in OpKind order.
 std::span<const OpDef> opTable();
+/// Rows of the table kept in files of their own: embedding and argmax, the
+/// ops that take token ids in or give them out (TokenOps.cpp).
+OpDef embeddingOpDef();
+OpDef argmaxOpDef();
 const OpDef &opDef(OpKind kind);
 /// The row named `name`, or nullptr.
 const OpDef *findOpDef(std::string_view name);

@@ -1,5 +1,8 @@
-// embedding and argmax: what they accept and infer (TokenOps.h).
-#include "compiler/ir/TokenOps.h"
+// The op table's rows for the ops that take token ids in or give them out:
+// embedding (a gather of table rows by id) and argmax (the id of each row's
+// largest element), kept apart from OpRegistry.cpp, which adds them to the
+// table in OpKind order.
+#include "compiler/ir/OpRegistry.h"
 
 namespace spyre::compiler {
 
