@@ -15,7 +15,7 @@
 #include "isa/Program.h"
 #include "run/Inputs.h"
 #include "run/RunModel.h"
-#include "sim/analysis/Report.h"
+#include "sim/analysis/RunReport.h"
 #include "sim/core/Report.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
@@ -634,7 +634,7 @@ PYBIND11_MODULE(_spyre, m) {
           "write_report",
           [](const Result &r, const std::string &path, size_t top) {
             writeOutput(r, path, [&] {
-              sim::ReportOptions options;
+              sim::RunReportOptions options;
               options.topOps = top;
               return sim::htmlReport(
                   sim::readRunData(sim::traceJson(*r.sim.machine),

@@ -33,7 +33,7 @@ using isa::Opcode;
 namespace {
 
 /// Tiles this big (input sticks) amortise a DMA instruction's latency; see
-/// RowKernels.cpp.
+/// RowKernelSupport.cpp.
 constexpr int64_t kTargetTileSticks = 512;
 
 int64_t product(const std::vector<int64_t> &v, size_t from, size_t to) {

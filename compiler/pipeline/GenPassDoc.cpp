@@ -1,7 +1,8 @@
 // spyre-pass-doc: regenerates the pass reference inside docs/passes.md from
 // the pass registry. `spyre-pass-doc` prints the generated section;
-// `spyre-pass-doc --update docs/passes.md` rewrites the section in place. A
-// test fails when the committed file differs from what this writes.
+// `spyre-pass-doc --update docs/passes.md` rewrites the section in place;
+// `spyre-pass-doc --text` prints the same reference as plain text. A test
+// fails when the committed file differs from what this writes.
 #include "compiler/pipeline/PassDoc.h"
 
 #include "support/Diagnostic.h"
@@ -16,8 +17,12 @@ int main(int argc, char **argv) {
     std::cout << compiler::passReferenceMarkdown();
     return 0;
   }
+  if (argc == 2 && std::strcmp(argv[1], "--text") == 0) {
+    std::cout << compiler::passListText();
+    return 0;
+  }
   if (argc != 3 || std::strcmp(argv[1], "--update") != 0) {
-    std::cerr << "usage: spyre-pass-doc [--update docs/passes.md]\n";
+    std::cerr << "usage: spyre-pass-doc [--text | --update docs/passes.md]\n";
     return static_cast<int>(ExitCode::Usage);
   }
   try {

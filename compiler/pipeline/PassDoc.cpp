@@ -4,6 +4,8 @@
 #include "compiler/pipeline/PassRegistry.h"
 
 #include <cstring>
+#include <string_view>
+#include <vector>
 
 namespace spyre::compiler {
 
@@ -32,6 +34,26 @@ std::string optionTypeMarkdown(const OptionSpec &o) {
   return "one of " + out;
 }
 
+/// The passes whose requiredBefore names `name`, in registry order.
+std::vector<std::string_view> requiredBy(std::string_view name) {
+  std::vector<std::string_view> out;
+  for (const PassInfo *p : passRegistry())
+    for (std::string_view needed : p->requiredBefore)
+      if (needed == name)
+        out.push_back(p->name);
+  return out;
+}
+
+/// `a, b, c`, each name wrapped in `quote`.
+std::string nameList(const std::vector<std::string_view> &names,
+                     std::string_view quote = "") {
+  std::string out;
+  for (std::string_view n : names)
+    out += (out.empty() ? "" : ", ") + std::string(quote) + std::string(n) +
+           std::string(quote);
+  return out;
+}
+
 std::string pipelineLine(int level) {
   std::optional<Pipeline> p = defaultPipeline(level);
   return "-O" + std::to_string(level) + ": " + pipelineText(*p);
@@ -44,6 +66,11 @@ std::string passListText() {
   for (const PassInfo *p : passRegistry()) {
     out += std::string(p->name) + ": " + std::string(p->summary) + "\n";
     out += "  after it: " + std::string(p->postconditionText) + "\n";
+    if (!p->requiredBefore.empty())
+      out += "  requires before it, in order: " + nameList(p->requiredBefore) +
+             "\n";
+    if (std::vector<std::string_view> by = requiredBy(p->name); !by.empty())
+      out += "  required before: " + nameList(by) + "\n";
     for (const OptionSpec &o : p->options)
       out += "  option " + std::string(o.name) + "=<" + optionTypeText(o) +
              "> (default " + defaultText(o) +
@@ -74,6 +101,12 @@ std::string passReferenceMarkdown() {
     out += "\n### " + std::string(p->name) + "\n\n" + std::string(p->summary) +
            ".\n\n";
     out += "After it: " + std::string(p->postconditionText) + "\n\n";
+    if (!p->requiredBefore.empty())
+      out += "Requires before it, in this order (checked before a pipeline "
+             "runs): " +
+             nameList(p->requiredBefore, "`") + ".\n\n";
+    if (std::vector<std::string_view> by = requiredBy(p->name); !by.empty())
+      out += "Required before: " + nameList(by, "`") + ".\n\n";
     if (p->options.empty()) {
       out += "Options: none.\n\n";
     } else {

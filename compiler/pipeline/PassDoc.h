@@ -14,7 +14,8 @@ inline constexpr const char *kPassReferenceBegin =
     "spyre-pass-doc; do not edit -->";
 inline constexpr const char *kPassReferenceEnd = "<!-- END PASS REFERENCE -->";
 
-/// Plain text: each pass with its summary, postcondition, options and
+/// Plain text: each pass with its summary, postcondition, the passes it
+/// requires before it and those it is required before, options and
 /// statistics, then the default pipelines.
 std::string passListText();
 

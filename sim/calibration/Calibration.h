@@ -97,7 +97,7 @@ Measurement measureRingLink(const hw::HwConfig &config, const RingSpec &spec);
 /// same for every core), over the cycles of the whole shift.
 Measurement measureRingShift(const hw::HwConfig &config, const RingSpec &spec);
 
-/// A row kernel of the compiler (compiler/codegen/RowKernels.cpp) over DL16
+/// A row kernel of the compiler (compiler/codegen/ReductionKernels.cpp) over DL16
 /// rows, as the calibration measures it.
 enum class RowKernelKind { Softmax, LayerNorm, RmsNorm };
 

@@ -1,4 +1,5 @@
 // The event loop, the streams and the synchronisation objects (Machine.h).
+// Size: the loop, streams and sync objects stay together until split (issue 18).
 #include "sim/core/Machine.h"
 
 #include "sim/core/Semantics.h"

@@ -1,10 +1,10 @@
-// `spyre report` and sim/analysis/Report: the page of a compiled example
+// `spyre report` and sim/analysis/RunReport: the page of a compiled example
 // (every chart, well-formed SVG, nothing fetched from the network, the ops
 // in the legend and on the roofline, the same bytes twice), the page of a
 // statistics JSON, the merging of slices on long runs, the roofline's
 // log-log placement against hand-computed coordinates, the op colours
 // against an independent HSL conversion, and the errors for bad input.
-#include "sim/analysis/Report.h"
+#include "sim/analysis/RunReport.h"
 
 #include "support/Diagnostic.h"
 #include "testlib/Golden.h"
@@ -486,7 +486,7 @@ TEST(Report, TimelineStaysUnderItsRectangleBudget) {
   const std::string full = sim::htmlReport(runOf(p));
   EXPECT_EQ(countOf(group(full, "timeline"), "<title>core 0 pt.0"), 300u);
   EXPECT_EQ(full.find("id=\"timeline-merged\""), std::string::npos);
-  sim::ReportOptions options;
+  sim::RunReportOptions options;
   options.maxTimelineRects = 100;
   const std::string html = sim::htmlReport(runOf(p), options);
   EXPECT_EQ(countOf(group(html, "timeline"), "<title>core 0 pt.0"), 100u);

@@ -1,11 +1,11 @@
 // `spyre report RUN -o report.html`: a self-contained HTML page of a run
 // from what `spyre sim` wrote (a trace JSON, or a statistics JSON with fewer
-// charts). The page is made in sim/analysis/Report; this file parses the
+// charts). The page is made in sim/analysis/RunReport; this file parses the
 // command line and writes the file.
 #include "Commands.h"
 #include "IntOption.h"
 
-#include "sim/analysis/Report.h"
+#include "sim/analysis/RunReport.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
 
@@ -26,7 +26,7 @@ int runReport(const ReportCliOptions &o) {
   checkNotAnInput({o.output}, {o.run});
   checkWritable(o.output);
   const sim::RunData run = sim::readRunData(readFile(o.run, kJsonFileLimit), o.run);
-  sim::ReportOptions options;
+  sim::RunReportOptions options;
   options.topOps = o.top;
   writeFileAtomic(o.output, sim::htmlReport(run, options));
   return static_cast<int>(ExitCode::Ok);

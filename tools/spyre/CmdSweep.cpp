@@ -10,7 +10,7 @@
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
 #include "support/ParseNumber.h"
-#include "sweep/Report.h"
+#include "sweep/SweepReport.h"
 #include "sweep/Slurm.h"
 #include "sweep/Sweep.h"
 
@@ -93,7 +93,7 @@ int runSweep(const SweepCliOptions &o) {
   return sweep::runLocal(plan, run, std::cout, std::cerr);
 }
 
-int runReport(const std::string &dir, const sweep::ReportOptions &o) {
+int runReport(const std::string &dir, const sweep::SweepReportOptions &o) {
   const sweep::SweepReport report = sweep::sweepReport(dir, o);
   // With the page on standard output, the summary goes to the side.
   (isStdout(report.htmlPath) ? std::cerr : std::cout) << report.text;
@@ -141,7 +141,7 @@ void addSweepCommand(CLI::App &app, Dispatch &dispatch) {
   dry->excludes(point)->excludes(agg);
   point->excludes(agg);
 
-  auto report = std::make_shared<std::pair<std::string, sweep::ReportOptions>>();
+  auto report = std::make_shared<std::pair<std::string, sweep::SweepReportOptions>>();
   CLI::App *rep = cmd->add_subcommand(
       "report", "Pareto front and one chart per swept parameter of a sweep's "
                 "results, as one HTML page; prints the best points");

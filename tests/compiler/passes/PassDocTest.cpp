@@ -50,6 +50,49 @@ TEST(PassDoc, DocumentsEveryPassOptionAndStatistic) {
       << list;
 }
 
+/// The lines of `list` that describe pass `name` (its summary line up to the
+/// next pass's).
+std::string passBlock(const std::string &list, std::string_view name) {
+  const std::string head = std::string(name) + ": ";
+  size_t begin = list.rfind(head, 0) == 0 ? 0 : list.find("\n" + head);
+  if (begin == std::string::npos)
+    return "";
+  if (begin != 0)
+    ++begin;
+  size_t end = begin;
+  while ((end = list.find('\n', end)) != std::string::npos &&
+         end + 1 < list.size() && list[end + 1] == ' ')
+    ++end;
+  return list.substr(begin, end == std::string::npos ? end : end - begin);
+}
+
+TEST(PassDoc, ShowsWhatEachPassRequiresBeforeIt) {
+  const std::string list = passListText();
+  const std::string markdown = passReferenceMarkdown();
+  // Emission reads what these passes annotate (Emit.cpp declares them).
+  EXPECT_NE(passBlock(list, "emit").find(
+                "\n  requires before it, in order: layout, divide, schedule, "
+                "lx-plan, tile"),
+            std::string::npos)
+      << passBlock(list, "emit");
+  EXPECT_NE(markdown.find("Requires before it, in this order (checked before a "
+                          "pipeline runs): `layout`, `divide`, `schedule`, "
+                          "`lx-plan`, `tile`."),
+            std::string::npos);
+  for (const PassInfo *p : passRegistry()) {
+    for (std::string_view needed : p->requiredBefore) {
+      std::string block = passBlock(list, needed);
+      size_t line = block.find("\n  required before: ");
+      ASSERT_NE(line, std::string::npos) << block;
+      EXPECT_NE(block.find(std::string(p->name), line), std::string::npos)
+          << block;
+    }
+  }
+  // A pass nothing requires says nothing about it.
+  EXPECT_EQ(passBlock(list, "emit").find("required before:"),
+            std::string::npos);
+}
+
 TEST(PassDoc, UpdateNeedsBothMarkers) {
   EXPECT_FALSE(updatePassReference("no markers\n").has_value());
   EXPECT_FALSE(updatePassReference(std::string(kPassReferenceEnd) + "\n" +

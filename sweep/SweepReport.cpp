@@ -1,6 +1,6 @@
-// The sweep report (Report.h): results read back from DIR, the Pareto front
+// The sweep report (SweepReport.h): results read back from DIR, the Pareto front
 // per model, the charts as inline SVG and the terminal table.
-#include "sweep/Report.h"
+#include "sweep/SweepReport.h"
 
 #include "hw/HwConfig.h"
 #include "support/FileIO.h"
@@ -759,7 +759,7 @@ void serveSections(const PlanData &plan, const std::vector<std::string> &models,
 
 } // namespace
 
-SweepReport sweepReport(const std::string &dir, const ReportOptions &options) {
+SweepReport sweepReport(const std::string &dir, const SweepReportOptions &options) {
   const Expr cost = parseCost(options.cost);
   PlanData plan = readPlan(dir);
   auto findAxis = [&](const std::string &name,

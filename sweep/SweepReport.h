@@ -14,7 +14,7 @@ namespace spyre::sweep {
 /// The default cost proxy: the LX of the whole chip, in bytes.
 inline constexpr const char *kDefaultCost = "lx.size_bytes * chip.cores";
 
-struct ReportOptions {
+struct SweepReportOptions {
   std::string html;   ///< the page to write; empty: DIR/report.html
   std::string x;      ///< chart only this parameter (an axis name); empty: all
   std::string series; ///< the axis that splits each chart into series
@@ -30,6 +30,6 @@ struct SweepReport {
 /// Reads DIR/plan.json, the point results and each finished point's
 /// config.yaml. A missing or malformed DIR is a UserError (exit 1); a bad
 /// --x, --series or --cost a usage error (exit 2).
-SweepReport sweepReport(const std::string &dir, const ReportOptions &options);
+SweepReport sweepReport(const std::string &dir, const SweepReportOptions &options);
 
 } // namespace spyre::sweep

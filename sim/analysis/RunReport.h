@@ -46,7 +46,7 @@ struct RunData {
 /// UserError naming `fileName` and, for a bad field, its key path.
 RunData readRunData(std::string_view text, const std::string &fileName);
 
-struct ReportOptions {
+struct RunReportOptions {
   /// Ops listed in the ops table (the roofline chart shows every op).
   size_t topOps = 20;
   /// At most this many slice rectangles in the timeline: past it, slices
@@ -56,7 +56,7 @@ struct ReportOptions {
 
 /// The report page. Charts that need a trace are replaced by a note when
 /// `run` came from a statistics JSON.
-std::string htmlReport(const RunData &run, const ReportOptions &options = {});
+std::string htmlReport(const RunData &run, const RunReportOptions &options = {});
 
 /// The fill colour of an op in every chart: a stable function of its name
 /// (`#rrggbb`).
