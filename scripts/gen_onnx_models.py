@@ -17,6 +17,15 @@ on every run (fixed seeds), so committed files only change when this script
 does:
 
     /usr/bin/python3 scripts/gen_onnx_models.py
+
+It also writes one Granite-shaped decoder layer of any size, as PyTorch
+exports it (granite_layer below; weights as inputs, so the file is small),
+by default Granite-3.3-8B's prefill layer (512 tokens, no past); `--past N
+--tokens 1 --batch 4` makes the decode layer:
+
+    /usr/bin/python3 scripts/gen_onnx_models.py --granite-layer OUT.onnx \
+        [--hidden 4096] [--heads 32] [--kv-heads 8] [--head-dim 128] \
+        [--ffn 12800] [--tokens 512] [--past 0] [--batch 1] [--no-present]
 """
 
 import math
@@ -502,6 +511,299 @@ def gen_attention_block():
     save_good("attention_block", m, {"x": x}, {"y": h + g @ f64(w2)})
 
 
+# ---- A decoder layer as PyTorch exports a Granite or Llama model ----
+
+
+def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
+                  tokens=8, past=0, batch=1, eps=1e-5, attention_scale=None,
+                  residual=0.22, name="granite_layer", padding=0, present=True,
+                  tables=None):
+    """One decoder layer of a Granite-shaped model in the form torch.onnx
+    writes Hugging Face's eager implementation (opset 17, static shapes):
+
+    - the weights are graph inputs named as the checkpoint names them, the
+      projections given transposed, [in, out] (`...q_proj.weight.T`), as
+      PyTorch's exporter writes nn.Linear (a MatMul by the transposed
+      weight); `hidden_states`, `cos` and `sin` ([B, S, head_dim], the
+      position embeddings of the new tokens) are inputs too;
+    - RMSNorm as Pow, ReduceMean, Add, Sqrt, Div and Mul by the weight;
+    - q, k, v split into heads by Reshape and Transpose; rotary embedding as
+      apply_rotary_pos_emb exports: Unsqueeze of cos and sin, two Slice
+      halves, Neg, Concat, Mul, Mul, Add;
+    - with `past` > 0, `past_key` and `past_value` [B, KV, past, head_dim]
+      joined with the new keys and values by Concat, whose results are the
+      outputs `present_key` and `present_value` (the new keys and values
+      themselves when there is no past);
+    - repeat_kv: Unsqueeze, Expand to [B, KV, G, L, head_dim], Reshape to
+      [B, H, L, head_dim];
+    - scores by Transpose of the keys and MatMul, Mul by the attention scale
+      (Granite's attention_multiplier; default 1/sqrt(head_dim)), Add of a
+      constant causal mask [1, 1, S, L] (0, or float32's lowest value above
+      the diagonal, aligned to the bottom right), Softmax, MatMul by the
+      values, Transpose and Reshape back, the output projection;
+    - residuals scaled by Granite's residual_multiplier (Mul), SwiGLU as
+      x * Sigmoid(x) times the up projection.
+
+    With `tables` (cos and sin of every position, [past + S, head_dim])
+    the position embeddings are no inputs: Gather of the tables by the
+    constant positions past .. past + S - 1, as older Hugging Face models
+    export `cos_cached[position_ids]`. Without `present` the joined keys and values are no outputs (only the
+    hidden states are). With `padding` > 0 the mask is no causal mask but a padding one: -1e4
+    over the first `padding` keys of every query (left padding), so the
+    attention is not the fused op.
+
+    Returns (model, the names and shapes of its inputs)."""
+    B, S, P, H, KV, hd = batch, tokens, past, heads, kv_heads, head_dim
+    L, G, D, half = P + S, heads // kv_heads, hidden, head_dim // 2
+    if attention_scale is None:
+        attention_scale = 1 / math.sqrt(hd)
+    pre = "model.layers.0."
+    a = pre + "self_attn."
+    m = pre + "mlp."
+    c = helper.make_node
+    inputs = [("hidden_states", [B, S, D])]
+    if tables is None:
+        inputs += [("cos", [B, S, hd]), ("sin", [B, S, hd])]
+    if P > 0:
+        inputs += [("past_key", [B, KV, P, hd]), ("past_value", [B, KV, P, hd])]
+    weights = [(pre + "input_layernorm.weight", [D]),
+               (a + "q_proj.weight.T", [D, H * hd]),
+               (a + "k_proj.weight.T", [D, KV * hd]),
+               (a + "v_proj.weight.T", [D, KV * hd]),
+               (a + "o_proj.weight.T", [H * hd, D]),
+               (pre + "post_attention_layernorm.weight", [D]),
+               (m + "gate_proj.weight.T", [D, ffn]),
+               (m + "up_proj.weight.T", [D, ffn]),
+               (m + "down_proj.weight.T", [ffn, D])]
+    nodes = []
+
+    def rmsnorm(tag, x, w, out):
+        nodes.extend([
+            c("Pow", [x, "two"], [tag + ".pow"], name=tag + "/Pow"),
+            c("ReduceMean", [tag + ".pow"], [tag + ".mean"], name=tag + "/ReduceMean",
+              axes=[-1], keepdims=1),
+            c("Add", [tag + ".mean", "eps"], [tag + ".add"], name=tag + "/Add"),
+            c("Sqrt", [tag + ".add"], [tag + ".sqrt"], name=tag + "/Sqrt"),
+            c("Div", [x, tag + ".sqrt"], [tag + ".div"], name=tag + "/Div"),
+            c("Mul", [w, tag + ".div"], [out], name=tag + "/Mul"),
+        ])
+
+    def heads_of(tag, x, n, out):
+        nodes.extend([
+            c("Reshape", [x, tag + ".shape"], [tag + ".view"], name=tag + "/Reshape"),
+            c("Transpose", [tag + ".view"], [out], name=tag + "/Transpose",
+              perm=[0, 2, 1, 3]),
+        ])
+        shapes.append(init(tag + ".shape", np.array([B, S, n, hd], np.int64)))
+
+    def rope(tag, x, out):
+        nodes.extend([
+            c("Mul", [x, "cos.heads"], [tag + ".cos"], name=tag + "/Mul"),
+            c("Slice", [x, "zero", "half", "last"], [tag + ".x1"], name=tag + "/Slice"),
+            c("Slice", [x, "half", "end", "last"], [tag + ".x2"], name=tag + "/Slice_1"),
+            c("Neg", [tag + ".x2"], [tag + ".neg"], name=tag + "/Neg"),
+            c("Concat", [tag + ".neg", tag + ".x1"], [tag + ".rot"], name=tag + "/Concat",
+              axis=-1),
+            c("Mul", [tag + ".rot", "sin.heads"], [tag + ".sin"], name=tag + "/Mul_1"),
+            c("Add", [tag + ".cos", tag + ".sin"], [out], name=tag + "/Add"),
+        ])
+
+    def repeat_kv(tag, x, out):
+        nodes.extend([
+            c("Unsqueeze", [x, "two_axis"], [tag + ".u"], name=tag + "/Unsqueeze"),
+            c("Expand", [tag + ".u", "expand_shape"], [tag + ".e"], name=tag + "/Expand"),
+            c("Reshape", [tag + ".e", "repeat_shape"], [out], name=tag + "/Reshape"),
+        ])
+
+    shapes = []
+    if tables is not None:
+        positions = np.tile(np.arange(P, P + S, dtype=np.int64), (B, 1))
+        shapes += [init("rope.cos_cached", tables[0]), init("rope.sin_cached", tables[1]),
+                   init("position_ids", positions)]
+        nodes += [c("Gather", ["rope.cos_cached", "position_ids"], ["cos"],
+                    name="rope/Gather", axis=0),
+                  c("Gather", ["rope.sin_cached", "position_ids"], ["sin"],
+                    name="rope/Gather_1", axis=0)]
+    rmsnorm(pre + "input_layernorm", "hidden_states", pre + "input_layernorm.weight", "h")
+    new_k = "present_key" if P == 0 else "k.rope"
+    new_v = "present_value" if P == 0 else "v.heads"
+    for p, n in (("q", H), ("k", KV), ("v", KV)):
+        nodes.append(c("MatMul", ["h", a + p + "_proj.weight.T"], [p + ".proj"],
+                       name=a + p + "_proj/MatMul"))
+        heads_of(a + p + "_heads", p + ".proj", n, new_v if p == "v" else p + ".heads")
+    nodes += [c("Unsqueeze", ["cos", "one_axis"], ["cos.heads"], name="rope/Unsqueeze"),
+              c("Unsqueeze", ["sin", "one_axis"], ["sin.heads"], name="rope/Unsqueeze_1")]
+    rope(a + "q_rope", "q.heads", "q.rope")
+    rope(a + "k_rope", "k.heads", new_k)
+    if P > 0:
+        nodes += [c("Concat", ["past_key", new_k], ["present_key"], name=a + "cat_key", axis=2),
+                  c("Concat", ["past_value", new_v], ["present_value"], name=a + "cat_value",
+                    axis=2)]
+    repeat_kv(a + "repeat_key", "present_key", "k.rep")
+    repeat_kv(a + "repeat_value", "present_value", "v.rep")
+    nodes += [
+        c("Transpose", ["k.rep"], ["k.t"], name=a + "key_t", perm=[0, 1, 3, 2]),
+        c("MatMul", ["q.rope", "k.t"], ["scores"], name=a + "scores"),
+        c("Mul", ["scores", "scale"], ["scores.scaled"], name=a + "scale"),
+        c("Add", ["scores.scaled", "mask"], ["scores.masked"], name=a + "mask"),
+        c("Softmax", ["scores.masked"], ["probs"], name=a + "softmax", axis=-1),
+        c("MatMul", ["probs", "v.rep"], ["context"], name=a + "context"),
+        c("Transpose", ["context"], ["context.t"], name=a + "context_t", perm=[0, 2, 1, 3]),
+        c("Reshape", ["context.t", "merged_shape"], ["context.m"], name=a + "merge"),
+        c("MatMul", ["context.m", a + "o_proj.weight.T"], ["o"], name=a + "o_proj/MatMul"),
+        c("Mul", ["o", "residual_multiplier"], ["o.scaled"], name=pre + "attn_residual/Mul"),
+        c("Add", ["hidden_states", "o.scaled"], ["x1"], name=pre + "attn_residual/Add"),
+    ]
+    rmsnorm(pre + "post_attention_layernorm", "x1", pre + "post_attention_layernorm.weight",
+            "h2")
+    nodes += [
+        c("MatMul", ["h2", m + "gate_proj.weight.T"], ["gate"], name=m + "gate_proj/MatMul"),
+        c("Sigmoid", ["gate"], ["gate.sigmoid"], name=m + "act/Sigmoid"),
+        c("Mul", ["gate", "gate.sigmoid"], ["gate.act"], name=m + "act/Mul"),
+        c("MatMul", ["h2", m + "up_proj.weight.T"], ["up"], name=m + "up_proj/MatMul"),
+        c("Mul", ["gate.act", "up"], ["gated"], name=m + "gated"),
+        c("MatMul", ["gated", m + "down_proj.weight.T"], ["down"], name=m + "down_proj/MatMul"),
+        c("Mul", ["down", "residual_multiplier"], ["down.scaled"], name=pre + "mlp_residual/Mul"),
+        c("Add", ["x1", "down.scaled"], ["hidden_states_out"], name=pre + "mlp_residual/Add"),
+    ]
+    mask = np.zeros((S, L), np.float32)
+    if padding:
+        mask[:, :padding] = -1e4
+    else:
+        mask[np.triu(np.ones((S, L), bool), k=L - S + 1)] = np.finfo(np.float32).min
+    f32 = lambda v: np.array(v, np.float32)
+    i64 = lambda v: np.array(v, np.int64)
+    inits = shapes + [
+        init("two", f32(2.0)), init("eps", f32(eps)), init("scale", f32(attention_scale)),
+        init("residual_multiplier", f32(residual)), init("mask", mask[None, None]),
+        init("zero", i64([0])), init("half", i64([half])),
+        init("end", i64([np.iinfo(np.int64).max])), init("last", i64([-1])),
+        init("one_axis", i64([1])), init("two_axis", i64([2])),
+        init("expand_shape", i64([B, KV, G, L, hd])),
+        init("repeat_shape", i64([B, H, L, hd])),
+        init("merged_shape", i64([B, S, H * hd])),
+    ]
+    all_inputs = inputs + weights
+    graph_inputs = [tensor_info(n, F32, s) for n, s in all_inputs]
+    outputs = [tensor_info("hidden_states_out", F32, [B, S, D])]
+    if present:
+        outputs += [tensor_info("present_key", F32, [B, KV, L, hd]),
+                    tensor_info("present_value", F32, [B, KV, L, hd])]
+    return model(name, nodes, graph_inputs, outputs, inits), all_inputs
+
+
+def granite_layer_numpy(values, heads, kv_heads, head_dim, eps, attention_scale,
+                        residual, padding=0):
+    """The layer of granite_layer in float64 NumPy from its input values."""
+    pre = "model.layers.0."
+    a, m = pre + "self_attn.", pre + "mlp."
+    v = {k: f64(x) for k, x in values.items()}
+    x = v["hidden_states"]
+    B, S, D = x.shape
+    H, KV, hd = heads, kv_heads, head_dim
+
+    def rms(t, w):
+        return w * (t / np.sqrt((t ** 2).mean(-1, keepdims=True) + float(np.float32(eps))))
+
+    def split(t, n):
+        return t.reshape(B, S, n, hd).transpose(0, 2, 1, 3)
+
+    def rope(t):
+        cos, sin = v["cos"][:, None], v["sin"][:, None]
+        rot = np.concatenate([-t[..., hd // 2:], t[..., :hd // 2]], -1)
+        return t * cos + rot * sin
+
+    h = rms(x, v[pre + "input_layernorm.weight"])
+    q = rope(split(h @ v[a + "q_proj.weight.T"], H))
+    k = rope(split(h @ v[a + "k_proj.weight.T"], KV))
+    val = split(h @ v[a + "v_proj.weight.T"], KV)
+    if "past_key" in v:
+        k = np.concatenate([v["past_key"], k], 2)
+        val = np.concatenate([v["past_value"], val], 2)
+    L = k.shape[2]
+    kr, vr = np.repeat(k, H // KV, 1), np.repeat(val, H // KV, 1)
+    s = q @ kr.transpose(0, 1, 3, 2) * float(np.float32(attention_scale))
+    if padding:
+        s[..., :padding] -= 1e4
+    else:
+        s = np.where(np.tril(np.ones((S, L), bool), k=L - S), s, -np.inf)
+    p = softmax(s, -1)
+    ctx = (p @ vr).transpose(0, 2, 1, 3).reshape(B, S, H * hd)
+    r = float(np.float32(residual))
+    x1 = x + (ctx @ v[a + "o_proj.weight.T"]) * r
+    h2 = rms(x1, v[pre + "post_attention_layernorm.weight"])
+    g = h2 @ v[m + "gate_proj.weight.T"]
+    gated = g / (1 + np.exp(-g)) * (h2 @ v[m + "up_proj.weight.T"])
+    return {"hidden_states_out": x1 + (gated @ v[m + "down_proj.weight.T"]) * r,
+            "present_key": k, "present_value": val}
+
+
+def gen_granite_layer():
+    """Exported decoder layers. granite_layer and granite_layer_decode have
+    the shape of examples/llm/tiny-granite.json (prefill of 8 tokens; decode
+    of one token after 8) with their weights as inputs the tests draw, so
+    the files are small. granite_layer_small (6 new tokens after 3, heads
+    of 16, the rotary tables gathered by constant positions) and granite_layer_padded (a padding mask instead of the causal
+    one; also as a decode step, one token after 7) are smaller still and
+    carry inputs and NumPy's outputs."""
+    for name, tokens, past in (("granite_layer", 8, 0), ("granite_layer_decode", 1, 8)):
+        m, _ = granite_layer(tokens=tokens, past=past, attention_scale=0.0078125,
+                             name=name)
+        folder = os.path.join(OUT, name)
+        os.makedirs(folder)
+        onnx.save(m, os.path.join(folder, "model.onnx"))
+    shape = dict(hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=96, eps=1e-5,
+                 attention_scale=0.25, residual=0.5)
+    for seed, (name, tokens, past, padding) in enumerate(
+            (("granite_layer_small", 6, 3, 0), ("granite_layer_padded", 8, 0, 2),
+             ("granite_layer_padded_decode", 1, 7, 2))):
+        hd = shape["head_dim"]
+        pos = np.arange(0, past + tokens, dtype=np.float64)
+        freq = 10000.0 ** (-np.arange(0, hd, 2) / hd)
+        angles = np.concatenate([np.outer(pos, freq)] * 2, -1)
+        cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+        # granite_layer_small gathers its tables by position (constants).
+        tables = (cos, sin) if name == "granite_layer_small" else None
+        m, inputs = granite_layer(tokens=tokens, past=past, name=name, padding=padding,
+                                  tables=tables, **shape)
+        values = {}
+        for i, (n, dims) in enumerate(inputs):
+            if n in ("cos", "sin"):
+                continue
+            fan_in = dims[0] if n.endswith(".T") else 1
+            values[n] = rand(600 + 40 * seed + i, *dims, scale=1 / math.sqrt(fan_in))
+            if n.endswith("layernorm.weight"):
+                values[n] = (1 + 0.25 * values[n]).astype(np.float32)
+        rope = {"cos": cos[None, past:], "sin": sin[None, past:]}
+        if tables is None:
+            values.update(rope)
+        want = granite_layer_numpy({**values, **rope}, shape["heads"], shape["kv_heads"],
+                                   hd, shape["eps"], shape["attention_scale"],
+                                   shape["residual"], padding)
+        save_good(name, m, values, want)
+
+
+def write_granite_layer(argv):
+    """--granite-layer OUT.onnx [--hidden N] ... (see usage below)."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="gen_onnx_models.py --granite-layer")
+    ap.add_argument("--granite-layer", dest="out", required=True)
+    for k, d in (("hidden", 4096), ("heads", 32), ("kv-heads", 8), ("head-dim", 128),
+                 ("ffn", 12800), ("tokens", 512), ("past", 0), ("batch", 1)):
+        ap.add_argument("--" + k, type=int, default=d)
+    ap.add_argument("--attention-scale", type=float, default=0.0078125)
+    ap.add_argument("--residual", type=float, default=0.22)
+    ap.add_argument("--eps", type=float, default=1e-5)
+    ap.add_argument("--no-present", dest="present", action="store_false",
+                    help="the joined keys and values are no outputs")
+    o = ap.parse_args(argv)
+    m, _ = granite_layer(o.hidden, o.heads, o.kv_heads, o.head_dim, o.ffn, o.tokens,
+                         o.past, o.batch, o.eps, o.attention_scale, o.residual,
+                         present=o.present)
+    onnx.save(m, o.out)
+    return 0
+
+
 # ---- Other opsets ----
 
 
@@ -696,6 +998,8 @@ def gen_bad():
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--granite-layer":
+        return write_granite_layer(sys.argv[1:])
     if len(sys.argv) != 1:
         print(__doc__)
         return 2
@@ -705,7 +1009,7 @@ def main():
     for gen in (gen_matmul, gen_gemm, gen_elementwise, gen_unary, gen_softmax,
                 gen_layernorm, gen_reduce, gen_shapes, gen_where, gen_float16,
                 gen_dynamic_batch, gen_gelu_erf, gen_rmsnorm, gen_causal_mask,
-                gen_attention_block, gen_opset11, gen_opset18, gen_external_data,
+                gen_attention_block, gen_granite_layer, gen_opset11, gen_opset18, gen_external_data,
                 gen_external_bad, gen_bad):
         gen()
     return 0

@@ -4,6 +4,7 @@
 // conversion are OnnxPrepare.cpp.
 #include "compiler/import/OnnxImporter.h"
 
+#include "compiler/import/OnnxLlmPatterns.h"
 #include "compiler/ir/Verifier.h"
 #include "host/HostOp.h"
 #include "onnx/defs/schema.h"
@@ -46,6 +47,7 @@ Graph Importer::run() {
   }
   setOutputs();
   fuseRmsNorm(graph_);
+  fuseLlmPatterns(graph_);
   eraseUnused(graph_);
   return std::move(graph_);
 }
@@ -76,6 +78,13 @@ std::vector<OpCoverage> Importer::coverage() {
     }
     out.push_back(std::move(c));
   }
+  const std::set<std::string> taken = hostOpsTakenToDevice(graph_);
+  for (OpCoverage &c : out)
+    if (c.onHost && taken.contains(nodePath(c.nodeIndex))) {
+      c.onHost = false;
+      c.reason = "on the device as part of an exporter pattern (docs/onnx.md, "
+                 "Language models)";
+    }
   return out;
 }
 

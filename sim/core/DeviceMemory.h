@@ -4,6 +4,7 @@
 // untouched bytes give zero.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -25,6 +26,15 @@ public:
   void read(uint64_t addr, void *dst, uint64_t n) const;
   /// Copies into [addr, addr+n); the caller has checked the bounds.
   void write(uint64_t addr, const void *src, uint64_t n);
+
+  /// Calls f(addr, bytes, n) for every allocated page in address order: the
+  /// contents a memory model elsewhere needs to start from.
+  template <typename F> void forEachPage(F &&f) const {
+    for (const auto &[index, page] : pages_) {
+      const uint64_t addr = index * kPageBytes;
+      f(addr, page->data(), std::min(kPageBytes, sizeBytes_ - addr));
+    }
+  }
 
 private:
   using Page = std::array<uint8_t, kPageBytes>;

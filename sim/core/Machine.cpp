@@ -207,7 +207,8 @@ ChipTiming::ChipTiming(const hw::HwConfig &config)
       reduceRing_(Ring::reduceRing(config)) {}
 
 DmaRunTiming ChipTiming::dmaBurst(Cycle t, int core, uint64_t /*addrBytes*/,
-                                  uint64_t bytes, Direction dir, bool newRun) {
+                                  uint64_t bytes, Direction dir, bool newRun,
+                                  uint8_t * /*data*/) {
   return timeDmaRun(costs_, memory_, dataRing_, t, core, bytes, dir, newRun);
 }
 
@@ -788,14 +789,14 @@ bool Machine::checkAccesses(StreamState &st, const Instr &resolved,
 void Machine::startDma(StreamState &st, const Instr &resolved, bool inBounds) {
   DmaState &d = st.dma;
   d.inFlight.clear(); // keeps its storage
-  d.memRegion = Region{};
+  d.memRegion = d.lxRegion = Region{};
   d.i1 = d.i2 = d.runOffset = 0;
   d.lastMemWait = d.lastRingWait = d.slotWait = 0;
   d.isLoad = resolved.opcode == Opcode::Ld;
   for (const Footprint &f : footprintScratch_)
-    if (f.deviceMemory)
-      d.memRegion = f.region;
-  if (inBounds && options_.numerics) {
+    (f.deviceMemory ? d.memRegion : d.lxRegion) = f.region;
+  // A port that carries data moves the bytes burst by burst instead.
+  if (inBounds && options_.numerics && !port_->carriesData()) {
     uint8_t *lx = lx_[static_cast<size_t>(st.core)].data();
     if (d.isLoad)
       executeLoad(resolved, memory_, lx);
@@ -842,9 +843,16 @@ bool Machine::issueBursts(StreamState &st, Cycle now) {
     bool newRun = d.runOffset == 0;
     uint64_t addr =
         static_cast<uint64_t>(runStart + d.runOffset) * isa::kStickBytes;
+    uint8_t *data = nullptr;
+    if (options_.numerics && port_->carriesData()) {
+      const Region &x = d.lxRegion;
+      data = lx_[static_cast<size_t>(st.core)].data() +
+             (x.base + d.i2 * x.s2 + d.i1 * x.s1 + d.runOffset) *
+                 isa::kStickBytes;
+    }
     DmaRunTiming timing = port_->dmaBurst(
         t, st.core, addr, static_cast<uint64_t>(len) * isa::kStickBytes,
-        d.isLoad ? Direction::Read : Direction::Write, newRun);
+        d.isLoad ? Direction::Read : Direction::Write, newRun, data);
     if (timing.done >= d.done) {
       d.lastMemWait = timing.memory.waited;
       d.lastRingWait = timing.ring.waited;

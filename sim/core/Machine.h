@@ -174,10 +174,16 @@ class MemoryPort {
 public:
   virtual ~MemoryPort() = default;
   /// Times one burst of `bytes` at device address `addrBytes` between device
-  /// memory and core `core`, started by its DMA engine at cycle `t`.
+  /// memory and core `core`, started by its DMA engine at cycle `t`. When the
+  /// port carries data, `data` points at the burst's bytes in the core's LX
+  /// (the destination of a read, the source of a write); it is null when no
+  /// bytes move (a timing-only run, or a port that does not carry data).
   virtual DmaRunTiming dmaBurst(Cycle t, int core, uint64_t addrBytes,
-                                uint64_t bytes, Direction dir,
-                                bool newRun) = 0;
+                                uint64_t bytes, Direction dir, bool newRun,
+                                uint8_t *data) = 0;
+  /// Whether the port moves each burst's bytes itself; otherwise the machine
+  /// copies an instruction's whole region when the instruction starts.
+  virtual bool carriesData() const { return false; }
 };
 
 /// The timing models behind the default MemoryPort (and behind the TLM target).
@@ -185,7 +191,7 @@ class ChipTiming : public MemoryPort {
 public:
   explicit ChipTiming(const hw::HwConfig &config);
   DmaRunTiming dmaBurst(Cycle t, int core, uint64_t addrBytes, uint64_t bytes,
-                        Direction dir, bool newRun) override;
+                        Direction dir, bool newRun, uint8_t *data) override;
 
   const CostModel &costs() const { return costs_; }
   MemoryChannel &memory() { return memory_; }
@@ -304,6 +310,7 @@ private:
   /// A DMA instruction in flight: its bursts are issued one event at a time.
   struct DmaState {
     Region memRegion;
+    Region lxRegion; ///< same runs as memRegion, for a port that carries data
     bool isLoad = true;
     int64_t i1 = 0, i2 = 0;   ///< current run
     int64_t runOffset = 0;    ///< sticks of the current run already issued

@@ -31,4 +31,22 @@ DmaRunTiming timeDmaRun(const CostModel &costs, MemoryChannel &memory,
   return out;
 }
 
+DmaRunTiming timeDmaRunAroundMemory(Ring &dataRing, Cycle ready, int core,
+                                    uint64_t bytes, Direction dir,
+                                    Cycle memoryCycles) {
+  const RingNode coreNode = RingNode::core(core);
+  DmaRunTiming out;
+  if (dir == Direction::Read) {
+    out.memory = {ready, ready + memoryCycles, 0};
+    out.ring = dataRing.transfer(out.memory.dataDone, RingNode::memory(),
+                                 coreNode, bytes);
+    out.done = out.ring.done;
+    return out;
+  }
+  out.ring = dataRing.transfer(ready, coreNode, RingNode::memory(), bytes);
+  out.memory = {out.ring.done, out.ring.done + memoryCycles, 0};
+  out.done = out.memory.dataDone;
+  return out;
+}
+
 } // namespace spyre::sim

@@ -31,4 +31,14 @@ DmaRunTiming timeDmaRun(const CostModel &costs, MemoryChannel &memory,
                         Ring &dataRing, Cycle t, int core, uint64_t bytes,
                         Direction dir, bool newRun = true);
 
+/// Times a burst whose memory part another model answered: it holds the
+/// memory for `memoryCycles` and the data ring is this chip's. A read
+/// (device memory to core `core`) has its bytes from `ready` + memoryCycles,
+/// then crosses the ring to the core; a write crosses the ring from the core
+/// at `ready`, then takes memoryCycles in memory. No memory channel is
+/// involved (its waits are zero); the ring queues as for every transfer.
+DmaRunTiming timeDmaRunAroundMemory(Ring &dataRing, Cycle ready, int core,
+                                    uint64_t bytes, Direction dir,
+                                    Cycle memoryCycles);
+
 } // namespace spyre::sim

@@ -3,10 +3,12 @@
 // the LM head), each compiled and simulated with no host op and no finding,
 // the decode step within reach of its memory bound and each program under
 // 8 MB (docs/llm.md has the figures).
+#include "testlib/Golden.h"
 #include "testlib/RunTool.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -66,6 +68,69 @@ TEST(LlmGranite, WholeModelInOneProgramEach) {
   const std::vector<double> reached = numbersAfter(r.out, "reached    ");
   ASSERT_EQ(reached.size(), 2u) << r.out;
   EXPECT_GT(reached[1], 90.0) << r.out;
+}
+
+/// The simulated cycles of a `spyre run` or `spyre llm` summary.
+uint64_t cyclesOf(const std::string &summary) {
+  const size_t at = summary.find("cycles     ");
+  EXPECT_NE(at, std::string::npos) << summary;
+  return at == std::string::npos
+             ? 0
+             : std::strtoull(summary.c_str() + at + 11, nullptr, 10);
+}
+
+/// Granite-3.3-8B's layer exported as PyTorch writes it
+/// (scripts/gen_onnx_models.py --granite-layer) against the config.json
+/// form, timing only, with no host op either way. Prefill (S = 512) takes
+/// the config form's time to within 5% (issue 14's target; 0.06% in
+/// docs/llm.md). Decode (B = 4, past 4096) does not: the export's present
+/// outputs copy the whole cache (without them, 11.9% remains) and its
+/// keys, held [L, head_dim], are read for q K^T through a transposed
+/// product (docs/llm.md gives the split); the bounds here keep that from
+/// growing.
+TEST(LlmGranite, OnnxExportAgainstTheConfigForm) {
+  const std::string dir = test::makeTempDir();
+  const std::string gen = "/usr/bin/python3 " +
+                          test::srcPath("scripts/gen_onnx_models.py") +
+                          " --granite-layer ";
+  ASSERT_EQ(std::system((gen + dir + "/prefill.onnx").c_str()), 0);
+  const std::string decode = " --tokens 1 --past 4096 --batch 4";
+  ASSERT_EQ(std::system((gen + dir + "/decode.onnx" + decode).c_str()), 0);
+  ASSERT_EQ(std::system(
+                (gen + dir + "/decode_np.onnx" + decode + " --no-present")
+                    .c_str()),
+            0);
+  struct Mode {
+    const char *file;
+    std::vector<std::string> llm;
+    double most; ///< the export's time over the config form's, at most
+  };
+  for (const Mode &m :
+       {Mode{"prefill.onnx", {"--mode", "prefill", "--tokens", "512"}, 1.05},
+        Mode{"decode.onnx",
+             {"--mode", "decode", "--batch", "4", "--context", "4096"},
+             2.1},
+       Mode{"decode_np.onnx",
+             {"--mode", "decode", "--batch", "4", "--context", "4096"},
+             1.15}}) {
+    SCOPED_TRACE(m.file);
+    test::ToolResult exported =
+        test::runSpyre({"run", dir + "/" + m.file, "--timing-only"});
+    ASSERT_EQ(exported.exitCode, 0) << exported.out << exported.err;
+    EXPECT_NE(exported.out.find("findings   0\n"), std::string::npos)
+        << exported.out;
+    // `spyre run` names host ops only when there are some.
+    EXPECT_EQ(exported.out.find("\nhost "), std::string::npos) << exported.out;
+    std::vector<std::string> args{"llm", "examples/llm/granite-3.3-8b.json",
+                                  "--layers", "1", "--timing-only"};
+    args.insert(args.end(), m.llm.begin(), m.llm.end());
+    test::ToolResult form = test::runSpyre(args);
+    ASSERT_EQ(form.exitCode, 0) << form.out << form.err;
+    const double ratio = static_cast<double>(cyclesOf(exported.out)) /
+                         static_cast<double>(cyclesOf(form.out));
+    EXPECT_GT(ratio, 0.95) << exported.out << form.out;
+    EXPECT_LT(ratio, m.most) << exported.out << form.out;
+  }
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 namespace spyre::run {
 namespace {
@@ -276,6 +277,40 @@ TEST(RunModelInProcess, SameCyclesAndCheckAsTheCommand) {
   EXPECT_NE(cli.out.find("\ncycles     " + std::to_string(r.cycles) + " ("),
             std::string::npos)
       << cli.out << "\nin process: " << r.cycles;
+}
+
+TEST(RunModelInProcess, PlainLoopWritesTheBytesOfTheSystemCRun) {
+  // The command moves each DMA burst's bytes through the SystemC memory
+  // socket; the plain event loop copies an instruction's whole region when
+  // it starts. Both must leave the same device memory: the output files
+  // agree byte for byte.
+  for (const char *name :
+       {"mlp_block/model.json", "gpt_block/model.json", "llama_block/model.onnx"}) {
+    SCOPED_TRACE(name);
+    const std::string model = "examples/models/" + std::string(name);
+    const std::string plainDir = test::makeTempDir() + "/out";
+    RunOptions o;
+    o.model = test::srcPath(model);
+    o.seed = 1;
+    o.outputs = plainDir;
+    o.useSystemC = false;
+    RunReport r = runModel(o);
+    ASSERT_EQ(r.exitCode(), 0) << summaryText(r);
+
+    const std::string cliDir = test::makeTempDir() + "/out";
+    test::ToolResult cli =
+        test::runSpyre({"run", model, "--seed", "1", "--outputs", cliDir});
+    ASSERT_EQ(cli.exitCode, 0) << cli.err;
+    size_t files = 0;
+    for (const auto &e : std::filesystem::directory_iterator(plainDir)) {
+      const std::string file = e.path().filename().string();
+      EXPECT_EQ(readFile(e.path().string(), kTextFileLimit),
+                readFile(cliDir + "/" + file, kTextFileLimit))
+          << file;
+      ++files;
+    }
+    EXPECT_GT(files, 0u);
+  }
 }
 
 TEST(RunModelInProcess, TimingOnlyReadsNoExternalWeights) {

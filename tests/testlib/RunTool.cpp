@@ -23,6 +23,12 @@ std::string slurp(const std::string &path) {
 
 ToolResult runSpyre(const std::vector<std::string> &args, const std::string &cwd,
                     const std::string &stdinData) {
+  return runExecutable(SPYRE_BIN, args, cwd, stdinData);
+}
+
+ToolResult runExecutable(const std::string &exe,
+                         const std::vector<std::string> &args,
+                         const std::string &cwd, const std::string &stdinData) {
   std::string dir = makeTempDir();
   std::string outPath = dir + "/stdout", errPath = dir + "/stderr",
               inPath = dir + "/stdin";
@@ -31,7 +37,7 @@ ToolResult runSpyre(const std::vector<std::string> &args, const std::string &cwd
     in << stdinData;
   }
   std::vector<std::string> argvStore;
-  argvStore.emplace_back(SPYRE_BIN);
+  argvStore.emplace_back(exe);
   argvStore.insert(argvStore.end(), args.begin(), args.end());
   std::vector<char *> argv;
   for (std::string &a : argvStore)
@@ -55,7 +61,7 @@ ToolResult runSpyre(const std::vector<std::string> &args, const std::string &cwd
   ToolResult r;
   int status = 0;
   if (pid < 0 || ::waitpid(pid, &status, 0) != pid) {
-    ADD_FAILURE() << "could not run " << SPYRE_BIN;
+    ADD_FAILURE() << "could not run " << exe;
     return r;
   }
   if (WIFEXITED(status))

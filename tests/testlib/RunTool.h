@@ -18,6 +18,12 @@ struct ToolResult {
 ToolResult runSpyre(const std::vector<std::string> &args,
                     const std::string &cwd = "", const std::string &stdinData = "");
 
+/// Runs the executable `exe` likewise (a tool or example built with spyre).
+ToolResult runExecutable(const std::string &exe,
+                         const std::vector<std::string> &args,
+                         const std::string &cwd = "",
+                         const std::string &stdinData = "");
+
 /// First line of a text (without the newline).
 std::string firstLine(const std::string &text);
 

@@ -220,6 +220,27 @@ TEST(OnnxCoverage, ShapeOnlyNodesAreNotNeeded) {
                              "4 flatten Reshape yes\n5 proj MatMul yes\n");
 }
 
+TEST(OnnxCoverage, NodesAnExporterPatternTakesToTheDeviceAreListedThere) {
+  // The exported Granite layer's Slices (rotary) and Expands (repeat_kv)
+  // are host op types, but the layer runs with no host op.
+  DiagnosticEngine diags;
+  std::vector<OpCoverage> c = onnxCoverage(
+      spyre::test::srcPath("tests/data/onnx/granite_layer/model.onnx"), {},
+      diags);
+  EXPECT_EQ(diags.str(), "");
+  int patterned = 0;
+  for (const OpCoverage &n : c) {
+    EXPECT_TRUE(n.supported) << n.nodeName;
+    EXPECT_FALSE(n.onHost) << n.nodeName << ": " << n.reason;
+    if (n.opType == "Slice" || n.opType == "Expand") {
+      EXPECT_EQ(n.reason, "on the device as part of an exporter pattern "
+                          "(docs/onnx.md, Language models)");
+      ++patterned;
+    }
+  }
+  EXPECT_EQ(patterned, 6);
+}
+
 TEST(OnnxCoverage, ModelLevelProblemsGiveNoList) {
   DiagnosticEngine diags;
   std::string path =

@@ -98,7 +98,10 @@ INSTANTIATE_TEST_SUITE_P(Families, OnnxModel,
                                            "float16", "gelu_erf", "rmsnorm",
                                            "causal_mask", "attention_block",
                                            "opset11", "opset18",
-                                           "external_data"));
+                                           "external_data",
+                                           "granite_layer_small",
+                                           "granite_layer_padded",
+                                           "granite_layer_padded_decode"));
 
 TEST(OnnxModels, ShapeOverrideFixesADynamicBatch) {
   // The reshape target comes from Shape/Gather/Concat on the input's shape;
@@ -216,6 +219,64 @@ TEST(OnnxModels, AttentionBlockUsesTheFusedOps) {
                                                     {"split", 1},
                                                     {"transpose", 4}}));
   expectMatchesNumPy(g, "attention_block");
+}
+
+TEST(OnnxModels, ExportedDecoderLayersRunNothingOnTheHost) {
+  // PyTorch's form of a Granite layer (scripts/gen_onnx_models.py): the
+  // two Slices of each rotary embedding become one split (heads of 16 are
+  // not whole sticks, so no rotary op), the past joined to the new keys and values by
+  // Concat stays a concat (the present outputs), and the Expand + Reshape
+  // repeat of the keys and values is never made: with the causal mask the
+  // scores, scale, mask, softmax and context are one attention op over the
+  // unrepeated keys and values.
+  Graph small = load("granite_layer_small");
+  EXPECT_EQ(opKinds(small), (std::map<std::string, int>{{"add", 4},
+                                                        {"attention", 1},
+                                                        {"concat", 4},
+                                                        {"matmul", 7},
+                                                        {"mul", 8},
+                                                        {"neg", 2},
+                                                        {"reshape", 4},
+                                                        {"rmsnorm", 2},
+                                                        {"sigmoid", 1},
+                                                        {"split", 2},
+                                                        {"transpose", 4},
+                                                        {"unsqueeze", 2}}));
+  const Op *attention = small.findOp("model.layers.0.self_attn.context");
+  ASSERT_NE(attention, nullptr);
+  EXPECT_EQ(attention->kind(), OpKind::Attention);
+  EXPECT_TRUE(attention->boolAttr("causal"));
+  EXPECT_EQ(attention->floatAttr("scale"), 0.25);
+  EXPECT_EQ(attention->operand(1)->name(), "present_key");
+  EXPECT_EQ(attention->operand(2)->name(), "present_value");
+  // A padding mask is no causal one: the scores, the mask add and the
+  // softmax stay, and each of the two products reads the keys or values of
+  // each key/value head once for its group of query heads
+  // ([1, 4, 8, 16] viewed as [1, 2, 16, 16]).
+  Graph padded = load("granite_layer_padded");
+  std::map<std::string, int> kinds = opKinds(padded);
+  EXPECT_EQ(kinds.count("host"), 0u);
+  EXPECT_EQ(kinds.count("attention"), 0u);
+  const Op *scores = padded.findOp("model.layers.0.self_attn.scores.gqa");
+  const Op *context = padded.findOp("model.layers.0.self_attn.context.gqa");
+  ASSERT_NE(scores, nullptr);
+  ASSERT_NE(context, nullptr);
+  EXPECT_EQ(scores->operand(0)->type().str(), "f32[1, 2, 16, 16]");
+  EXPECT_EQ(scores->operand(1)->name(), "present_key");
+  EXPECT_TRUE(scores->boolAttr("transpose_b"));
+  EXPECT_EQ(context->operand(0)->type().str(), "f32[1, 2, 16, 8]");
+  EXPECT_EQ(context->operand(1)->name(), "present_value");
+  // Decoding, the scores of a group (2 rows) are fewer than a key's 16
+  // elements: the keys are the product's first operand, as they are stored,
+  // and the scores, not the keys, are transposed.
+  Graph decode = load("granite_layer_padded_decode");
+  EXPECT_EQ(opKinds(decode).count("host"), 0u);
+  const Op *scoresT = decode.findOp("model.layers.0.self_attn.scores.gqa_t");
+  ASSERT_NE(scoresT, nullptr);
+  EXPECT_EQ(scoresT->operand(0)->name(), "present_key");
+  EXPECT_EQ(scoresT->result()->type().str(), "f32[1, 2, 8, 2]");
+  EXPECT_EQ(decode.findOp("model.layers.0.self_attn.scores.gqa")->kind(),
+            OpKind::Transpose);
 }
 
 TEST(OnnxModels, LoaderDispatchesOnTheExtension) {

@@ -92,3 +92,32 @@ TEST(DmaTiming, RunsShareTheChannelPairAndPayTurnaround) {
   EXPECT_EQ(m.memory.stats().turnarounds, 1u);
   EXPECT_EQ(m.memory.stats().pairedBytes, 2048u);
 }
+
+TEST(DmaTiming, AroundMemoryLoadIsTheMemoryThenTheRing) {
+  Models m(dmaConfig());
+  // Ready at 8, 40 cycles in the other memory: bytes at 48; core 2 is 3 hops
+  // away and 2048 B take 16 cycles on the ring: 48 + 3 + 16 = 67.
+  DmaRunTiming r =
+      timeDmaRunAroundMemory(m.ring, 8, 2, 2048, Direction::Read, 40);
+  EXPECT_EQ(r.memory.start, 8u);
+  EXPECT_EQ(r.memory.dataDone, 48u);
+  EXPECT_EQ(r.memory.waited, 0u);
+  EXPECT_EQ(r.ring.start, 48u);
+  EXPECT_EQ(r.done, 67u);
+  EXPECT_EQ(m.memory.stats().requests, 0u); // this chip's channel is not asked
+}
+
+TEST(DmaTiming, AroundMemoryStoreIsTheRingThenTheMemory) {
+  Models m(dmaConfig());
+  // Ring from 8: 1 hop, 16 cycles -> 25; then 40 cycles in the memory.
+  DmaRunTiming r =
+      timeDmaRunAroundMemory(m.ring, 8, 0, 2048, Direction::Write, 40);
+  EXPECT_EQ(r.ring.done, 25u);
+  EXPECT_EQ(r.memory.start, 25u);
+  EXPECT_EQ(r.done, 65u);
+  // A second store on the same link queues behind the first on the ring.
+  DmaRunTiming next =
+      timeDmaRunAroundMemory(m.ring, 8, 0, 2048, Direction::Write, 40);
+  EXPECT_EQ(next.ring.waited, 16u);
+  EXPECT_EQ(next.done, 81u);
+}
