@@ -376,6 +376,24 @@ std::vector<InstrDesc> buildTable() {
       "Blocks until `count` streams of the chip have arrived at barrier `id` "
       "(every participant gives the same count), then releases them all; the "
       "barrier is then ready for its next use.");
+  add(Opcode::Lr, kAllEngines, TimingClass::Scalar,
+      {F("rd", FieldKind::RegDst, kRegBits, false, "destination register")
+           .range(1, kNumRegs - 1),
+       lxAddr("lx", "the INT32 stick in LX"),
+       F("lane", FieldKind::Int, 8, false, "lane of the stick (< 32)")
+           .range(0, 31),
+       F("limit", FieldKind::Int, 32, false,
+         "bound: the value must be in [0, limit)")
+           .range(1, (int64_t(1) << 31) - 1)
+           .keyword()},
+      "Load a register from an INT32 lane in LX, bounds-checked.",
+      "rd = the INT32 value in lane `lane` of the stick at lx, for an "
+      "address taken at run time: a gather's row (an embedding row of a "
+      "token id) or a page of a block table. A value outside [0, limit) is "
+      "an error of the run (the simulator's finding index-out-of-range), so "
+      "an index never reads outside the table it selects from. The stream "
+      "sees the LX contents its earlier instructions left, as any "
+      "instruction does.");
   add(Opcode::Halt, kAllEngines, TimingClass::Ctrl, {},
       "End the stream.",
       "The stream ends once every earlier instruction has completed. Every "
@@ -562,6 +580,24 @@ std::vector<InstrDesc> buildTable() {
             "dst + r*ds, so it can serve directly as an s2=stick operand. "
             "Accumulation is FP32 in fixed lane order; the result is rounded "
             "to fmt.");
+  }
+
+  {
+    F ds("ds", FieldKind::Int, 20, true, "dst row stride in sticks");
+    ds.opt(1);
+    add(Opcode::Rargmax, kSfu, TimingClass::SfuReduce,
+        {lxAddr("dst", "one INT32 result stick per row in LX"),
+         lxAddr("src", "source rows in LX"), sticksPerRow(), rowCount(), ds,
+         rowStride("ss", "src row stride in sticks"), validCount(),
+         fmtField()},
+        "Row arg-max, an INT32 index in lane 0 of a stick.",
+        "For each row r < m, the index of the largest of the first `count` "
+        "elements of the row at src + r*ss (every lane when count = 0), the "
+        "lowest index among equal largest values, is written as INT32 to "
+        "lane 0 of the stick at dst + r*ds and zero to its other 31 lanes: "
+        "the stick of a [.., 1] INT32 tensor, its padding zero. NaN "
+        "elements are passed over (a row of NaN only gives 0). fmt is the "
+        "source's format; the comparison is exact in FP32.");
   }
 
   const std::array<UnaryOp, 2> colReduce = {{

@@ -50,6 +50,7 @@ enum class Opcode : uint8_t {
 enum class Family : uint8_t {
   None, ///< Opcode::Invalid only
   Control,
+  RegLoad,
   Dma,
   Host,
   Matmul,

@@ -36,7 +36,9 @@ docs/program-file.md for the program file).
   so.
 - **Registers.** Each stream has 16 32-bit integer registers r0..r15. r0
   always reads 0 and is not a valid destination. Registers hold addresses in
-  sticks and change only through `li` and `addi`.
+  sticks and change only through `li`, `addi` and `lr`; `lr` takes a value
+  from LX at run time (an index such as a token id, bounds-checked), so an
+  address can depend on data.
 - **Sticks.** The data unit is the 128-byte stick: 64 DL16, 32 FP32 or INT32,
   128 INT8 elements. Every address counts sticks.
 - **Addresses.** An address operand is a base register plus a signed offset,

@@ -500,7 +500,10 @@ std::string writeProgram(const Program &program) {
     }
     sections.emplace_back(kTagProvenance, std::move(w.out()));
   }
-  if (!program.hostOps.empty()) {
+  // The lowest version that holds the program: 1.0 without host ops, 1.1
+  // with them, 1.2 when it runs an instruction 1.2 added.
+  const uint16_t minor = programIsaMinor(program);
+  if (minor >= 1) {
     ByteWriter w;
     auto text = [&](const std::string &s) {
       w.u32(static_cast<uint32_t>(s.size()));
@@ -532,8 +535,7 @@ std::string writeProgram(const Program &program) {
   ByteWriter file;
   file.bytes(kMagic, sizeof kMagic);
   file.u16(kIsaVersionMajor);
-  // The lowest version that holds the program: 1.0 without host ops.
-  file.u16(program.hostOps.empty() ? 0 : kIsaVersionMinor);
+  file.u16(minor);
   file.u32(static_cast<uint32_t>(kHeaderBytes));
   file.u64(program.configFingerprint);
   file.u64(payload.out().size());
@@ -923,6 +925,14 @@ Program readProgram(std::string_view bytes, const std::string &fileName) {
   // A 1.0 file has no HOST section: a `host` instruction there finds no op.
   readHostOps(minor >= 1 ? sections[kTagHost] : std::string_view("\0\0\0\0", 4),
               fileName, p);
+  for (size_t si = 0; si < p.streams.size(); ++si)
+    for (size_t i = 0; i < p.streams[si].code.size(); ++i)
+      if (const Opcode op = p.streams[si].code[i].opcode;
+          opcodeIsaMinor(op) > minor)
+        fail("stream " + std::to_string(si) + " instruction " +
+             std::to_string(i) + ": '" + std::string(instrDesc(op).mnemonic) +
+             "' needs ISA 1." + std::to_string(opcodeIsaMinor(op)) +
+             ", the file is 1." + std::to_string(minor));
 
   // Keep only the strings that name source ops, in canonical order, so a
   // program read back equals the one that was written.
@@ -945,6 +955,18 @@ Program readProgram(std::string_view bytes, const std::string &fileName) {
       if (v != kNoProvenance)
         v = remap[v];
   return p;
+}
+
+uint16_t opcodeIsaMinor(Opcode op) {
+  return op == Opcode::Lr || op == Opcode::Rargmax ? 2 : 0;
+}
+
+uint16_t programIsaMinor(const Program &program) {
+  uint16_t minor = program.hostOps.empty() ? 0 : 1;
+  for (const Stream &s : program.streams)
+    for (const Instr &in : s.code)
+      minor = std::max(minor, opcodeIsaMinor(in.opcode));
+  return minor;
 }
 
 bool replacesInPlace(const TensorDecl &a, const TensorDecl &b) {

@@ -18,10 +18,12 @@ struct HwConfig;
 namespace spyre::isa {
 
 /// ISA version of this build, stored in every program file. 1.1 added the
-/// host fallback (the HOST section and the `host` instruction); a program
-/// without host ops is written as 1.0, so older readers still take it.
+/// host fallback (the HOST section and the `host` instruction); 1.2 the
+/// register load `lr` (an address taken at run time) and the row arg-max
+/// `rargmax`. A file carries the lowest version that holds its program, so
+/// older readers still take a program that uses nothing newer.
 constexpr uint16_t kIsaVersionMajor = 1;
-constexpr uint16_t kIsaVersionMinor = 1;
+constexpr uint16_t kIsaVersionMinor = 2;
 constexpr size_t kHeaderBytes = 48;
 /// Provenance value of an instruction with no source op.
 constexpr uint32_t kNoProvenance = 0xFFFFFFFF;
@@ -167,6 +169,12 @@ std::string checkLoops(const Stream &stream);
 /// guarantees all of it; a program read from a file must be checked before
 /// it runs.
 std::string checkProgramFits(const Program &program, const hw::HwConfig &config);
+
+/// The ISA minor version that introduced `op` (0 for the 1.0 set).
+uint16_t opcodeIsaMinor(Opcode op);
+/// The lowest ISA minor version that holds `program`: 1 with host ops, the
+/// highest of its instructions' versions.
+uint16_t programIsaMinor(const Program &program);
 
 /// The program file bytes. Streams are written in (core, engine, unit) order
 /// and the string table is rebuilt canonically, so equal programs give equal

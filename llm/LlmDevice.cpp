@@ -21,7 +21,24 @@ using compiler::Value;
 constexpr int64_t kHostBytes = 2; ///< fp16 on the host link
 
 bool isStepInput(const std::string &name) {
-  return name == "hidden" || name.rfind("rope.", 0) == 0;
+  return name == "hidden" || name == "input_ids" ||
+         name.rfind("rope.", 0) == 0;
+}
+
+constexpr const char *kEmbeddingTable = "model.embed_tokens.weight";
+constexpr int64_t kIdBytes = 4; ///< an i32 token id
+
+NpyArray i32Array(std::vector<int64_t> shape,
+                  const std::vector<std::vector<int64_t>> &tokens) {
+  NpyArray a;
+  a.dtype = NpyDtype::I32;
+  a.shape = std::move(shape);
+  for (const std::vector<int64_t> &seq : tokens)
+    for (int64_t t : seq) {
+      const auto v = static_cast<int32_t>(t);
+      a.data.append(reinterpret_cast<const char *>(&v), sizeof v);
+    }
+  return a;
 }
 
 NpyArray f32Array(std::vector<int64_t> shape,
@@ -78,6 +95,8 @@ LlmDevice::LlmDevice(const LlmConfig &config, const hw::HwConfig &hw,
   shape.layers = layers_;
   shape.embedding = true;
   shape.lmHead = true;
+  shape.tokenIds = true;
+  shape.greedy = !options.hostSampling;
   shape.residentCache = true;
   shape.positions = {0};
   const std::unique_ptr<compiler::Graph> graph = buildLlmGraph(config_, shape);
@@ -121,6 +140,10 @@ LlmDevice::LlmDevice(const LlmConfig &config, const hw::HwConfig &hw,
       for (size_t i = 0; i < drawnTable.size(); ++i)
         embedding_[i] = dl16(drawnTable[i]);
     }
+    // The device looks tokens up in this table: with tied embeddings a
+    // copy of the LM head's weight, [vocab, hidden] where the head's is
+    // [hidden, vocab], so that a token's row is one stick per block.
+    device_.write(weights_.at(kEmbeddingTable), f32Array({V, D}, embedding_));
   }
 
   pageSticks_ = static_cast<uint64_t>(config_.numKvHeads * config_.headDim);
@@ -315,6 +338,8 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
   shape.layers = layers_;
   shape.embedding = true;
   shape.lmHead = true;
+  shape.tokenIds = true;
+  shape.greedy = !options_.hostSampling;
   shape.residentCache = true;
   for (size_t b = 0; b < slots.size(); ++b) {
     if (positions_[static_cast<size_t>(slots[b])] + shape.tokens > capacity_)
@@ -410,34 +435,41 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
   DeviceStep out;
   out.shape = shape;
   out.programBytes = isa::writeProgram(program).size();
-  // The step's own inputs, sent by the host: the embedding rows of its
-  // tokens and the rotary tables of its positions.
+  // The step's own inputs, sent by the host: its token ids and the rotary
+  // tables of its positions.
   for (const Value *v : graph->inputs()) {
     if (!isStepInput(v->name()))
       continue;
-    out.inputBytes +=
-        static_cast<uint64_t>(v->type().elementCount() * kHostBytes);
+    const bool ids = v->name() == "input_ids";
+    out.inputBytes += static_cast<uint64_t>(v->type().elementCount() *
+                                            (ids ? kIdBytes : kHostBytes));
     if (!device_.numerics())
       continue;
     const isa::TensorDecl *t =
         run::findTensor(program, v->name(), isa::TensorKind::Input);
     if (!t)
       continue;
-    const std::vector<double> values =
-        v->name() == "hidden"
-            ? embeddingRows(embedding_, config_.hiddenSize, tokens)
-            : rotaryTable(v->type(), config_, shape,
-                          v->name().rfind("rope.sin", 0) == 0);
-    device_.write(*t, f32Array(v->type().shape, values));
+    if (ids) {
+      device_.write(*t, i32Array(v->type().shape, tokens));
+      continue;
+    }
+    device_.write(*t, f32Array(v->type().shape,
+                               rotaryTable(v->type(), config_, shape,
+                                           v->name().rfind("rope.sin", 0) == 0)));
   }
   out.inputCycles = device_.transfer(out.inputBytes);
   out.launchCycles = device_.launch();
   out.run = device_.run(program);
   out.programCycles = out.run.cycles;
 
+  // What comes back: one id per sequence from the device's arg-max, or
+  // the logits for the host to sample from.
   const Value *logits = graph->outputs().front();
-  out.outputBytes =
-      static_cast<uint64_t>(logits->type().elementCount() * kHostBytes);
+  const Value *next = shape.greedy ? graph->outputs().back() : nullptr;
+  out.greedyOnDevice = next != nullptr;
+  out.outputBytes = static_cast<uint64_t>(
+      next ? next->type().elementCount() * kIdBytes
+           : logits->type().elementCount() * kHostBytes);
   out.outputCycles = device_.transfer(out.outputBytes);
   if (device_.numerics()) {
     const isa::TensorDecl *t =
@@ -445,11 +477,23 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
     SPYRE_ASSERT(t, "the step's program has no logits");
     const std::vector<double> all = sim::readTensorValues(*t, device_.memory());
     const auto V = static_cast<size_t>(config_.vocabSize);
-    for (size_t b = 0; b < slots.size(); ++b) {
+    for (size_t b = 0; b < slots.size(); ++b)
       out.logits.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(b * V),
                               all.begin() +
                                   static_cast<std::ptrdiff_t>((b + 1) * V));
-      out.tokens.push_back(argmax(out.logits.back()));
+    if (next) {
+      const isa::TensorDecl *n =
+          run::findTensor(program, next->name(), isa::TensorKind::Output);
+      SPYRE_ASSERT(n, "the step's program has no next tokens");
+      const NpyArray ids = sim::readTensor(*n, device_.memory());
+      for (size_t b = 0; b < slots.size(); ++b) {
+        int32_t id = 0;
+        std::memcpy(&id, ids.data.data() + b * sizeof id, sizeof id);
+        out.tokens.push_back(id);
+      }
+    } else {
+      for (const std::vector<double> &l : out.logits)
+        out.tokens.push_back(argmax(l));
     }
   } else {
     out.tokens.assign(slots.size(), 0);

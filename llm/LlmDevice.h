@@ -17,10 +17,14 @@
 // sticks): the cache is written in place, one page per layer and sequence,
 // never copied. A prefill writes its sequences' pages, run by run.
 //
-// Around the programs, on the host and charged over PCIe (Device::transfer):
-// the embedding lookup (the rows of the step's tokens, sent to the device;
-// the IR has no gather), the rotary tables of the step's positions, and the
-// logits back for greedy sampling (arg-max on the host).
+// The step's tokens go in as ids: the embedding lookup is on the device (an
+// `embedding` op reading each id into a register, bounded by the
+// vocabulary), and so is greedy sampling (an `argmax` op), so a decode step
+// sends B ids and takes B ids back. Around the programs, on the host and
+// charged over PCIe (Device::transfer): the ids, the rotary tables of the
+// step's positions, and the next tokens back, or with hostSampling the
+// logits back (for a sampler other than greedy; the arg-max is then taken
+// on the host).
 #pragma once
 
 #include "compiler/ref/Evaluator.h"
@@ -51,18 +55,27 @@ struct LlmDeviceOptions {
   int64_t layers = 0; ///< 0: all the model's
   int optLevel = 2;
   bool numerics = true; ///< false: time the steps only, no data
+  /// The logits of each step go to the host (charged over PCIe), which
+  /// takes the arg-max, instead of the arg-max on the device sending back
+  /// one id per sequence.
+  bool hostSampling = false;
   uint64_t seed = 1;    ///< of the random weights
 };
 
 /// One step on the device, for a batch of sequences.
 struct DeviceStep {
   StepShape shape;
-  /// Per sequence: its greedy next token and its logits (numerics only).
+  /// Per sequence: its greedy next token and its logits (numerics only;
+  /// on the device's arg-max path the logits are read from device memory
+  /// for checks, not sent to the host, and not charged).
   std::vector<int64_t> tokens;
   std::vector<std::vector<double>> logits;
   uint64_t programCycles = 0; ///< the step's program on the device
-  uint64_t inputCycles = 0;   ///< token rows and rotary tables, host to device
-  uint64_t outputCycles = 0;  ///< logits, device to host
+  uint64_t inputCycles = 0;   ///< token ids and rotary tables, host to device
+  uint64_t outputCycles = 0;  ///< next tokens (or logits), device to host
+  /// Whether the next tokens came from the device's arg-max (else from
+  /// the logits on the host).
+  bool greedyOnDevice = false;
   /// Starting the program from the host (host.launch_us).
   uint64_t launchCycles = 0;
   uint64_t inputBytes = 0, outputBytes = 0;
@@ -121,7 +134,9 @@ public:
   void release(int64_t slot);
 
   /// The weights as the device stores them (DL16 values), by input name,
-  /// and the embedding table [vocab, hidden] the host looks tokens up in.
+  /// and the embedding table [vocab, hidden] (what the device's
+  /// `model.embed_tokens.weight` holds; with tied embeddings a copy of the
+  /// LM head's, stored [vocab, hidden] for the lookup).
   compiler::ref::TensorMap storedWeights() const;
   const std::vector<double> &embeddingTable() const { return embedding_; }
 

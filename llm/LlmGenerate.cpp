@@ -108,6 +108,7 @@ GenerateReport runGeneration(const GenerateOptions &o) {
   d.optLevel = o.optLevel;
   d.numerics = !o.timingOnly;
   d.seed = o.seed;
+  d.hostSampling = o.hostSampling;
   LlmDevice device(r.config, hw, d);
   r.layers = device.layers();
   r.capacity = device.capacity();
@@ -191,6 +192,14 @@ std::string generationText(const GenerateReport &r) {
   out +=
       field("weights", o.timingOnly ? std::string("none (--timing-only)")
                                     : "random, seed " + std::to_string(o.seed));
+  out += field("tokens in", "ids (4 bytes each), looked up on the device "
+                            "(embedding)");
+  out += field("sampling",
+               o.hostSampling
+                   ? "logits to the host (2 bytes a logit), arg-max there "
+                     "(--host-sampling)"
+                   : "greedy arg-max on the device, one id (4 bytes) per "
+                     "sequence back");
   if (o.context >= 0)
     out += field("prompt", fmt::format("none: {} cached tokens of no value "
                                        "per sequence (--context)",
@@ -202,8 +211,9 @@ std::string generationText(const GenerateReport &r) {
 
   out += "\nsteps (cycles at " + fmt::format("{}", r.clockGhz) + " GHz)\n";
   std::vector<std::vector<std::string>> rows = {
-      {"step", "positions", "inputs in", "launch", "program", "logits out",
-       "total", "time"}};
+      {"step", "positions", "inputs in", "launch", "program",
+       r.options.hostSampling ? "logits out" : "tokens out", "total", "time",
+       "bytes in", "bytes out"}};
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const DeviceStep &s = r.steps[i];
     std::string positions;
@@ -220,10 +230,11 @@ std::string generationText(const GenerateReport &r) {
                     std::to_string(s.launchCycles),
                     std::to_string(s.programCycles),
                     std::to_string(s.outputCycles), std::to_string(s.cycles()),
-                    duration(r.us(s.cycles()))});
+                    duration(r.us(s.cycles())), std::to_string(s.inputBytes),
+                    std::to_string(s.outputBytes)});
   }
-  out += textTable(rows,
-                   {true, true, false, false, false, false, false, false});
+  out += textTable(rows, {true, true, false, false, false, false, false, false,
+                          false, false});
   out += "\n";
 
   if (!o.timingOnly)
@@ -238,13 +249,14 @@ std::string generationText(const GenerateReport &r) {
   if (first.shape.mode == Mode::Prefill)
     out += field("TTFT",
                  fmt::format("{} (prefill of {} tokens x {}: program {}, token "
-                             "rows and rotary tables in {}, launch {}, logits "
+                             "ids and rotary tables in {}, launch {}, {} "
                              "out {})",
                              duration(r.us(first.cycles())), first.shape.tokens,
                              first.shape.batch,
                              duration(r.us(first.programCycles)),
                              duration(r.us(first.inputCycles)),
                              duration(r.us(first.launchCycles)),
+                             first.greedyOnDevice ? "next tokens" : "logits",
                              duration(r.us(first.outputCycles))));
   else
     out += field("TTFT", fmt::format("none: the sequences start with {} "
@@ -267,10 +279,13 @@ std::string generationText(const GenerateReport &r) {
           fmt::format("{:.0f}", static_cast<double>(decodeSteps) *
                                     static_cast<double>(first.shape.batch) /
                                     (r.us(decodeCycles) * 1e-6))));
-  out +=
-      field("host", "embedding lookup and greedy arg-max on the host, their "
-                    "transfers charged over PCIe; each step a program compiled "
-                    "for its positions");
+  out += field("host",
+               std::string("embedding lookup on the device (token ids in); ") +
+                   (o.hostSampling
+                        ? "arg-max on the host (logits out)"
+                        : "greedy arg-max on the device (token ids out)") +
+                   "; transfers charged over PCIe; each step a program "
+                   "compiled for its positions");
   size_t hostOps = 0;
   for (const DeviceStep &s : r.steps)
     hostOps += s.run.hostOps;

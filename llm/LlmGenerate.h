@@ -2,8 +2,8 @@
 // device (LlmDevice.h). B sequences of seeded prompt tokens are prefilled
 // together, then N decode steps each give every sequence its next token;
 // the summary prints the tokens, the time to first token and each step's
-// latency with its parts (program, host-to-device inputs, device-to-host
-// logits). With `check`, every sequence is generated again by the
+// latency with its parts (program, host-to-device token ids and rotary
+// tables, device-to-host next tokens or logits) and the bytes each way. With `check`, every sequence is generated again by the
 // double-precision reference (referenceGenerate) with the weights the
 // device stores: the tokens must be identical and every step's logits
 // within the DL16 tolerance of docs/compiler.md. docs/llm.md.
@@ -34,6 +34,10 @@ struct GenerateOptions {
   /// Timing only, instead of a prompt and its prefill: every sequence
   /// starts with this many cached tokens (of no value); -1: a prefill.
   int64_t context = -1;
+  /// The logits of every step go to the host, which takes the arg-max
+  /// (the path of a sampler other than greedy), instead of the arg-max on
+  /// the device sending back one id per sequence.
+  bool hostSampling = false;
 };
 
 /// One sequence's check against the reference.

@@ -40,7 +40,16 @@ public:
 
   std::unique_ptr<Graph> build() {
     const int64_t B = s_.batch, S = s_.tokens;
-    Value *x = input("hidden", {B, S, c_.hiddenSize});
+    Value *x = nullptr;
+    if (s_.tokenIds) {
+      Value *ids = g_->addInput("input_ids", TensorType{ElementType::I32, {B, S}});
+      x = op(OpKind::Embedding, "embed_tokens",
+             {input("model.embed_tokens.weight",
+                    {c_.vocabSize, c_.hiddenSize}),
+              ids});
+    } else {
+      x = input("hidden", {B, S, c_.hiddenSize});
+    }
     rotaryTables();
     if (s_.embedding && c_.embeddingMultiplier != 1.0)
       x = op(OpKind::Mul, "embed_scale",
@@ -50,6 +59,8 @@ public:
     if (s_.lmHead)
       x = lmHead(x);
     outputs_.insert(outputs_.begin(), x);
+    if (s_.lmHead && s_.greedy)
+      outputs_.push_back(op(OpKind::Argmax, "next_token", {x}));
     g_->setOutputs(outputs_);
     return std::move(g_);
   }

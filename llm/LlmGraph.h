@@ -43,6 +43,15 @@ struct StepShape {
   /// Final norm and LM head after the last layer (the logits of the last
   /// token of each sequence).
   bool lmHead = false;
+  /// The step's input is its token ids, `input_ids` i32 [B, S], looked up
+  /// on the device (an `embedding` op) in the table
+  /// `model.embed_tokens.weight` [vocab, hidden], instead of the looked-up
+  /// rows `hidden` sent by the host.
+  bool tokenIds = false;
+  /// With lmHead: the greedy next token of each sequence, `next_token` i32
+  /// [B, 1, 1], the arg-max of its logits on the device, as the last
+  /// output (the logits stay the first).
+  bool greedy = false;
   compiler::ElementType elementType = compiler::ElementType::F16;
   /// The key/value cache stays in device memory between steps
   /// (LlmDevice.h): each sequence's keys and values are stored transposed,

@@ -185,6 +185,21 @@ RowPlan emitRotary(ProgramBuilder &pb, const TensorRef &x, const TensorRef &cos,
                    const TensorRef &sin, const TensorRef &y, int64_t headDim,
                    const KernelOptions &opt = {});
 
+/// y[i.., :] = table[ids[i..], :], the ids read at run time (TokenKernels.cpp):
+/// each id is loaded into a register with `lr`, bounded by the vocabulary
+/// (an id outside it stops the run with the simulator's index-out-of-range
+/// finding), and its row is one DMA from [register + table]. table is
+/// [vocab, hidden] in its default layout, ids INT32 of any shape, y [ids..,
+/// hidden] in table's dtype.
+RowPlan emitEmbedding(ProgramBuilder &pb, const TensorRef &table,
+                      const TensorRef &ids, const TensorRef &y,
+                      const KernelOptions &opt = {});
+
+/// y[i.., 0] = the lowest index of the largest element of x[i.., :] (NaN
+/// passed over), one `rargmax` per row; x DL16 or FP32, y INT32 [.., 1].
+RowPlan emitArgmax(ProgramBuilder &pb, const TensorRef &x, const TensorRef &y,
+                   const KernelOptions &opt = {});
+
 /// LayerNorm over the last dim with FP32 statistics:
 /// y = (x - mean) / sqrt(var + eps) * weight + bias; weight and bias are
 /// optional vectors of the last dim (DL16 or FP32).

@@ -431,6 +431,12 @@ bool Emitter::emitOp(Op &op) {
   case OpKind::Rotary:
     ok = emitRotary(op);
     break;
+  case OpKind::Embedding:
+    ok = emitEmbedding(op);
+    break;
+  case OpKind::Argmax:
+    ok = emitArgmax(op);
+    break;
   case OpKind::Relayout:
     ok = emitRelayoutOp(op);
     break;

@@ -10,7 +10,7 @@
 // (elementwise ops and chains, softmax, norms, reductions, causal masks,
 // rotary).
 // EmitMoves.cpp: free views and the ops that move sticks (reshape, split,
-// concat, relayout).
+// concat, relayout). EmitTokens.cpp: embedding and argmax.
 #pragma once
 
 #include "compiler/codegen/Kernels.h"
@@ -164,6 +164,8 @@ private:
   bool emitCausalSoftmax(const Op &op);
   bool emitAttention(const Op &op);
   bool emitRotary(const Op &op);
+  bool emitEmbedding(const Op &op);
+  bool emitArgmax(const Op &op);
   bool emitRelayoutOp(const Op &op);
   bool emitHost(const Op &op);
   bool emitOutputs();

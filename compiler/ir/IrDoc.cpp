@@ -2,6 +2,7 @@
 
 #include "compiler/ir/OpRegistry.h"
 
+#include <algorithm>
 #include <map>
 
 namespace spyre::compiler {
@@ -85,7 +86,9 @@ std::string opReferenceMarkdown() {
       std::string arity = o.arity == OperandArity::Optional   ? " (optional)"
                           : o.arity == OperandArity::Variadic ? " (one or more)"
                                                               : "";
-      out += "  - `" + std::string(o.name) + "`" + arity + ": " +
+      const std::string own =
+          o.ownTypes != 0 ? " (" + typeList(o.ownTypes) + ")" : "";
+      out += "  - `" + std::string(o.name) + "`" + arity + own + ": " +
              std::string(o.description) + "\n";
     }
     if (def.attrs.empty()) {
@@ -107,8 +110,16 @@ std::string opReferenceMarkdown() {
         out += "\n";
       }
     }
+    const bool ownOperand =
+        std::any_of(def.operands.begin(), def.operands.end(),
+                    [](const OperandSpec &o) { return o.ownTypes != 0; });
     out += "- Element types: " + typeList(def.types) +
-           " (all operands alike; the results have it too)\n";
+           (ownOperand ? " (the operands without types of their own alike"
+                       : " (all operands alike") +
+           (def.resultType ? "; the results are " +
+                                 std::string(elementTypeName(*def.resultType)) +
+                                 ")\n"
+                           : "; the results have it too)\n");
     out += "- Result: " + std::string(def.resultRule) + "\n";
     out += "- Semantics: " + std::string(def.semantics) + "\n";
   }

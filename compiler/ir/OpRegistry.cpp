@@ -391,6 +391,8 @@ std::vector<OpDef> buildTable() {
        "With sin's first half holding -sin this is Hugging Face's "
        "apply_rotary_pos_emb, x * cos + rotate_half(x) * sin; the split, "
        "concat, two mul and the add it replaces make one pass."});
+  t.push_back(embeddingOpDef());
+  t.push_back(argmaxOpDef());
   t.push_back(
       {OpKind::Host,
        "host",
@@ -664,7 +666,17 @@ checkOp(const OpDef &def, std::span<const TensorType> operandTypes,
     return std::nullopt;
   }
   for (size_t i = 1; i < n; ++i)
-    if (operandTypes[i].elementType != type) {
+    if (const ElementTypeSet own = def.operands[std::min(
+            i, def.operands.size() - 1)].ownTypes;
+        own != 0) {
+      if (!(own & elementTypeBit(operandTypes[i].elementType))) {
+        c.operandError(i, c.describeOperand(i) + ": " +
+                              std::string(def.name) + " takes " +
+                              elementTypeSetText(own) + " " +
+                              std::string(def.operandName(i)));
+        return std::nullopt;
+      }
+    } else if (operandTypes[i].elementType != type) {
       c.operandError(i, c.describeOperand(i) + " has a different element type "
                                                "from " +
                             c.describeOperand(0));

@@ -65,6 +65,9 @@ struct OperandSpec {
   std::string_view name;
   OperandArity arity = OperandArity::Required;
   std::string_view description;
+  /// The element types this operand may have when it is not the op's shared
+  /// type (embedding's i32 ids); 0: the shared type (OpDef::types).
+  ElementTypeSet ownTypes = 0;
 };
 
 struct OpDef {
@@ -72,8 +75,9 @@ struct OpDef {
   std::string_view name;
   std::string_view summary;
   std::vector<OperandSpec> operands;
-  /// Element types the operands may have; all operands share one type and
-  /// the results have it too.
+  /// Element types the operands may have; all operands share one type
+  /// (but an operand with its own types) and the results have it too (but
+  /// with a resultType).
   ElementTypeSet types = kFloatTypes;
   std::vector<AttrSpec> attrs;
   InferFn infer = nullptr;
@@ -82,6 +86,9 @@ struct OpDef {
   std::string_view resultRule;
   /// What the op computes, precisely enough to implement it.
   std::string_view semantics;
+  /// The results' element type when it is not the operands' (argmax's
+  /// i32 ids).
+  std::optional<ElementType> resultType;
 
   size_t minOperands() const;
   /// Largest operand count, or SIZE_MAX for a variadic op.
@@ -95,6 +102,10 @@ struct OpDef {
 
 /// Every op kind, in OpKind order.
 std::span<const OpDef> opTable();
+/// Rows of the table kept in files of their own: embedding and argmax, the
+/// ops that take token ids in or give them out (TokenOps.cpp).
+OpDef embeddingOpDef();
+OpDef argmaxOpDef();
 const OpDef &opDef(OpKind kind);
 /// The row named `name`, or nullptr.
 const OpDef *findOpDef(std::string_view name);

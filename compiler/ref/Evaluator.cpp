@@ -486,6 +486,47 @@ RefTensor rotary(const Op &op, const RefTensor &x, const RefTensor &cos,
   return y;
 }
 
+RefTensor embedding(const Op &op, const RefTensor &table,
+                    const RefTensor &ids) {
+  const int64_t vocab = table.shape[0], hidden = table.shape[1];
+  RefTensor y{op.result()->type().shape,
+              std::vector<double>(ids.values.size() *
+                                  static_cast<size_t>(hidden))};
+  for (size_t i = 0; i < ids.values.size(); ++i) {
+    const double id = ids.values[i];
+    if (!(id >= 0 && id < static_cast<double>(vocab)) || id != std::floor(id))
+      throw UserError(op.loc(),
+                      "embedding '" + op.name() + "': id " +
+                          std::to_string(static_cast<long long>(id)) +
+                          " at index " + std::to_string(i) +
+                          " is outside the vocabulary [0, " +
+                          std::to_string(vocab) + ")");
+    const auto row = static_cast<size_t>(id) * static_cast<size_t>(hidden);
+    std::copy(table.values.begin() + static_cast<std::ptrdiff_t>(row),
+              table.values.begin() +
+                  static_cast<std::ptrdiff_t>(row + static_cast<size_t>(hidden)),
+              y.values.begin() +
+                  static_cast<std::ptrdiff_t>(i * static_cast<size_t>(hidden)));
+  }
+  return y;
+}
+
+/// The lowest index of the largest element of each row, NaN passed over.
+RefTensor argmax(const Op &op, const RefTensor &x) {
+  const auto n = static_cast<size_t>(x.shape.back());
+  const size_t rows = x.values.size() / n;
+  RefTensor y{op.result()->type().shape, std::vector<double>(rows)};
+  for (size_t r = 0; r < rows; ++r) {
+    const double *row = x.values.data() + r * n;
+    size_t best = n;
+    for (size_t j = 0; j < n; ++j)
+      if (!std::isnan(row[j]) && (best == n || row[j] > row[best]))
+        best = j;
+    y.values[r] = best == n ? 0.0 : static_cast<double>(best);
+  }
+  return y;
+}
+
 } // namespace
 
 RefTensor tensorFromNpy(const NpyArray &array) {
@@ -602,6 +643,10 @@ std::vector<RefTensor> evaluateOp(const Op &op,
     return {attention(op, x, *operands[1], *operands[2])};
   case OpKind::Rotary:
     return {rotary(op, x, *operands[1], *operands[2])};
+  case OpKind::Embedding:
+    return {embedding(op, x, *operands[1])};
+  case OpKind::Argmax:
+    return {argmax(op, x)};
   case OpKind::Host:
     return hostOp(op, operands);
   }

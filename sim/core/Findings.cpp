@@ -24,6 +24,8 @@ std::string_view findingKindName(FindingKind kind) {
     return "transfer-mismatch";
   case FindingKind::InvalidOperand:
     return "invalid-operand";
+  case FindingKind::IndexOutOfRange:
+    return "index-out-of-range";
   }
   return "unknown";
 }

@@ -23,6 +23,7 @@ enum class FindingKind {
   MaxRecords,       ///< the run kept as many records as it may
   TransferMismatch, ///< a send and its matching receive differ in size
   InvalidOperand,   ///< an operand value the hardware cannot execute
+  IndexOutOfRange,  ///< an `lr` value outside its [0, limit)
 };
 
 /// `out-of-bounds`, `lx-race`, ...: stable names used in stats JSON.

@@ -344,6 +344,16 @@ void applyScalar(Opcode op, float *x, int64_t n, float imm) {
   }
 }
 
+/// The index of the first largest of x[0, n), NaN passed over; 0 when
+/// every element is NaN.
+int32_t argmaxRow(const float *x, int64_t n) {
+  int64_t best = -1;
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isnan(x[i]) && (best < 0 || x[i] > x[best]))
+      best = i;
+  return static_cast<int32_t>(std::max<int64_t>(best, 0));
+}
+
 float reduceRow(Opcode op, const float *x, int64_t n) {
   float acc = x[0];
   if (op == Opcode::Rsum) {
@@ -413,6 +423,13 @@ void executeSfu(const SfuOperands &o, uint8_t *lx) {
   case Family::RowReduce:
     for (int64_t r = 0; r < o.m; ++r) {
       readSticks(src.stick(o.src.base + r * o.src.s1), o.n, o.fmt, x);
+      if (o.op == Opcode::Rargmax) {
+        std::array<int32_t, kF32Lanes> index{};
+        index[0] = argmaxRow(x, o.valid);
+        std::memcpy(lx + (o.dst.base + r * o.dst.s1) * kStickBytes,
+                    index.data(), kStickBytes);
+        continue;
+      }
       std::fill(y, y + lanes, reduceRow(o.op, x, o.valid));
       writeSticks(lx + (o.dst.base + r * o.dst.s1) * kStickBytes, 1, o.fmt, y);
     }
@@ -678,6 +695,9 @@ void footprint(const isa::Instr &resolved, std::vector<Footprint> &out) {
   case Family::None:
   case Family::Control:
   case Family::Host: // device memory only, moved by the machine (doHost)
+    return;
+  case Family::RegLoad: // lr: one stick of LX read
+    out.push_back({Region{resolved[Field::Lx], 1, 1, 0}, false, false});
     return;
   case Family::Dma: {
     DmaOperands d = decodeDma(resolved);

@@ -11,6 +11,7 @@
 #include "support/HostMemory.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 namespace spyre::sim {
@@ -163,7 +164,7 @@ Instr StreamExecutor::resolve(const StreamState &st, const Instr &in) const {
 Cycle StreamExecutor::ctrlCycles(Opcode op) const {
   if (op == Opcode::Halt)
     return 0;
-  if (op == Opcode::Li || op == Opcode::Addi)
+  if (op == Opcode::Li || op == Opcode::Addi || op == Opcode::Lr)
     return scalarCycles_;
   return ctrlCycles_;
 }
@@ -273,6 +274,8 @@ bool StreamExecutor::execute(StreamState &st) {
   case Opcode::Host:
     host_.run(st, in);
     return !run_.stopped;
+  case Opcode::Lr:
+    return registerLoad(st, in);
   default:
     break;
   }
@@ -325,6 +328,44 @@ bool StreamExecutor::execute(StreamState &st) {
     executeCompute(r, run_.lx[static_cast<size_t>(st.core)].data());
   st.stats.busyCycles += compute.cycles;
   run_.complete(st, st.time + compute.cycles);
+  return true;
+}
+
+bool StreamExecutor::registerLoad(StreamState &st, const Instr &in) {
+  const Instr r = resolve(st, in);
+  // The stick read is checked like any LX read (bounds, races, reads of
+  // bytes never written).
+  footprint_.clear();
+  footprint(r, footprint_);
+  if (!checkAccesses(st, false)) {
+    run_.stopped = true;
+    return false;
+  }
+  if (Recorder *rec = run_.records)
+    rec->footprint(st, footprint_);
+  // Timing-only runs hold no LX contents: the index reads as 0, which only
+  // moves the addresses it feeds.
+  int32_t value = 0;
+  if (run_.options.numerics)
+    std::memcpy(&value,
+                run_.lx[static_cast<size_t>(st.core)].data() +
+                    r[isa::Field::Lx] * isa::kStickBytes +
+                    r[isa::Field::Lane] * int64_t{4},
+                sizeof value);
+  const int64_t limit = r[isa::Field::Limit];
+  if (value < 0 || value >= limit) {
+    run_.findings.report(FindingKind::IndexOutOfRange, &st, st.time,
+                         "index " + std::to_string(value) + " (lane " +
+                             std::to_string(r[isa::Field::Lane]) +
+                             ") is outside [0, " + std::to_string(limit) + ")",
+                         sticksText("lx", r[isa::Field::Lx], r[isa::Field::Lx]));
+    run_.stopped = true;
+    return false;
+  }
+  if (const int64_t rd = r[isa::Field::Rd]; rd != 0)
+    st.regs[static_cast<size_t>(rd)] = value;
+  st.stats.busyCycles += ctrlCycles(Opcode::Lr);
+  run_.complete(st, st.time + ctrlCycles(Opcode::Lr));
   return true;
 }
 

@@ -53,6 +53,8 @@ private:
   /// current instruction of `st`, and stops it.
   void stopAtLimit(StreamState &st);
   Cycle ctrlCycles(isa::Opcode op) const;
+  /// `lr`: a register from an INT32 lane of LX, its bound checked.
+  bool registerLoad(StreamState &st, const isa::Instr &in);
   void noteProgress(const StreamState &st);
 
   RunState &run_;

@@ -76,6 +76,7 @@ TEST(InstrTable, RowsFollowTheirFormatAndFamily) {
       EXPECT_EQ(d.engines, engineBit(Engine::Ring)) << d.mnemonic;
       break;
     case Family::Control:
+    case Family::RegLoad:
       EXPECT_EQ(d.engines, kAllEngines) << d.mnemonic;
       break;
     case Family::Dma:
@@ -238,6 +239,8 @@ TEST(InstrTable, EnginesAndTimingClassesFollowTheSpecification) {
       {"pows", engineBit(Engine::Sfu), TimingClass::SfuTranscendental},
       {"cvt", engineBit(Engine::Sfu), TimingClass::SfuSimple},
       {"rmax", engineBit(Engine::Sfu), TimingClass::SfuReduce},
+      {"rargmax", engineBit(Engine::Sfu), TimingClass::SfuReduce},
+      {"lr", kAllEngines, TimingClass::Scalar},
       {"csum", engineBit(Engine::Sfu), TimingClass::SfuReduce},
       {"recv", engineBit(Engine::Ring), TimingClass::Ring},
       {"racc", engineBit(Engine::Ring), TimingClass::Reduce},
@@ -248,8 +251,9 @@ TEST(InstrTable, EnginesAndTimingClassesFollowTheSpecification) {
     EXPECT_EQ(d->engines, e.engines) << e.mnemonic;
     EXPECT_EQ(d->timing, e.timing) << e.mnemonic;
   }
-  // 8 control, 2 DMA, 2 PT, 30 SFU, 4 ring.
-  EXPECT_EQ(instructionTable().size(), 48u);
+  // 9 control (lr among them), 2 DMA, 2 PT, 31 SFU (rargmax among them),
+  // 4 ring.
+  EXPECT_EQ(instructionTable().size(), 50u);
 }
 
 TEST(InstrTable, DerivedDefaults) {

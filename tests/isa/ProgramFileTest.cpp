@@ -144,17 +144,37 @@ TEST(ProgramFile, RejectsOtherFiles) {
   EXPECT_EQ(readError(text), "p.spyre: error: not a Spyre program (bad magic)");
 }
 
+TEST(ProgramFile, InstructionsOfIsa12NeedA12File) {
+  DiagnosticEngine diags;
+  Program p = assemble(".core 0\n.engine dma.load\n    ld 0x0, 0x0\n"
+                       "    lr r1, 0x0, 3, limit=10\n    halt\n",
+                       "lr.s", hw::builtinConfig(), diags);
+  ASSERT_FALSE(diags.hasErrors()) << diags.str();
+  std::string b = writeProgram(p);
+  // The lowest version that holds it, with the (empty) HOST section 1.1
+  // and later carry.
+  EXPECT_EQ(getLe(b, 10, 2), 2u);
+  EXPECT_EQ(sections(b).count("HOST"), 1u);
+  EXPECT_EQ(readError(b), "");
+  setLe(b, 10, 2, 1);
+  fixCrc(b);
+  EXPECT_EQ(readError(b), "p.spyre: error: stream 0 instruction 1: 'lr' needs "
+                          "ISA 1.2, the file is 1.1");
+  // Programs without the new instructions keep their version.
+  EXPECT_EQ(getLe(sampleFile(), 10, 2), 0u);
+}
+
 TEST(ProgramFile, RejectsFutureIsaVersions) {
   std::string b = sampleFile();
   setLe(b, 8, 2, 2);
   fixCrc(b);
   EXPECT_EQ(readError(b), "p.spyre: error: unsupported ISA version 2.0 (this "
-                          "build reads 1.1)");
+                          "build reads 1.2)");
   setLe(b, 8, 2, 1);
-  setLe(b, 10, 2, 2);
+  setLe(b, 10, 2, 3);
   fixCrc(b);
-  EXPECT_EQ(readError(b), "p.spyre: error: unsupported ISA version 1.2 (this "
-                          "build reads 1.1)");
+  EXPECT_EQ(readError(b), "p.spyre: error: unsupported ISA version 1.3 (this "
+                          "build reads 1.2)");
   // 1.1 files carry a HOST section; a 1.0 body under a 1.1 header lacks it.
   setLe(b, 10, 2, 1);
   fixCrc(b);

@@ -108,6 +108,18 @@ TEST(LlmCli, UsageErrors) {
             "0..18446744073709551615, got '-1'");
 }
 
+TEST(LlmCli, HostSamplingSendsTheLogitsAndMatchesTheReference) {
+  ToolResult r =
+      runSpyre({"llm", "examples/llm/tiny-llama.json", "--generate", "2",
+                "--prompt", "10", "--host-sampling", "--check"});
+  ASSERT_EQ(r.exitCode, 0) << all(r);
+  for (const char *line :
+       {"sampling   logits to the host (2 bytes a logit), arg-max there",
+        "check      ok: tokens identical to the double-precision reference",
+        "logits out", "findings   0\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
 TEST(LlmCli, GenerateMatchesTheReference) {
   // Two sequences of 62 prompt tokens and three decode steps: positions
   // 62, 63 fill the first cache page, 64 starts the second.
@@ -120,6 +132,8 @@ TEST(LlmCli, GenerateMatchesTheReference) {
         "tokens     seq 0: ", "           seq 1: ",
         "check      ok: tokens identical to the double-precision reference",
         "  seq 1: tokens equal, logits ok (1280 values)", "host ops   0\n",
+        "sampling   greedy arg-max on the device, one id (4 bytes) per "
+        "sequence back\n",
         "findings   0\n"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
   EXPECT_NE(r.out.find("TTFT       "), std::string::npos) << r.out;

@@ -31,11 +31,12 @@ std::vector<int64_t> prompt(int64_t n, int64_t vocab, int64_t salt) {
 /// against the reference: tokens equal, logits within the tolerance, no
 /// finding and no host op in any step.
 void expectGenerationMatches(const std::string &file, int64_t n,
-                             int64_t steps) {
+                             int64_t steps, bool hostSampling = false) {
   const LlmConfig config = load(file);
   const hw::HwConfig hw = hw::loadConfigOrDefault("");
   LlmDeviceOptions o;
   o.capacity = n + steps + 1;
+  o.hostSampling = hostSampling;
   LlmDevice device(config, hw, o);
   const std::vector<int64_t> tokens = prompt(n, config.vocabSize, 0);
 
@@ -52,6 +53,7 @@ void expectGenerationMatches(const std::string &file, int64_t n,
     SCOPED_TRACE("step " + std::to_string(i));
     EXPECT_TRUE(run[i].run.findings.empty()) << run[i].run.findings.front();
     EXPECT_EQ(run[i].run.hostOps, 0u);
+    EXPECT_EQ(run[i].greedyOnDevice, !hostSampling);
     EXPECT_EQ(run[i].tokens[0], ref.tokens[i]);
     const Tolerance tol = run::outputTolerance(ref.logits[i]);
     const TensorComparison c =
@@ -69,6 +71,50 @@ TEST(LlmDevice, TinyGraniteGenerationMatchesReference) {
 
 TEST(LlmDevice, TinyLlamaGenerationMatchesReference) {
   expectGenerationMatches("tiny-llama.json", 60, 8);
+}
+
+TEST(LlmDevice, HostSamplingGivesTheSameTokens) {
+  expectGenerationMatches("tiny-llama.json", 60, 3, true);
+}
+
+/// Bytes of a step's rotary tables (2 bytes an element, as sent).
+uint64_t rotaryBytes(const LlmConfig &config, const StepShape &shape) {
+  uint64_t bytes = 0;
+  const std::unique_ptr<compiler::Graph> graph = buildLlmGraph(config, shape);
+  for (const compiler::Value *v : graph->inputs())
+    if (v->name().rfind("rope.", 0) == 0)
+      bytes += static_cast<uint64_t>(v->type().elementCount() * 2);
+  return bytes;
+}
+
+TEST(LlmDevice, StepsMoveTokenIdsOverPcieNotRowsOrLogits) {
+  const LlmConfig config = load("tiny-llama.json");
+  const hw::HwConfig hw = hw::loadConfigOrDefault("");
+  for (bool hostSampling : {false, true}) {
+    SCOPED_TRACE(hostSampling ? "host sampling" : "arg-max on the device");
+    LlmDeviceOptions o;
+    o.slots = 2;
+    o.capacity = 64;
+    o.hostSampling = hostSampling;
+    LlmDevice device(config, hw, o);
+    const DeviceStep pre = device.prefill(
+        {0, 1}, {prompt(10, config.vocabSize, 0), prompt(10, config.vocabSize, 1)});
+    const DeviceStep step = device.decode({0, 1}, pre.tokens);
+    for (const DeviceStep *s : {&pre, &step}) {
+      const auto tokens =
+          static_cast<uint64_t>(s->shape.batch * s->shape.tokens);
+      // In: 4 bytes an id and the rotary tables; no hidden rows.
+      EXPECT_EQ(s->inputBytes, 4 * tokens + rotaryBytes(config, s->shape));
+      // Out: an id per sequence, or its logits.
+      EXPECT_EQ(s->outputBytes,
+                hostSampling ? 2u * 2 * static_cast<uint64_t>(config.vocabSize)
+                             : 2u * 4);
+      EXPECT_EQ(s->outputCycles, device.device().transferCycles(s->outputBytes));
+      // The tokens are the arg-max of the logits either way.
+      for (size_t b = 0; b < 2; ++b)
+        EXPECT_EQ(s->tokens[b], argmax(s->logits[b]));
+    }
+  }
 }
 
 /// Positions of slot `slot`'s keys in layer `layer` that hold a nonzero

@@ -28,6 +28,7 @@ struct LlmCliOptions {
   int64_t generate = 0;
   int64_t prompt = 0;
   bool paged = false;
+  bool hostSampling = false;
   bool generateGiven = false, promptGiven = false, batchGiven = false;
   bool ladder = false;
 };
@@ -63,6 +64,7 @@ int runGenerate(LlmCliOptions &o) {
     g.promptTokens = o.prompt;
   g.steps = o.generate;
   g.paged = o.paged;
+  g.hostSampling = o.hostSampling;
   if (o.context >= 0) {
     if (o.promptGiven)
       throw usage("--context", "starts the sequences with cached tokens "
@@ -133,6 +135,8 @@ int runLlm(LlmCliOptions &o) {
   }
   if (o.paged)
     throw usage("--paged", "is a cache layout of --generate N");
+  if (o.hostSampling)
+    throw usage("--host-sampling", "is a sampling path of --generate N");
   if (o.mode.empty()) {
     try {
       return runModelSteps(o);
@@ -199,6 +203,11 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                 "With --generate: a paged key/value cache (64-token pages "
                 "from a pool, a block table per sequence) instead of a row "
                 "of pages per sequence");
+  cmd->add_flag("--host-sampling", opts->hostSampling,
+                "With --generate: send every step's logits to the host and "
+                "take the arg-max there (the path of a sampler other than "
+                "greedy), instead of the arg-max on the device sending back "
+                "one id per sequence");
   CLI::Option *prompt =
       cmd->add_option("--prompt", opts->prompt,
                       "Prompt tokens per sequence of --generate (seeded ids; "

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 namespace spyre::codegen::test {
@@ -33,6 +34,38 @@ std::vector<float> randomValues(size_t n, uint32_t seed, float lo, float hi,
   return v;
 }
 
+namespace {
+
+/// The host array of a tensor's values: FP32, or INT32 for an INT32 tensor
+/// (its values are integers held as floats).
+NpyArray hostArray(const std::vector<float> &values, const isa::TensorDecl &t) {
+  if (t.dtype != isa::DType::Int32)
+    return makeNpyF32(values, t.hostShape);
+  NpyArray a;
+  a.dtype = NpyDtype::I32;
+  a.shape = t.hostShape;
+  a.data.resize(values.size() * 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto v = static_cast<int32_t>(values[i]);
+    std::memcpy(a.data.data() + i * 4, &v, 4);
+  }
+  return a;
+}
+
+std::vector<float> hostValues(const NpyArray &a) {
+  if (a.dtype != NpyDtype::I32)
+    return npyF32Values(a, "output");
+  std::vector<float> v(a.data.size() / 4);
+  for (size_t i = 0; i < v.size(); ++i) {
+    int32_t x;
+    std::memcpy(&x, a.data.data() + i * 4, 4);
+    v[i] = static_cast<float>(x);
+  }
+  return v;
+}
+
+} // namespace
+
 SimResult simulate(const isa::Program &program, const SimRequest &request) {
   sim::SimOptions opts;
   opts.numerics = request.numerics;
@@ -44,8 +77,7 @@ SimResult simulate(const isa::Program &program, const SimRequest &request) {
       auto it = request.inputs.find(t.name);
       if (it == request.inputs.end())
         throw std::runtime_error("no values for input '" + t.name + "'");
-      sim::writeTensor(t, makeNpyF32(it->second, t.hostShape), t.name,
-                       m.deviceMemory());
+      sim::writeTensor(t, hostArray(it->second, t), t.name, m.deviceMemory());
     }
   m.run();
   SimResult r;
@@ -61,8 +93,7 @@ SimResult simulate(const isa::Program &program, const SimRequest &request) {
   for (const isa::TensorDecl &t : program.tensors) {
     if (t.kind != isa::TensorKind::Output && t.kind != isa::TensorKind::Input)
       continue;
-    r.outputs[t.name] =
-        npyF32Values(sim::readTensor(t, m.deviceMemory()), t.name);
+    r.outputs[t.name] = hostValues(sim::readTensor(t, m.deviceMemory()));
     // Padding lanes are zero in every tensor (docs/hardware.md#device-layout),
     // which reading the host elements alone would not show.
     const int64_t lanes = isa::lanesPerStick(t.dtype);

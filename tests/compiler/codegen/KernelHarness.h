@@ -43,7 +43,8 @@ struct SimRequest {
 };
 
 /// Writes `inputs` into the program's input tensors (every input must be
-/// given), runs the program, reads every input and output tensor back.
+/// given), runs the program, reads every input and output tensor back. An
+/// INT32 tensor's values are integers held as floats, both ways.
 SimResult simulate(const isa::Program &program, const SimRequest &request);
 
 /// What is wrong with a generated program as a program file: empty when it
