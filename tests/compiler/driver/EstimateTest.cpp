@@ -72,9 +72,10 @@ const std::vector<Exception> kExceptions = {
     {"gelu", 0.44, 0.68,
      "the memory model on small elementwise chains (gelu heads): the fixed "
      "latencies overcount"},
-    {"silu", 0.41, 0.44,
-     "the memory model on a small elementwise chain: the fixed latencies "
-     "overcount"},
+    {"gated_matmul", -0.17, -0.15,
+     "the matmul planner with both weights counted: the post stage's silu "
+     "and product on the SFU, per C tile, are not in its model "
+     "(llama_block's gated MLP, 16% below)"},
     {"relayout", 0.11, 0.14,
      "the memory model on a small relayout: the fixed latencies overcount"},
     {"relu", -0.94, -0.91,
