@@ -229,6 +229,10 @@ int simulate(const Options &o) {
   machine.setMemoryPort(&chip);
   sc_start();
   machine.setMemoryPort(nullptr);
+  if (const UserError *e = chip.userError()) {
+    std::cerr << e->diagnostic().str() << "\n";
+    return static_cast<int>(e->exitCode());
+  }
   chip.throwIfFailed();
   machine.finish();
 

@@ -250,6 +250,9 @@ void ChipModule::run() {
   // it reaches the caller of sc_start() as it was thrown.
   try {
     simulate();
+  } catch (const UserError &e) {
+    userError_ = e;
+    error_ = std::current_exception();
   } catch (...) {
     error_ = std::current_exception();
   }

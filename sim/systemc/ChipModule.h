@@ -19,6 +19,7 @@
 #pragma once
 
 #include "sim/core/Machine.h"
+#include "support/Diagnostic.h"
 
 #include <systemc>
 #include <tlm>
@@ -27,6 +28,7 @@
 
 #include <exception>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -124,6 +126,13 @@ public:
   /// Rethrows what stopped the chip's process, if anything did: call it
   /// after sc_start() returns.
   void throwIfFailed() const;
+  /// The user error that stopped the chip's process, if one did, for a
+  /// caller that reports it without throwing again (an exception thrown on
+  /// the main stack after the kernel's coroutines ran is what
+  /// AddressSanitizer misreads).
+  const UserError *userError() const {
+    return userError_ ? &*userError_ : nullptr;
+  }
 
 private:
   void run();
@@ -142,6 +151,7 @@ private:
   std::vector<uint8_t> scratch_;    ///< the data of timing-only bursts
   std::set<uint64_t> pagesWritten_; ///< an external target's, to read back
   std::exception_ptr error_;
+  std::optional<UserError> userError_;
 };
 
 /// Builds the chip around `machine` with the built-in memory, runs the
