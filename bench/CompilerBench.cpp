@@ -66,14 +66,13 @@ std::unique_ptr<Graph> parse(const std::string &text) {
 
 /// Bytes of a DL16 tensor in whole sticks (the last dim padded to 64).
 double stickBytes(const std::vector<int64_t> &shape) {
-  const hw::HwConfig &c = hw::builtinConfig();
-  const int64_t lanes = c.chip.stickBytes / 2;
+  const int64_t lanes = isa::kStickBytes / 2;
   double rows = 1;
   for (size_t i = 0; i + 1 < shape.size(); ++i)
     rows *= static_cast<double>(shape[i]);
   double sticks = std::ceil(static_cast<double>(shape.back()) /
                             static_cast<double>(lanes));
-  return rows * sticks * c.chip.stickBytes;
+  return rows * sticks * isa::kStickBytes;
 }
 
 struct Bound {

@@ -16,8 +16,7 @@ void Emitter::reserve(const std::string &name, isa::DType dtype,
   t.dtype = dtype;
   t.shape = shape.empty() ? std::vector<int64_t>{1} : shape;
   const uint64_t end = pb_.nextAddress() + t.sizeSticks();
-  if (end * static_cast<uint64_t>(stickBytes_) >
-      static_cast<uint64_t>(cfg_.memory.sizeBytes))
+  if (end * isa::kStickBytes > static_cast<uint64_t>(cfg_.memory.sizeBytes))
     throw DeviceMemoryFull{name, end};
 }
 
@@ -346,7 +345,7 @@ bool Emitter::emitOp(Op &op) {
   scratchCount_ = 0;
   if (!m_.fusedInto.empty())
     return true; // the matmul or the chain's first op did it
-  if (isFreeView(g_, op, stickBytes_))
+  if (isFreeView(g_, op))
     return emitFreeView(op);
   if (op.kind() == OpKind::Host) {
     SPYRE_ASSERT(m_.phase >= 0, "host op '" + op.name() + "' has no phase");
@@ -494,11 +493,12 @@ std::optional<isa::Program> Emitter::run() {
         return std::nullopt;
     emitOutputs();
   } catch (const DeviceMemoryFull &full) {
-    diags_.error(graphLoc(g_), "the model does not fit device memory: with tensor '" +
-                          full.tensor + "' it needs " +
-                          std::to_string(full.neededSticks * stickBytes_) +
-                          " bytes, the card has " +
-                          std::to_string(cfg_.memory.sizeBytes));
+    diags_.error(graphLoc(g_),
+                 "the model does not fit device memory: with tensor '" +
+                     full.tensor + "' it needs " +
+                     std::to_string(full.neededSticks * isa::kStickBytes) +
+                     " bytes, the card has " +
+                     std::to_string(cfg_.memory.sizeBytes));
     return std::nullopt;
   } catch (const TooManyDims &many) {
     diags_.error(op_ ? op_->loc() : graphLoc(g_),

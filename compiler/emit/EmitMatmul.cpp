@@ -148,7 +148,7 @@ bool Emitter::emitAttention(const Op &op) {
   // writes the merged tensor.
   const std::vector<OpUse> uses = g_.usesOf(op.result());
   const Op *merge = nullptr;
-  if (uses.size() == 1 && isAttentionHeadView(g_, *uses.front().op, stickBytes_))
+  if (uses.size() == 1 && isAttentionHeadView(g_, *uses.front().op))
     merge = g_.usesOf(uses.front().op->result()).front().op;
   if (merge) {
     const TensorRef flat = result(merge->result());

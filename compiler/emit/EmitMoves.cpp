@@ -6,13 +6,13 @@ namespace spyre::compiler::emit_detail {
 
 bool Emitter::emitFreeView(const Op &op) {
   const TensorRef x = ref(op.operand(0));
-  if (isAttentionHeadView(g_, op, stickBytes_)) {
+  if (isAttentionHeadView(g_, op)) {
     // Split: x is the flat projection; the reshape's result is [B, S, H, D]
     // and the transpose's [B, H, S, D] in its memory. Merge: the attention
     // wrote into the reshape's result (emitAttention), which is declared
     // already; the transpose between is [B, S, H, D] in it.
     const Shape &ys = op.result()->type().shape;
-    if (op.kind() == OpKind::Reshape && splitsHeads(op, stickBytes_)) {
+    if (op.kind() == OpKind::Reshape && splitsHeads(op)) {
       SPYRE_ASSERT(x.isDefault(), "head split of '" + x.name +
                                       "' from a layout that is not the default");
       refs_[op.result()] = headsView(op.result()->name(), x, ys, false);
@@ -26,13 +26,12 @@ bool Emitter::emitFreeView(const Op &op) {
     }
     return true;
   }
-  if (isHeadSwap(g_, op, stickBytes_)) {
+  if (isHeadSwap(g_, op)) {
     // The value between the two ops, [.., S, H, L], is x's (or the
     // result's) memory with H outermost; the other end is in the default
     // layout at the same address.
-    const bool between = op.kind() == OpKind::Reshape
-                             ? splitsStickHeads(op, stickBytes_)
-                             : x.dimOrder.empty();
+    const bool between = op.kind() == OpKind::Reshape ? splitsStickHeads(op)
+                                                      : x.dimOrder.empty();
     SPYRE_ASSERT(between ? x.isDefault() : !x.dimOrder.empty(),
                  "head swap '" + op.name() + "' on an unexpected layout");
     TensorRef v;

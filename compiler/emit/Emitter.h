@@ -112,8 +112,7 @@ public:
   Emitter(Graph &graph, const hw::HwConfig &config, DiagnosticEngine &diags,
           const Placement &placement, bool constantData)
       : g_(graph), cfg_(config), diags_(diags), pb_(config, graph.name()),
-        stickBytes_(config.chip.stickBytes), placement_(placement),
-        constantData_(constantData) {
+        placement_(placement), constantData_(constantData) {
     pb_.setAllocator(placement.firstFree);
   }
 
@@ -174,7 +173,6 @@ private:
   const hw::HwConfig &cfg_;
   DiagnosticEngine &diags_;
   codegen::ProgramBuilder pb_;
-  int stickBytes_;
   const Placement &placement_;
   /// Whether constant tensors carry their data (emitProgram).
   bool constantData_;

@@ -204,7 +204,6 @@ void fuseChains(Graph &graph, PassContext &ctx) {
 
 bool divideRun(Graph &graph, PassContext &ctx) {
   const hw::HwConfig &cfg = ctx.hw();
-  const int stickBytes = cfg.chip.stickBytes;
   const bool cost = ctx.options().getString("strategy") == "cost";
   const bool fuse = ctx.options().getBool("fuse-bias");
   // Fusion first: it decides which ops run at all.
@@ -283,7 +282,7 @@ bool divideRun(Graph &graph, PassContext &ctx) {
                            "'fused_into' names '" + m.fusedInto +
                                "', whose mapping does not fuse this op");
     }
-    if (!opRunsKernels(graph, *op, stickBytes) || op->kind() == OpKind::Host)
+    if (!opRunsKernels(graph, *op) || op->kind() == OpKind::Host)
       continue; // host ops run on the host: no cores, no LX
     if (m.cores >= 0 || m.firstCore >= 0) {
       // Compared without adding, so that huge values cannot overflow.
@@ -337,7 +336,7 @@ bool divideRun(Graph &graph, PassContext &ctx) {
         int64_t sticks = 0;
         for (const Value *r : op->results())
           sticks += requireLayout(*r).deviceElements() /
-                    elementsPerStick(requireLayout(*r).dtype, stickBytes);
+                    elementsPerStick(requireLayout(*r).dtype);
         m.cores = std::clamp<int64_t>(
             (sticks + kMinSticksPerCore - 1) / kMinSticksPerCore, 1,
             cfg.chip.cores);
@@ -399,8 +398,8 @@ const PassInfo &dividePass() {
       [](Graph &graph, PassContext &ctx) {
         return passResult(divideRun(graph, ctx));
       },
-      [](const Graph &graph, const PassContext &ctx, DiagnosticEngine &diags) {
-        return checkMappings(graph, ctx, diags, false, false, false);
+      [](const Graph &graph, const PassContext &, DiagnosticEngine &diags) {
+        return checkMappings(graph, diags, false, false, false);
       },
   };
   return info;

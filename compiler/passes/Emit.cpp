@@ -42,7 +42,7 @@ const PassInfo &emitPass() {
           diags.error(graphLoc(graph), "no program in the target");
           return false;
         }
-        return checkMappings(graph, ctx, diags, true, true, true);
+        return checkMappings(graph, diags, true, true, true);
       },
       {"layout", "divide", "schedule", "lx-plan", "tile"},
   };

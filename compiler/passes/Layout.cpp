@@ -24,8 +24,7 @@ std::string checkOpKindList(const Attribute &value) {
 class LayoutAssigner {
 public:
   LayoutAssigner(Graph &graph, PassContext &context)
-      : graph_(graph), context_(context),
-        stickBytes_(context.hw().chip.stickBytes) {
+      : graph_(graph), context_(context) {
     // The option parser has checked both (an enum and a list of op kinds).
     std::optional<isa::DType> dtype =
         parseDeviceDType(context.options().getString("default-dtype"));
@@ -47,8 +46,7 @@ public:
       for (size_t i = 0; i < op->numOperands(); ++i) {
         Value *operand = op->operand(i);
         DeviceLayout current = layoutOf(*operand);
-        DeviceLayout needed =
-            requiredOperandLayout(*op, i, current, stickBytes_);
+        DeviceLayout needed = requiredOperandLayout(*op, i, current);
         if (needed != current)
           op->setOperand(i, relayoutFor(operand, needed, *op));
       }
@@ -85,7 +83,7 @@ private:
 
   DeviceLayout defaultLayout(const Value &v, bool f32) const {
     return stickedOn(v.type().shape, dtypeOf(v.type().elementType, f32),
-                     lastDim(v.type()), stickBytes_);
+                     lastDim(v.type()));
   }
 
   /// What the first consumer needs; the default for an unused constant.
@@ -95,7 +93,7 @@ private:
     if (uses.empty())
       return base;
     return requiredOperandLayout(*uses.front().op, uses.front().operandIndex,
-                                 base, stickBytes_);
+                                 base);
   }
 
   /// A relayout keeps the layout it already carries (a second run of the
@@ -105,7 +103,7 @@ private:
       return false;
     std::string error;
     std::optional<DeviceLayout> l = valueLayout(result, error);
-    return l && checkStickRule(*l, result.type(), stickBytes_).empty();
+    return l && checkStickRule(*l, result.type()).empty();
   }
 
   void annotate(Value &v, const DeviceLayout &layout) {
@@ -145,22 +143,20 @@ private:
 
   Graph &graph_;
   PassContext &context_;
-  int stickBytes_;
   isa::DType defaultDtype_ = isa::DType::Dl16;
   std::vector<OpKind> f32Ops_;
   std::vector<Made> made_; // in creation order; searched, never hashed
 };
 
-bool checkLayouts(const Graph &graph, const PassContext &context,
+bool checkLayouts(const Graph &graph, const PassContext &,
                   DiagnosticEngine &diags) {
-  int stickBytes = context.hw().chip.stickBytes;
   bool ok = true;
   auto read = [&](const Value &v,
                   const SourceLoc &loc) -> std::optional<DeviceLayout> {
     std::string error;
     std::optional<DeviceLayout> l = valueLayout(v, error);
     if (l)
-      error = checkStickRule(*l, v.type(), stickBytes);
+      error = checkStickRule(*l, v.type());
     if (!error.empty()) {
       diags.error(loc, "value " + printName('%', v.name()) + ": " + error);
       ok = false;
@@ -182,7 +178,7 @@ bool checkLayouts(const Graph &graph, const PassContext &context,
     for (size_t i = 0; i < op->numOperands(); ++i) {
       const Value &v = *op->operand(i);
       DeviceLayout has = *read(v, graphLocation);
-      DeviceLayout needed = requiredOperandLayout(*op, i, has, stickBytes);
+      DeviceLayout needed = requiredOperandLayout(*op, i, has);
       if (has == needed)
         continue;
       diags.error(opLocation(graph, *op),
@@ -198,8 +194,7 @@ bool checkLayouts(const Graph &graph, const PassContext &context,
 } // namespace
 
 DeviceLayout requiredOperandLayout(const Op &op, size_t index,
-                                   const DeviceLayout &current,
-                                   int stickBytes) {
+                                   const DeviceLayout &current) {
   const TensorType &type = op.operand(index)->type();
   switch (op.kind()) {
   case OpKind::Relayout:
@@ -211,11 +206,10 @@ DeviceLayout requiredOperandLayout(const Op &op, size_t index,
     // (gated_matmul's up weight is a second b).
     bool transposed = op.boolAttr(index == 0 ? "transpose_a" : "transpose_b");
     return stickedOn(type.shape, isa::DType::Dl16,
-                     transposed ? type.rank() - 2 : type.rank() - 1,
-                     stickBytes);
+                     transposed ? type.rank() - 2 : type.rank() - 1);
   }
   default:
-    return stickedOn(type.shape, current.dtype, lastDim(type), stickBytes);
+    return stickedOn(type.shape, current.dtype, lastDim(type));
   }
 }
 

@@ -41,6 +41,6 @@ const PassInfo &layoutPass();
 /// The layout that operand `index` of `op` must have, given the layout
 /// `current` it has now (its dtype is kept where the consumer accepts any).
 DeviceLayout requiredOperandLayout(const Op &op, size_t index,
-                                   const DeviceLayout &current, int stickBytes);
+                                   const DeviceLayout &current);
 
 } // namespace spyre::compiler

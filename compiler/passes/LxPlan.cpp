@@ -18,12 +18,11 @@ bool overlaps(int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
 
 bool lxPlanRun(Graph &graph, PassContext &ctx) {
   const hw::HwConfig &cfg = ctx.hw();
-  const int stickBytes = cfg.chip.stickBytes;
   const int64_t lxSticks = cfg.lxSticks();
   // Ops grouped by phase, in op order.
   std::map<int64_t, std::vector<Op *>> phases;
   for (Op *op : graph.ops())
-    if (opRunsKernels(graph, *op, stickBytes) && op->kind() != OpKind::Host)
+    if (opRunsKernels(graph, *op) && op->kind() != OpKind::Host)
       phases[opMapping(*op).phase].push_back(op);
   for (auto &[phase, ops] : phases) {
     // Ops sharing a core with another op of the phase split LX evenly.
@@ -72,7 +71,7 @@ bool lxPlanRun(Graph &graph, PassContext &ctx) {
                                  ops[j]->name() + "', which runs in the same "
                                  "phase on a common core");
     }
-    const int64_t peak = std::min(used, lxSticks) * stickBytes;
+    const int64_t peak = std::min(used, lxSticks) * isa::kStickBytes;
     if (peak > ctx.statistic("peak-lx-bytes"))
       ctx.addStatistic("peak-lx-bytes", peak - ctx.statistic("peak-lx-bytes"));
   }
@@ -95,8 +94,8 @@ const PassInfo &lxPlanPass() {
       [](Graph &graph, PassContext &ctx) {
         return passResult(lxPlanRun(graph, ctx));
       },
-      [](const Graph &graph, const PassContext &ctx, DiagnosticEngine &diags) {
-        return checkMappings(graph, ctx, diags, true, true, false);
+      [](const Graph &graph, const PassContext &, DiagnosticEngine &diags) {
+        return checkMappings(graph, diags, true, true, false);
       },
   };
   return info;

@@ -15,13 +15,13 @@ namespace {
 
 /// The op whose kernels make `v` (through views and fused adds), or nullptr
 /// for inputs and constants.
-const Op *producer(const Graph &graph, const Value *v, int stickBytes) {
+const Op *producer(const Graph &graph, const Value *v) {
   while (v && v->isOpResult()) {
     const Op *op = v->definingOp();
     const OpMapping m = opMapping(*op);
     if (!m.fusedInto.empty())
       return graph.findOp(m.fusedInto);
-    if (!isFreeView(graph, *op, stickBytes))
+    if (!isFreeView(graph, *op))
       return op;
     v = op->operand(0);
   }
@@ -29,7 +29,6 @@ const Op *producer(const Graph &graph, const Value *v, int stickBytes) {
 }
 
 bool scheduleRun(Graph &graph, PassContext &ctx) {
-  const int stickBytes = ctx.hw().chip.stickBytes;
   const bool overlap = ctx.options().getBool("overlap");
   const int64_t maxOps = ctx.options().getInt("max-ops-per-phase");
   std::map<const Op *, int64_t> phaseOf;
@@ -37,7 +36,7 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
   // A host op has a phase of its own, with barriers around it.
   bool hostPhase = false;
   for (Op *op : graph.ops()) {
-    if (!opRunsKernels(graph, *op, stickBytes))
+    if (!opRunsKernels(graph, *op))
       continue;
     OpMapping m = opMapping(*op);
     const bool onHost = op->kind() == OpKind::Host;
@@ -45,7 +44,7 @@ bool scheduleRun(Graph &graph, PassContext &ctx) {
     int64_t after = -1;
     std::string from;
     auto reads = [&](const Value *v) {
-      if (const Op *p = producer(graph, v, stickBytes)) {
+      if (const Op *p = producer(graph, v)) {
         auto it = phaseOf.find(p);
         SPYRE_ASSERT(it != phaseOf.end(), "producer scheduled after its use");
         if (it->second > after) {
@@ -148,8 +147,8 @@ const PassInfo &schedulePass() {
       [](Graph &graph, PassContext &ctx) {
         return passResult(scheduleRun(graph, ctx));
       },
-      [](const Graph &graph, const PassContext &ctx, DiagnosticEngine &diags) {
-        return checkMappings(graph, ctx, diags, true, false, false);
+      [](const Graph &graph, const PassContext &, DiagnosticEngine &diags) {
+        return checkMappings(graph, diags, true, false, false);
       },
   };
   return info;

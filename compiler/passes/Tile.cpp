@@ -16,8 +16,7 @@ namespace {
 bool tileRun(Graph &graph, PassContext &ctx) {
   const hw::HwConfig &cfg = ctx.hw();
   for (Op *op : graph.ops()) {
-    if (!runsMatmulKernel(op->kind()) ||
-        !opRunsKernels(graph, *op, cfg.chip.stickBytes))
+    if (!runsMatmulKernel(op->kind()) || !opRunsKernels(graph, *op))
       continue;
     OpMapping m = opMapping(*op);
     MatmulWork w = matmulWork(graph, *op, m.fuseBias);
@@ -106,8 +105,8 @@ const PassInfo &tilePass() {
       [](Graph &graph, PassContext &ctx) {
         return passResult(tileRun(graph, ctx));
       },
-      [](const Graph &graph, const PassContext &ctx, DiagnosticEngine &diags) {
-        return checkMappings(graph, ctx, diags, true, true, true);
+      [](const Graph &graph, const PassContext &, DiagnosticEngine &diags) {
+        return checkMappings(graph, diags, true, true, true);
       },
   };
   return info;

@@ -29,8 +29,8 @@ std::optional<isa::DType> parseDeviceDType(std::string_view name) {
   return std::nullopt;
 }
 
-int64_t elementsPerStick(isa::DType dtype, int stickBytes) {
-  return stickBytes / isa::dtypeBytes(dtype);
+int64_t elementsPerStick(isa::DType dtype) {
+  return isa::kStickBytes / isa::dtypeBytes(dtype);
 }
 
 bool deviceDTypeFits(ElementType type, isa::DType dtype) {
@@ -67,9 +67,8 @@ Attribute DeviceLayout::toAttribute() const {
 std::string DeviceLayout::str() const { return toAttribute().str(); }
 
 DeviceLayout makeStickLayout(const Shape &hostShape, isa::DType dtype,
-                             const std::vector<int64_t> &dimOrder,
-                             int stickBytes) {
-  int64_t perStick = elementsPerStick(dtype, stickBytes);
+                             const std::vector<int64_t> &dimOrder) {
+  int64_t perStick = elementsPerStick(dtype);
   DeviceLayout layout;
   layout.dtype = dtype;
   if (hostShape.empty()) {
@@ -98,7 +97,7 @@ DeviceLayout makeStickLayout(const Shape &hostShape, isa::DType dtype,
 }
 
 DeviceLayout stickedOn(const Shape &hostShape, isa::DType dtype,
-                       int64_t stickDim, int stickBytes) {
+                       int64_t stickDim) {
   std::vector<int64_t> order;
   if (!hostShape.empty()) {
     for (int64_t d = 0; d < static_cast<int64_t>(hostShape.size()); ++d)
@@ -106,11 +105,10 @@ DeviceLayout stickedOn(const Shape &hostShape, isa::DType dtype,
         order.push_back(d);
     order.push_back(stickDim);
   }
-  return makeStickLayout(hostShape, dtype, order, stickBytes);
+  return makeStickLayout(hostShape, dtype, order);
 }
 
-std::string checkStickRule(const DeviceLayout &layout, const TensorType &type,
-                           int stickBytes) {
+std::string checkStickRule(const DeviceLayout &layout, const TensorType &type) {
   if (!deviceDTypeFits(type.elementType, layout.dtype))
     return "device dtype " + std::string(deviceDTypeName(layout.dtype)) +
            " cannot hold " + std::string(elementTypeName(type.elementType)) +
@@ -132,8 +130,7 @@ std::string checkStickRule(const DeviceLayout &layout, const TensorType &type,
       return "dim_map " + shapeStr(layout.dimMap) +
              " must start with the stick dimension it ends with";
   }
-  DeviceLayout expected =
-      makeStickLayout(type.shape, layout.dtype, order, stickBytes);
+  DeviceLayout expected = makeStickLayout(type.shape, layout.dtype, order);
   if (layout.stickDim != expected.stickDim)
     return "stick_dim " + std::to_string(layout.stickDim) +
            " differs from dim_map " + shapeStr(layout.dimMap) +

@@ -40,8 +40,8 @@ namespace spyre::compiler {
 /// device dtype.
 std::string_view deviceDTypeName(isa::DType dtype);
 std::optional<isa::DType> parseDeviceDType(std::string_view name);
-/// Elements of `dtype` in one stick of `stickBytes` bytes.
-int64_t elementsPerStick(isa::DType dtype, int stickBytes);
+/// Elements of `dtype` in one stick.
+int64_t elementsPerStick(isa::DType dtype);
 /// Whether values of host element type `type` may live on the device as
 /// `dtype`: floats as DL16 or FP32, integers as themselves.
 bool deviceDTypeFits(ElementType type, isa::DType dtype);
@@ -75,19 +75,17 @@ struct DeviceLayout {
 /// [stick blocks, host[dimOrder[0]], ..., host[dimOrder[n-2]], per-stick].
 /// For a scalar `dimOrder` is empty.
 DeviceLayout makeStickLayout(const Shape &hostShape, isa::DType dtype,
-                             const std::vector<int64_t> &dimOrder,
-                             int stickBytes);
+                             const std::vector<int64_t> &dimOrder);
 
 /// The layout sticked on `stickDim` (-1 only for a scalar) with the other
 /// host dimensions in their host order.
 DeviceLayout stickedOn(const Shape &hostShape, isa::DType dtype,
-                       int64_t stickDim, int stickBytes);
+                       int64_t stickDim);
 
 /// Empty when `layout` is a stick layout of a tensor of `type` (dimension
 /// map a stick order of the host dimensions, device shape as the stick rule
 /// gives it, dtype fitting the element type), else what is wrong.
-std::string checkStickRule(const DeviceLayout &layout, const TensorType &type,
-                           int stickBytes);
+std::string checkStickRule(const DeviceLayout &layout, const TensorType &type);
 
 /// Reads the annotation form; nullopt with `error` set when it is not one.
 std::optional<DeviceLayout> layoutFromAttribute(const Attribute &attr,

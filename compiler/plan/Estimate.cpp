@@ -73,11 +73,11 @@ int64_t attentionEstimate(const Op &op, const OpMapping &m,
       .estimatedCycles;
 }
 
-double deviceBytes(const Value &v, int stickBytes) {
+double deviceBytes(const Value &v) {
   const DeviceLayout l = requireLayout(v);
-  const int64_t perStick = elementsPerStick(l.dtype, stickBytes);
+  const int64_t perStick = elementsPerStick(l.dtype);
   return static_cast<double>((l.deviceElements() + perStick - 1) / perStick) *
-         stickBytes;
+         isa::kStickBytes;
 }
 
 /// The memory model of an op that streams its operands and results: every
@@ -85,7 +85,6 @@ double deviceBytes(const Value &v, int stickBytes) {
 /// ops' other operands read and the last one's result written instead).
 int64_t memoryEstimate(const Graph &graph, const Op &op, const OpMapping &m,
                        const hw::HwConfig &cfg) {
-  const int stickBytes = cfg.chip.stickBytes;
   std::set<const Value *> reads, writes;
   for (const Value *v : op.operands())
     reads.insert(v);
@@ -103,9 +102,9 @@ int64_t memoryEstimate(const Graph &graph, const Op &op, const OpMapping &m,
   }
   double r = 0, w = 0;
   for (const Value *v : reads)
-    r += deviceBytes(*v, stickBytes);
+    r += deviceBytes(*v);
   for (const Value *v : writes)
-    w += deviceBytes(*v, stickBytes);
+    w += deviceBytes(*v);
   // A core's first load and its last store each wait a DMA issue and the
   // memory's latency, and neither overlaps anything; a small op's tile
   // also goes load, compute, store, its store completing before the span
@@ -141,8 +140,7 @@ std::vector<OpEstimate> estimateOps(const Graph &graph,
                                     const hw::HwConfig &config) {
   std::vector<OpEstimate> out;
   for (const Op *op : graph.ops()) {
-    if (op->kind() == OpKind::Host ||
-        !opRunsKernels(graph, *op, config.chip.stickBytes))
+    if (op->kind() == OpKind::Host || !opRunsKernels(graph, *op))
       continue;
     const OpMapping m = opMapping(*op);
     OpEstimate e;

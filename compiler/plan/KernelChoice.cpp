@@ -46,9 +46,7 @@ bool stickHeads(const Shape &flat, const Shape &heads, int64_t lanes) {
          product(flat, 0, flat.size() - 2) == 1;
 }
 
-bool splitsStickHeadsBack(const Op &r, int stickBytes) {
-  return splitsStickHeads(r, stickBytes, true);
-}
+bool splitsStickHeadsBack(const Op &r) { return splitsStickHeads(r, true); }
 
 bool onlyUsedBy(const Graph &graph, const Value *v,
                 const std::function<bool(const Op &)> &ok) {
@@ -105,12 +103,11 @@ std::vector<int64_t> refShapeOf(const Value &v) {
 
 /// Whether reshape `r` splits its last dim into heads of one stick
 /// (`back`: merges them again).
-bool splitsStickHeads(const Op &r, int stickBytes, bool back) {
+bool splitsStickHeads(const Op &r, bool back) {
   if (r.kind() != OpKind::Reshape)
     return false;
   const Shape &xs = r.operand(0)->type().shape, &ys = r.result()->type().shape;
-  const int64_t lanes =
-      elementsPerStick(requireLayout(*r.operand(0)).dtype, stickBytes);
+  const int64_t lanes = elementsPerStick(requireLayout(*r.operand(0)).dtype);
   return back ? stickHeads(ys, xs, lanes) : stickHeads(xs, ys, lanes);
 }
 
@@ -120,15 +117,14 @@ bool splitsStickHeads(const Op &r, int stickBytes, bool back) {
 /// default layouts, since the stick blocks of the last dim are outermost.
 /// The pair moves nothing; `op` is either of them, and the value between
 /// them is used by nothing else.
-bool isHeadSwap(const Graph &graph, const Op &op, int stickBytes) {
+bool isHeadSwap(const Graph &graph, const Op &op) {
   auto mergeReshape = [&](const Op &r) {
-    return splitsStickHeadsBack(r, stickBytes) &&
-           r.operand(0)->isOpResult() &&
+    return splitsStickHeadsBack(r) && r.operand(0)->isOpResult() &&
            swapsAboveLast(*r.operand(0)->definingOp());
   };
   switch (op.kind()) {
   case OpKind::Reshape: {
-    if (splitsStickHeads(op, stickBytes))
+    if (splitsStickHeads(op))
       return onlyUsedBy(graph, op.result(), swapsAboveLast);
     if (!mergeReshape(op))
       return false;
@@ -139,12 +135,12 @@ bool isHeadSwap(const Graph &graph, const Op &op, int stickBytes) {
     if (!swapsAboveLast(op))
       return false;
     const Value *x = op.operand(0);
-    if (x->isOpResult() && splitsStickHeads(*x->definingOp(), stickBytes) &&
+    if (x->isOpResult() && splitsStickHeads(*x->definingOp()) &&
         onlyUsedBy(graph, x, swapsAboveLast))
       return true;
     return onlyUsedBy(graph, op.result(), [&](const Op &u) {
       return u.kind() == OpKind::Reshape && u.operand(0) == op.result() &&
-             splitsStickHeadsBack(u, stickBytes);
+             splitsStickHeadsBack(u);
     });
   }
   default:
@@ -154,21 +150,20 @@ bool isHeadSwap(const Graph &graph, const Op &op, int stickBytes) {
 
 /// Whether reshape `r` splits [B, S, H x D] into [B, S, H, D] (or, `back`,
 /// merges them), D whole sticks.
-bool splitsHeads(const Op &r, int stickBytes, bool back) {
+bool splitsHeads(const Op &r, bool back) {
   if (r.kind() != OpKind::Reshape)
     return false;
   const Shape &flat = back ? r.result()->type().shape
                            : r.operand(0)->type().shape;
   const Shape &heads = back ? r.operand(0)->type().shape
                             : r.result()->type().shape;
-  const int64_t lanes =
-      elementsPerStick(requireLayout(*r.operand(0)).dtype, stickBytes);
+  const int64_t lanes = elementsPerStick(requireLayout(*r.operand(0)).dtype);
   return flat.size() == 3 && heads.size() == 4 && heads[0] == flat[0] &&
          heads[1] == flat[1] && heads[2] * heads[3] == flat[2] &&
          heads[3] % lanes == 0;
 }
 
-bool isAttentionHeadView(const Graph &graph, const Op &op, int stickBytes) {
+bool isAttentionHeadView(const Graph &graph, const Op &op) {
   auto byAttention = [&](const Value *v) {
     return onlyUsedBy(graph, v, [&](const Op &u) {
       return u.kind() == OpKind::Attention;
@@ -178,7 +173,7 @@ bool isAttentionHeadView(const Graph &graph, const Op &op, int stickBytes) {
     if (!swapsHeads(t) || !t.operand(0)->isOpResult())
       return false;
     const Op &r = *t.operand(0)->definingOp();
-    return splitsHeads(r, stickBytes) &&
+    return splitsHeads(r) &&
            onlyUsedBy(graph, r.result(),
                       [&](const Op &u) { return &u == &t; }) &&
            byAttention(t.result());
@@ -190,12 +185,12 @@ bool isAttentionHeadView(const Graph &graph, const Op &op, int stickBytes) {
     if (!onlyUsedBy(graph, t.operand(0), [&](const Op &u) { return &u == &t; }))
       return false;
     return onlyUsedBy(graph, t.result(), [&](const Op &u) {
-      return u.operand(0) == t.result() && splitsHeads(u, stickBytes, true);
+      return u.operand(0) == t.result() && splitsHeads(u, true);
     });
   };
   if (op.kind() == OpKind::Transpose)
     return splitPair(op) || mergePair(op);
-  if (splitsHeads(op, stickBytes)) {
+  if (splitsHeads(op)) {
     // The split alone is a view also when the transpose after it must be
     // stored (a graph output, such as the keys a cache appends): the
     // transpose then reads it in place, one copy instead of two.
@@ -209,12 +204,12 @@ bool isAttentionHeadView(const Graph &graph, const Op &op, int stickBytes) {
              return u.op->kind() == OpKind::Attention;
            });
   }
-  if (splitsHeads(op, stickBytes, true) && op.operand(0)->isOpResult())
+  if (splitsHeads(op, true) && op.operand(0)->isOpResult())
     return mergePair(*op.operand(0)->definingOp());
   return false;
 }
 
-bool isFreeView(const Graph &graph, const Op &op, int stickBytes) {
+bool isFreeView(const Graph &graph, const Op &op) {
   const Value *x = op.numOperands() > 0 ? op.operand(0) : nullptr;
   if (!x || !stickLast(*x))
     return false;
@@ -232,13 +227,12 @@ bool isFreeView(const Graph &graph, const Op &op, int stickBytes) {
       return true;
     if (!xs.empty() && !ys.empty() && xs.back() == ys.back())
       return true;
-    return isHeadSwap(graph, op, stickBytes) ||
-           isAttentionHeadView(graph, op, stickBytes);
+    return isHeadSwap(graph, op) || isAttentionHeadView(graph, op);
   }
   case OpKind::Split: {
     const int64_t rank = x->type().rank();
     const int64_t axis = *normalizeAxis(op.intAttr("axis"), rank);
-    const int64_t lanes = elementsPerStick(xl.dtype, stickBytes);
+    const int64_t lanes = elementsPerStick(xl.dtype);
     const std::vector<int64_t> sizes = op.intsAttr("sizes");
     if (axis == rank - 1) {
       for (size_t i = 0; i + 1 < sizes.size(); ++i)
@@ -250,8 +244,7 @@ bool isFreeView(const Graph &graph, const Op &op, int stickBytes) {
            product(xs, 0, static_cast<size_t>(axis)) == 1;
   }
   case OpKind::Transpose:
-    return isHeadSwap(graph, op, stickBytes) ||
-           isAttentionHeadView(graph, op, stickBytes);
+    return isHeadSwap(graph, op) || isAttentionHeadView(graph, op);
   default:
     return false;
   }
@@ -330,9 +323,8 @@ bool chainOperandFits(const Value &other, const Value &v) {
          stickLast(v);
 }
 
-bool opRunsKernels(const Graph &graph, const Op &op, int stickBytes) {
-  return opMapping(op).fusedInto.empty() &&
-         !isFreeView(graph, op, stickBytes);
+bool opRunsKernels(const Graph &graph, const Op &op) {
+  return opMapping(op).fusedInto.empty() && !isFreeView(graph, op);
 }
 
 isa::Opcode binaryOpcode(OpKind kind) {

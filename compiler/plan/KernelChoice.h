@@ -36,17 +36,17 @@ std::vector<int64_t> refShapeOf(const Value &v);
 
 /// Whether reshape `r` splits its last dim into heads of one stick
 /// (`back`: merges them again).
-bool splitsStickHeads(const Op &r, int stickBytes, bool back = false);
+bool splitsStickHeads(const Op &r, bool back = false);
 
 /// A head split [S, H x L] -> [S, H, L] -> [H, S, L] (a reshape, then a
 /// transpose) or the merge back (the transpose, then the reshape), with
 /// heads of one stick, whose value between the two is used by nothing else:
 /// `op` is either of them.
-bool isHeadSwap(const Graph &graph, const Op &op, int stickBytes);
+bool isHeadSwap(const Graph &graph, const Op &op);
 
 /// Whether reshape `r` splits [B, S, H x D] into [B, S, H, D] (or, `back`,
 /// merges them), D whole sticks.
-bool splitsHeads(const Op &r, int stickBytes, bool back = false);
+bool splitsHeads(const Op &r, bool back = false);
 
 /// The head split and merge around an attention op as views: q (or k, v)
 /// = transpose(reshape([B, S, H x D] -> [B, S, H, D])) used only by
@@ -57,7 +57,7 @@ bool splitsHeads(const Op &r, int stickBytes, bool back = false);
 /// another order ([H, blocks of D, B, S] as device dims) and nothing moves.
 /// `op` is one of the reshapes or transposes; the values between them are
 /// used by nothing else and are not graph outputs.
-bool isAttentionHeadView(const Graph &graph, const Op &op, int stickBytes);
+bool isAttentionHeadView(const Graph &graph, const Op &op);
 
 /// Whether `op` makes its results as views of its operand's device memory
 /// (same bytes, no data moved): reshapes that keep the last dimension,
@@ -66,7 +66,7 @@ bool isAttentionHeadView(const Graph &graph, const Op &op, int stickBytes);
 /// [S, H x lanes] -> [S, H, lanes] -> [H, S, lanes] or of the merge back
 /// (isHeadSwap), and the head split and merge around attention
 /// (isAttentionHeadView). Reads the layout annotations.
-bool isFreeView(const Graph &graph, const Op &op, int stickBytes);
+bool isFreeView(const Graph &graph, const Op &op);
 
 /// The product each core group of a matmul runs, as emission splits it
 /// (addresses zero; dtypes and shapes as on the device, the fused bias
@@ -100,7 +100,7 @@ hw::HwConfig batchConfig(const hw::HwConfig &config, int64_t batches,
 
 /// Whether emission runs kernels for `op` (not a free view, not an add
 /// folded into a matmul, not an op fused into an elementwise chain).
-bool opRunsKernels(const Graph &graph, const Op &op, int stickBytes);
+bool opRunsKernels(const Graph &graph, const Op &op);
 
 /// An elementwise op as one step on its running value, the operand at
 /// `running`: the SFU op, with an immediate (a constant scalar second

@@ -60,11 +60,11 @@ PassResult passResult(bool ok) {
 }
 
 /// Every op that runs kernels has the fields `fields` lists.
-bool checkMappings(const Graph &graph, const PassContext &ctx,
-                   DiagnosticEngine &diags, bool phase, bool lx, bool tile) {
+bool checkMappings(const Graph &graph, DiagnosticEngine &diags, bool phase,
+                   bool lx, bool tile) {
   bool ok = true;
   for (const Op *op : graph.ops()) {
-    if (!opRunsKernels(graph, *op, ctx.hw().chip.stickBytes))
+    if (!opRunsKernels(graph, *op))
       continue;
     const OpMapping m = opMapping(*op);
     std::string missing;

@@ -43,7 +43,7 @@ PassResult passResult(bool ok);
 /// Every op that runs kernels has cores (but on the host), and with `phase`
 /// a phase, with `lx` an LX region (but on the host), with `tile` a tile
 /// when it is a matmul; reports each op that lacks one.
-bool checkMappings(const Graph &graph, const PassContext &ctx,
-                   DiagnosticEngine &diags, bool phase, bool lx, bool tile);
+bool checkMappings(const Graph &graph, DiagnosticEngine &diags, bool phase,
+                   bool lx, bool tile);
 
 } // namespace spyre::compiler

@@ -261,7 +261,7 @@ Measurement measureStreaming(const hw::HwConfig &config,
   out.work = engines * static_cast<uint64_t>(spec.cores) *
              static_cast<uint64_t>(spec.instrsPerEngine) *
              static_cast<uint64_t>(spec.sticksPerInstr) *
-             static_cast<uint64_t>(config.chip.stickBytes);
+             uint64_t{isa::kStickBytes};
   return out;
 }
 
@@ -276,8 +276,7 @@ Measurement measurePt(const hw::HwConfig &config, const PtSpec &spec) {
 Measurement measureRingLink(const hw::HwConfig &config, const RingSpec &spec) {
   Measurement out = runTimingOnly(config, ringPairProgram(config, spec, 0, 1));
   out.work = static_cast<uint64_t>(spec.transfers) *
-             static_cast<uint64_t>(spec.sticks) *
-             static_cast<uint64_t>(config.chip.stickBytes);
+             static_cast<uint64_t>(spec.sticks) * uint64_t{isa::kStickBytes};
   return out;
 }
 
@@ -329,7 +328,7 @@ isa::Program rowKernelProgram(const hw::HwConfig &config,
 Measurement measureRowKernel(const hw::HwConfig &config,
                              const RowKernelSpec &spec) {
   Measurement out = runTimingOnly(config, rowKernelProgram(config, spec));
-  const uint64_t lanes = static_cast<uint64_t>(config.chip.stickBytes) / 2;
+  const uint64_t lanes = uint64_t{isa::kStickBytes} / 2;
   const uint64_t rowSticks =
       (static_cast<uint64_t>(spec.cols) + lanes - 1) / lanes;
   const uint64_t vectors = spec.kind == RowKernelKind::LayerNorm ? 2
@@ -337,7 +336,7 @@ Measurement measureRowKernel(const hw::HwConfig &config,
                                                                  : 0;
   out.work = (2 * static_cast<uint64_t>(spec.rows) +
               vectors * static_cast<uint64_t>(spec.cores)) *
-             rowSticks * static_cast<uint64_t>(config.chip.stickBytes);
+             rowSticks * uint64_t{isa::kStickBytes};
   return out;
 }
 
@@ -368,16 +367,14 @@ Measurement measureRestickify(const hw::HwConfig &config, int64_t n,
 Measurement measureRingShift(const hw::HwConfig &config, const RingSpec &spec) {
   Measurement out = runTimingOnly(config, ringShiftProgram(config, spec));
   out.work = static_cast<uint64_t>(spec.transfers) *
-             static_cast<uint64_t>(spec.sticks) *
-             static_cast<uint64_t>(config.chip.stickBytes);
+             static_cast<uint64_t>(spec.sticks) * uint64_t{isa::kStickBytes};
   return out;
 }
 
 Measurement measureRelayout(const hw::HwConfig &config, const RingSpec &spec) {
   Measurement out = runTimingOnly(config, relayoutProgram(config, spec));
   out.work = 2 * static_cast<uint64_t>(spec.transfers) *
-             static_cast<uint64_t>(spec.sticks) *
-             static_cast<uint64_t>(config.chip.stickBytes);
+             static_cast<uint64_t>(spec.sticks) * uint64_t{isa::kStickBytes};
   return out;
 }
 
@@ -403,13 +400,12 @@ std::optional<Unsupported> unsupportedReason(const hw::HwConfig &config) {
     return Unsupported{"lx.size_bytes",
                        fmt::format("the calibration programs need at least {} "
                                    "bytes of LX",
-                                   lxNeed * config.chip.stickBytes)};
+                                   lxNeed * isa::kStickBytes)};
   if (config.chip.cores < 2)
     return Unsupported{"chip.cores", "the ring figures need at least 2 cores"};
   const StreamingSpec s;
   const int64_t memNeed = 2 * s.sticksPerInstr * s.instrsPerEngine *
-                          std::min(config.chip.cores, 32) *
-                          config.chip.stickBytes;
+                          std::min(config.chip.cores, 32) * isa::kStickBytes;
   if (config.memory.sizeBytes < memNeed)
     return Unsupported{"memory.size_bytes",
                        fmt::format("the streaming programs need at least {} "

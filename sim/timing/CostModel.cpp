@@ -1,6 +1,7 @@
 // Engine cycle costs from the config (see CostModel.h).
 #include "sim/timing/CostModel.h"
 
+#include "isa/InstrTable.h"
 #include "support/Diagnostic.h"
 
 #include <algorithm>
@@ -10,7 +11,6 @@ namespace spyre::sim {
 
 CostModel::CostModel(const hw::HwConfig &config)
     : pt_(config.pt), sfu_(config.sfu),
-      stickBytes_(static_cast<uint64_t>(config.chip.stickBytes)),
       dmaIssueLatency_(static_cast<Cycle>(config.dma.issueLatencyCycles)),
       dmaRunSetup_(static_cast<Cycle>(config.dma.runSetupCycles)),
       dmaMaxOutstanding_(config.dma.maxOutstanding) {
@@ -24,7 +24,7 @@ CostModel::CostModel(const hw::HwConfig &config)
                    sfu_.transcendentalCyclesPerStick >= 0 &&
                    sfu_.reduceCyclesPerStick >= 0 &&
                    sfu_.pipelineLatencyCycles >= 0 &&
-                   sfu_.transcendentalLatencyCycles >= 0 && stickBytes_ >= 4,
+                   sfu_.transcendentalLatencyCycles >= 0,
                "SFU figures out of range");
   SPYRE_ASSERT(config.dma.issueLatencyCycles >= 0 &&
                    config.dma.runSetupCycles >= 0 &&
@@ -97,7 +97,7 @@ uint64_t CostModel::sfuElementsPerPass(SfuFormat fmt) const {
 Cycle CostModel::sfuCycles(SfuClass cls, uint64_t sticks,
                            SfuFormat fmt) const {
   const uint64_t perStick =
-      fmt == SfuFormat::Fp32 ? stickBytes_ / 4 : stickBytes_ / 2;
+      fmt == SfuFormat::Fp32 ? isa::kStickBytes / 4 : isa::kStickBytes / 2;
   const uint64_t perPass = sfuElementsPerPass(fmt);
   const uint64_t passes = (sticks * perStick + perPass - 1) / perPass;
   return sfuLatencyCycles(cls) + passes * sfuCyclesPerStick(cls);

@@ -22,7 +22,7 @@ namespace spyre::sim {
 enum class PtPrecision { Dl16, Int8, Int4 };
 enum class SfuClass { Simple, Transcendental, Reduce };
 /// The element format an SFU instruction works in: its sticks hold
-/// chip.stickBytes / 2 DL16 or chip.stickBytes / 4 FP32 elements.
+/// isa::kStickBytes / 2 DL16 or isa::kStickBytes / 4 FP32 elements.
 enum class SfuFormat { Dl16, Fp32 };
 
 class CostModel {
@@ -69,7 +69,6 @@ public:
 private:
   const hw::PtConfig pt_;
   const hw::SfuConfig sfu_;
-  const uint64_t stickBytes_;
   const Cycle dmaIssueLatency_;
   const Cycle dmaRunSetup_;
   const int dmaMaxOutstanding_;

@@ -10,8 +10,6 @@
 namespace spyre::compiler {
 namespace {
 
-constexpr int kStickBytes = 128;
-
 struct Vector {
   Shape host;
   std::vector<int64_t> dimOrder;
@@ -37,86 +35,82 @@ TEST(DeviceLayout, MatchesSpyreTensorLayoutVectors) {
        {0, 2, 1, 0}},
   };
   for (const Vector &v : vectors) {
-    DeviceLayout l =
-        makeStickLayout(v.host, isa::DType::Dl16, v.dimOrder, kStickBytes);
+    DeviceLayout l = makeStickLayout(v.host, isa::DType::Dl16, v.dimOrder);
     EXPECT_EQ(l.deviceShape, v.deviceSize) << shapeStr(v.host);
     EXPECT_EQ(l.deviceStrides(), v.deviceStrides) << shapeStr(v.host);
     EXPECT_EQ(l.dimMap, v.dimMap) << shapeStr(v.host);
     EXPECT_EQ(l.stickDim, v.dimOrder.back());
-    EXPECT_EQ(checkStickRule(l, {ElementType::F16, v.host}, kStickBytes), "");
+    EXPECT_EQ(checkStickRule(l, {ElementType::F16, v.host}), "");
   }
 }
 
 TEST(DeviceLayout, DefaultOrderIsStickedOnTheLastDimension) {
-  EXPECT_EQ(stickedOn({512, 8, 256}, isa::DType::Dl16, 2, kStickBytes),
-            makeStickLayout({512, 8, 256}, isa::DType::Dl16, {0, 1, 2},
-                            kStickBytes));
-  EXPECT_EQ(
-      stickedOn({512, 256}, isa::DType::Dl16, 0, kStickBytes),
-      makeStickLayout({512, 256}, isa::DType::Dl16, {1, 0}, kStickBytes));
+  EXPECT_EQ(stickedOn({512, 8, 256}, isa::DType::Dl16, 2),
+            makeStickLayout({512, 8, 256}, isa::DType::Dl16, {0, 1, 2}));
+  EXPECT_EQ(stickedOn({512, 256}, isa::DType::Dl16, 0),
+            makeStickLayout({512, 256}, isa::DType::Dl16, {1, 0}));
 }
 
 TEST(DeviceLayout, PadsTheStickDimensionToWholeSticks) {
   // docs/hardware.md#device-layout: host [3, 100] -> device [2, 3, 64], 6
   // sticks, of which 384 - 300 = 84 elements are padding.
-  DeviceLayout l = stickedOn({3, 100}, isa::DType::Dl16, 1, kStickBytes);
+  DeviceLayout l = stickedOn({3, 100}, isa::DType::Dl16, 1);
   EXPECT_EQ(l.deviceShape, (Shape{2, 3, 64}));
   EXPECT_EQ(l.dimMap, (std::vector<int64_t>{1, 0, 1}));
   EXPECT_EQ(l.deviceElements(), 384);
   // FP32 holds 32 per stick, INT8 128.
-  EXPECT_EQ(stickedOn({3, 100}, isa::DType::Fp32, 1, kStickBytes).deviceShape,
+  EXPECT_EQ(stickedOn({3, 100}, isa::DType::Fp32, 1).deviceShape,
             (Shape{4, 3, 32}));
-  EXPECT_EQ(stickedOn({3, 100}, isa::DType::Int8, 1, kStickBytes).deviceShape,
+  EXPECT_EQ(stickedOn({3, 100}, isa::DType::Int8, 1).deviceShape,
             (Shape{1, 3, 128}));
   // Sticked on the first dimension: 3 rows fit in one stick block.
-  EXPECT_EQ(stickedOn({3, 100}, isa::DType::Dl16, 0, kStickBytes).deviceShape,
+  EXPECT_EQ(stickedOn({3, 100}, isa::DType::Dl16, 0).deviceShape,
             (Shape{1, 100, 64}));
 }
 
 TEST(DeviceLayout, AScalarIsOneStick) {
-  DeviceLayout l = stickedOn({}, isa::DType::Dl16, -1, kStickBytes);
+  DeviceLayout l = stickedOn({}, isa::DType::Dl16, -1);
   EXPECT_EQ(l.deviceShape, (Shape{1, 64}));
   EXPECT_EQ(l.dimMap, (std::vector<int64_t>{-1, -1}));
   EXPECT_EQ(l.stickDim, -1);
-  EXPECT_EQ(checkStickRule(l, {ElementType::F32, {}}, kStickBytes), "");
+  EXPECT_EQ(checkStickRule(l, {ElementType::F32, {}}), "");
 }
 
 TEST(DeviceLayout, StickRuleNamesWhatIsWrong) {
   TensorType t{ElementType::F32, {3, 100}};
-  DeviceLayout good = stickedOn(t.shape, isa::DType::Dl16, 1, kStickBytes);
-  EXPECT_EQ(checkStickRule(good, t, kStickBytes), "");
+  DeviceLayout good = stickedOn(t.shape, isa::DType::Dl16, 1);
+  EXPECT_EQ(checkStickRule(good, t), "");
 
   DeviceLayout shape = good;
   shape.deviceShape = {1, 3, 64};
-  EXPECT_EQ(checkStickRule(shape, t, kStickBytes),
+  EXPECT_EQ(checkStickRule(shape, t),
             "device_shape [1, 3, 64] should be [2, 3, 64] by the stick rule");
   DeviceLayout map = good;
   map.dimMap = {1, 1, 1};
-  EXPECT_EQ(checkStickRule(map, t, kStickBytes),
+  EXPECT_EQ(checkStickRule(map, t),
             "dim_map [1, 1, 1] does not list each host dimension of f32[3, "
             "100] once");
   DeviceLayout ends = good;
   ends.dimMap = {0, 0, 1};
   EXPECT_EQ(
-      checkStickRule(ends, t, kStickBytes),
+      checkStickRule(ends, t),
       "dim_map [0, 0, 1] must start with the stick dimension it ends with");
   DeviceLayout stick = good;
   stick.stickDim = 0;
   EXPECT_EQ(
-      checkStickRule(stick, t, kStickBytes),
+      checkStickRule(stick, t),
       "stick_dim 0 differs from dim_map [1, 0, 1], which sticks dimension 1");
   DeviceLayout rank = good;
   rank.dimMap = {1, 1};
-  EXPECT_EQ(checkStickRule(rank, t, kStickBytes),
+  EXPECT_EQ(checkStickRule(rank, t),
             "dim_map [1, 1] must have 3 entries for f32[3, 100]");
   DeviceLayout dtype = good;
   dtype.dtype = isa::DType::Int8;
-  EXPECT_EQ(checkStickRule(dtype, t, kStickBytes),
-            "device dtype i8 cannot hold f32 values");
+  EXPECT_EQ(checkStickRule(dtype, t), "device dtype i8 cannot hold f32 values");
 }
 
 TEST(DeviceLayout, AnnotationRoundTripsThroughText) {
-  DeviceLayout l = stickedOn({3, 100}, isa::DType::Dl16, 1, kStickBytes);
+  DeviceLayout l = stickedOn({3, 100}, isa::DType::Dl16, 1);
   EXPECT_EQ(l.str(), "{device_shape = [2, 3, 64], dim_map = [1, 0, 1], dtype = "
                      "\"dl16\", stick_dim = 1}");
   DiagnosticEngine diags;

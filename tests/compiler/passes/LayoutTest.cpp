@@ -11,8 +11,6 @@
 namespace spyre::compiler::test {
 namespace {
 
-constexpr int kStickBytes = 128;
-
 /// The layout annotation of value `name` as text.
 std::string layoutText(const Graph &g, const std::string &name) {
   const Value *v = g.findValue(name);
@@ -212,7 +210,7 @@ TEST(Layout, PostconditionCatchesAConsumerReadingTheWrongLayout) {
   // A valid layout, but sticked on the rows: relu needs the last dimension.
   g->findValue("x")->annotations().set(
       kLayoutAnnotation,
-      stickedOn({3, 100}, isa::DType::Dl16, 0, kStickBytes).toAttribute());
+      stickedOn({3, 100}, isa::DType::Dl16, 0).toAttribute());
   std::string messages;
   EXPECT_FALSE(postconditionHolds(*g, messages));
   EXPECT_EQ(messages, "test.ir:3:3: error: op 'r' (relu): operand 0 %x has "
@@ -232,13 +230,12 @@ TEST(Layout, RequiredLayoutsFollowTheMatmulRules) {
   return %y
 })");
   const Op &mm = *g->findOp("mm");
-  DeviceLayout f32Last =
-      stickedOn({2, 5, 70}, isa::DType::Fp32, 2, kStickBytes);
+  DeviceLayout f32Last = stickedOn({2, 5, 70}, isa::DType::Fp32, 2);
   // K = 70 is two DL16 sticks (58 padding elements in the second).
-  EXPECT_EQ(requiredOperandLayout(mm, 0, f32Last, kStickBytes).str(),
+  EXPECT_EQ(requiredOperandLayout(mm, 0, f32Last).str(),
             layout({2, 2, 5, 64}, {2, 0, 1, 2}, "dl16", 2));
-  DeviceLayout bLast = stickedOn({90, 70}, isa::DType::Dl16, 1, kStickBytes);
-  EXPECT_EQ(requiredOperandLayout(mm, 1, bLast, kStickBytes).str(),
+  DeviceLayout bLast = stickedOn({90, 70}, isa::DType::Dl16, 1);
+  EXPECT_EQ(requiredOperandLayout(mm, 1, bLast).str(),
             layout({2, 70, 64}, {0, 1, 0}, "dl16", 0));
 }
 
