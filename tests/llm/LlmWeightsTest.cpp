@@ -14,6 +14,7 @@
 #include "support/FileIO.h"
 #include "support/Npy.h"
 #include "testlib/Golden.h"
+#include "testlib/RunTool.h"
 
 #include <gtest/gtest.h>
 
@@ -347,6 +348,49 @@ TEST(LlmWeights, ShardMissingItsTensorOrNamedOutsideTheFolder) {
                 .find("shard '../model-00001-of-00002.safetensors' holds a "
                       "path separator"),
             std::string::npos);
+}
+
+/// The line of `text` that starts with `key`.
+std::string lineOf(const std::string &text, const std::string &key) {
+  const size_t at = text.find("\n" + key);
+  if (at == std::string::npos)
+    return "(no " + key + " line)";
+  return text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+}
+
+TEST(LlmWeights, CommandGeneratesWithTheCheckpoint) {
+  const LlmConfig config = loadLlmConfig(configPath("tiny-granite.json"));
+  const std::string path =
+      writeFile(seededWeights(config, 1), SafetensorsDtype::F32);
+  const test::ToolResult seeded =
+      test::runSpyre({"llm", "examples/llm/tiny-granite.json", "--generate",
+                      "2", "--check"});
+  const test::ToolResult read =
+      test::runSpyre({"llm", "examples/llm/tiny-granite.json", "--generate",
+                      "2", "--check", "--weights", path});
+  ASSERT_EQ(read.exitCode, 0) << read.out << read.err;
+  EXPECT_EQ(lineOf(read.out, "weights"), "weights    " + path);
+  EXPECT_EQ(lineOf(read.out, "tokens"), lineOf(seeded.out, "tokens"));
+  EXPECT_EQ(lineOf(read.out, "check"), lineOf(seeded.out, "check"));
+  EXPECT_EQ(lineOf(read.out, "check").find("check      ok"), 0u) << read.out;
+}
+
+TEST(LlmWeights, CommandNamesABadCheckpoint) {
+  const std::string path = test::makeTempDir() + "/w.safetensors";
+  writeFileAtomic(path, std::string("\x02\x00\x00\x00\x00\x00\x00\x00{", 9));
+  const test::ToolResult r = test::runSpyre(
+      {"llm", "examples/llm/tiny-granite.json", "--mode", "decode",
+       "--context", "10", "--timing-only", "--weights", path});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, path + ": error: invalid safetensors file: truncated: the "
+                          "header length is 2 bytes but only 1 follow it\n");
+  const test::ToolResult ladder = test::runSpyre(
+      {"llm", "examples/llm/tiny-granite.json", "--mode", "decode",
+       "--context", "10", "--ladder", "--weights", path});
+  EXPECT_EQ(ladder.exitCode, 2);
+  EXPECT_EQ(ladder.err,
+            "--weights: error: the ladder is timing only and reads no weights\n");
 }
 
 } // namespace
