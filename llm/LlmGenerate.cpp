@@ -191,9 +191,13 @@ std::string generationText(const GenerateReport &r) {
                                      "sequence"
                                    : "contiguous"));
   out += field("weights",
-               o.timingOnly        ? std::string("none (--timing-only)")
-               : o.weights.empty() ? "random, seed " + std::to_string(o.seed)
-                                   : o.weights);
+               !o.weights.empty()
+                   ? o.weights + (o.timingOnly
+                                      ? ": names and shapes checked, no data "
+                                        "read (--timing-only)"
+                                      : "")
+               : o.timingOnly ? std::string("none (--timing-only)")
+                              : "random, seed " + std::to_string(o.seed));
   out += field("tokens in", "ids (4 bytes each), looked up on the device "
                             "(embedding)");
   out += field("sampling",

@@ -90,10 +90,13 @@ LlmReport runLlm(const LlmRunOptions &o) {
     checkpoint.emplace(o.weights);
     checkWeights(*checkpoint, *graph, report.config);
   }
-  report.weights = o.timingOnly      ? "none (--timing-only)"
-                   : checkpoint      ? o.weights + " (" +
-                                      checkpoint->description() + ")"
-                                     : "random, seed " + std::to_string(o.seed);
+  report.weights =
+      checkpoint ? o.weights + " (" + checkpoint->description() + ")" +
+                       (o.timingOnly ? ": names and shapes checked, no data "
+                                       "read (--timing-only)"
+                                     : "")
+      : o.timingOnly ? "none (--timing-only)"
+                     : "random, seed " + std::to_string(o.seed);
   if (!o.timingOnly) {
     inputs = llmInputs(*graph, report.config, report.shape, o.seed);
     if (checkpoint)

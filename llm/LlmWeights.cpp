@@ -78,42 +78,51 @@ weightsOf(const compiler::Graph &graph) {
 
 Checkpoint::Checkpoint(const std::string &path) : path_(path) {
   std::error_code ec;
-  if (!fs::is_directory(path, ec)) {
-    files_.push_back(readSafetensorsHeader(path));
-  } else if (const fs::path index = fs::path(path) / kSafetensorsIndexName;
-             fs::exists(index, ec)) {
-    const SafetensorsIndex map = readSafetensorsIndex(index.string());
-    std::map<std::string, size_t> shards;
-    for (const auto &[name, shard] : map.weightMap) {
-      // parseSafetensorsIndex checked `shard` is a plain file name.
-      auto [it, fresh] = shards.emplace(shard, files_.size());
-      if (fresh)
-        files_.push_back(readSafetensorsHeader((fs::path(path) / shard).string()));
-      if (!files_[it->second].find(name))
-        throw UserError(SourceLoc{index.string()},
-                        "tensor '" + name + "' is mapped to shard '" + shard +
-                            "', which does not hold it");
-      fileOf_.emplace(name, it->second);
-    }
-    return;
-  } else if (const fs::path single = fs::path(path) / kSafetensorsFileName;
-             fs::exists(single, ec)) {
-    files_.push_back(readSafetensorsHeader(single.string()));
-  } else {
-    bool anyNpy = false;
-    for (const fs::directory_entry &e : fs::directory_iterator(path, ec))
-      anyNpy = anyNpy || e.path().extension() == ".npy";
-    if (!anyNpy)
-      throw UserError(SourceLoc{path},
-                      std::string("a checkpoint folder holds ") +
-                          kSafetensorsIndexName + " and its shards, " +
-                          kSafetensorsFileName +
-                          ", or NAME.npy files; this one holds none");
-    npyFolder_ = true;
+  const fs::path dir(path);
+  const bool folder = fs::is_directory(dir, ec);
+  if (folder && fs::exists(dir / kSafetensorsIndexName, ec)) {
+    openShards((dir / kSafetensorsIndexName).string());
     return;
   }
+  if (folder && !fs::exists(dir / kSafetensorsFileName, ec)) {
+    openNpyFolder();
+    return;
+  }
+  files_.push_back(readSafetensorsHeader(
+      folder ? (dir / kSafetensorsFileName).string() : path));
   for (const auto &[name, tensor] : files_.front().tensors)
     fileOf_.emplace(name, 0);
+}
+
+void Checkpoint::openShards(const std::string &indexPath) {
+  const SafetensorsIndex index = readSafetensorsIndex(indexPath);
+  std::map<std::string, size_t> shards;
+  for (const auto &[name, shard] : index.weightMap) {
+    // parseSafetensorsIndex checked that `shard` is a plain file name.
+    auto [it, fresh] = shards.emplace(shard, files_.size());
+    if (fresh)
+      files_.push_back(
+          readSafetensorsHeader((fs::path(path_) / shard).string()));
+    if (!files_[it->second].find(name))
+      throw UserError(SourceLoc{indexPath},
+                      "tensor '" + name + "' is mapped to shard '" + shard +
+                          "', which does not hold it");
+    fileOf_.emplace(name, it->second);
+  }
+}
+
+void Checkpoint::openNpyFolder() {
+  std::error_code ec;
+  bool anyNpy = false;
+  for (const fs::directory_entry &e : fs::directory_iterator(path_, ec))
+    anyNpy = anyNpy || e.path().extension() == ".npy";
+  if (!anyNpy)
+    throw UserError(SourceLoc{path_},
+                    std::string("a checkpoint folder holds ") +
+                        kSafetensorsIndexName + " and its shards, " +
+                        kSafetensorsFileName +
+                        ", or NAME.npy files; this one holds none");
+  npyFolder_ = true;
 }
 
 std::string Checkpoint::description() const {

@@ -62,6 +62,9 @@ public:
                              const std::vector<int64_t> &shape) const;
 
 private:
+  void openShards(const std::string &indexPath);
+  void openNpyFolder();
+
   std::string path_;
   bool npyFolder_ = false;
   std::vector<SafetensorsHeader> files_;
