@@ -1,7 +1,6 @@
 #include "llm/LlmDevice.h"
 
 #include "compiler/ref/Evaluator.h"
-#include "compiler/ref/Random.h"
 #include "llm/LlmWeights.h"
 #include "numerics/Dlf16.h"
 #include "run/RunModel.h"
@@ -16,8 +15,6 @@ namespace spyre::llm {
 
 namespace {
 
-using compiler::ElementType;
-using compiler::TensorType;
 using compiler::Value;
 
 constexpr int64_t kHostBytes = 2; ///< fp16 on the host link
