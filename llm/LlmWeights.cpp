@@ -26,8 +26,7 @@ bool endsWith(const std::string &s, const std::string &tail) {
 /// The shape the checkpoint holds a graph input of shape `dims` in.
 std::vector<int64_t> storedShape(const WeightName &w,
                                  const std::vector<int64_t> &dims) {
-  return w.transposed ? std::vector<int64_t>(dims.rbegin(), dims.rend())
-                      : dims;
+  return w.transposed ? std::vector<int64_t>(dims.rbegin(), dims.rend()) : dims;
 }
 
 std::vector<double> decode(const SafetensorsTensor &t,
@@ -155,8 +154,9 @@ Checkpoint::find(const std::string &name) const {
   return Tensor{h.file, h.find(name)->shape};
 }
 
-std::vector<double> Checkpoint::values(const std::string &name,
-                                       const std::vector<int64_t> &shape) const {
+std::vector<double>
+Checkpoint::values(const std::string &name,
+                   const std::vector<int64_t> &shape) const {
   const std::optional<Tensor> t = find(name);
   SPYRE_ASSERT(t.has_value(), "a tensor read that checkWeights did not find");
   if (!npyFolder_) {
@@ -168,8 +168,9 @@ std::vector<double> Checkpoint::values(const std::string &name,
   const NpyArray a = readNpy(t->file);
   if (a.dtype != NpyDtype::F32 && a.dtype != NpyDtype::F16)
     throw UserError(SourceLoc{t->file},
-                    "tensor '" + name + "': a weight is float32 or float16, "
-                                        "got " +
+                    "tensor '" + name +
+                        "': a weight is float32 or float16, "
+                        "got " +
                         npyDtypeName(a.dtype));
   if (a.shape != shape)
     throw UserError(SourceLoc{t->file},
@@ -230,15 +231,16 @@ void loadWeights(const Checkpoint &checkpoint, const compiler::Graph &graph,
     a.shape = type.shape;
     a.data.resize(static_cast<size_t>(type.byteSize()));
     const int64_t rows = w.transposed ? stored[0] : 1;
-    const int64_t cols = static_cast<int64_t>(values.size()) / std::max<int64_t>(rows, 1);
+    const int64_t cols =
+        static_cast<int64_t>(values.size()) / std::max<int64_t>(rows, 1);
     for (size_t i = 0; i < values.size(); ++i) {
       // Element i of the graph's [in, out] is element (o, in) of the
       // checkpoint's [out, in].
       const size_t from =
-          w.transposed ? static_cast<size_t>(
-                             (static_cast<int64_t>(i) % rows) * cols +
-                             static_cast<int64_t>(i) / rows)
-                       : i;
+          w.transposed
+              ? static_cast<size_t>((static_cast<int64_t>(i) % rows) * cols +
+                                    static_cast<int64_t>(i) / rows)
+              : i;
       const auto f = static_cast<float>(values[from]);
       double rounded = f;
       if (type.elementType == ElementType::F16) {
@@ -251,10 +253,9 @@ void loadWeights(const Checkpoint &checkpoint, const compiler::Graph &graph,
       if (!std::isfinite(rounded))
         throw UserError(
             SourceLoc{checkpoint.find(w.name)->file},
-            "tensor '" + w.name + "': element " + std::to_string(from) +
-                " (" + std::to_string(values[from]) + ") is not a finite " +
-                (type.elementType == ElementType::F16 ? "float16"
-                                                      : "float32") +
+            "tensor '" + w.name + "': element " + std::to_string(from) + " (" +
+                std::to_string(values[from]) + ") is not a finite " +
+                (type.elementType == ElementType::F16 ? "float16" : "float32") +
                 ", the graph's element type");
     }
     inputs.arrays[v->name()] = std::move(a);

@@ -29,9 +29,9 @@ constexpr const char *kMetadataKey = "__metadata__";
 
 /// The dtypes the format defines that this reader does not read.
 constexpr const char *kOtherDtypes[] = {
-    "BOOL", "U8",  "I8",  "U16", "I16",     "U32",     "I32",    "U64",
-    "I64",  "F64", "C64", "F4",  "F6_E2M3", "F6_E3M2", "F8_E4M3", "F8_E5M2",
-    "F8_E8M0"};
+    "BOOL",    "U8",      "I8",      "U16",     "I16",    "U32",
+    "I32",     "U64",     "I64",     "F64",     "C64",    "F4",
+    "F6_E2M3", "F6_E3M2", "F8_E4M3", "F8_E5M2", "F8_E8M0"};
 
 /// Thrown from the parser callback; turned into a located error.
 struct DuplicateKey {
@@ -81,10 +81,10 @@ Json parseJson(std::string_view text, const std::string &file, int maxDepth,
     // nlohmann's messages start with "[json.exception.parse_error.101] ".
     const std::string message = e.what();
     const size_t at = message.find("] ");
-    throw UserError(SourceLoc{file},
-                    prefix + "the " + what + " is not valid JSON: " +
-                        (at == std::string::npos ? message
-                                                 : message.substr(at + 2)));
+    throw UserError(
+        SourceLoc{file},
+        prefix + "the " + what + " is not valid JSON: " +
+            (at == std::string::npos ? message : message.substr(at + 2)));
   }
 }
 
@@ -126,8 +126,8 @@ uint64_t headerLength(std::string_view prefix, uint64_t fileBytes,
                    std::to_string(kMaxSafetensorsHeaderBytes) + " are read");
   if (n > fileBytes - kLengthBytes)
     fail(file, "truncated: the header length is " + std::to_string(n) +
-                   " bytes but only " + std::to_string(fileBytes - kLengthBytes) +
-                   " follow it");
+                   " bytes but only " +
+                   std::to_string(fileBytes - kLengthBytes) + " follow it");
   return n;
 }
 
@@ -163,8 +163,8 @@ private:
 
   std::map<std::string, std::string> metadata(const Json &j) const {
     if (!j.is_object())
-      fail(file_, "'__metadata__' must be an object of strings, got " +
-                      describe(j));
+      fail(file_,
+           "'__metadata__' must be an object of strings, got " + describe(j));
     std::map<std::string, std::string> out;
     for (const auto &[key, value] : j.items()) {
       if (!value.is_string())
@@ -205,8 +205,9 @@ private:
       if (bytes)
         bytes = checkedMul(*bytes, d);
     if (!bytes)
-      failTensor(file_, name, "shape " + shapeText(t.shape) +
-                                  " has more bytes than any file holds");
+      failTensor(file_, name,
+                 "shape " + shapeText(t.shape) +
+                     " has more bytes than any file holds");
     const Json &offsets = field(name, j, "data_offsets");
     if (!offsets.is_array() || offsets.size() != 2 ||
         !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
@@ -225,8 +226,7 @@ private:
                  "shape " + shapeText(t.shape) + " of " +
                      safetensorsDtypeName(t.dtype) + " is " +
                      std::to_string(*bytes) + " bytes, but data_offsets " +
-                     range + " hold " +
-                     std::to_string(t.end - t.begin));
+                     range + " hold " + std::to_string(t.end - t.begin));
     if (t.end > dataBytes_)
       failTensor(file_, name,
                  "data_offsets " + range +
@@ -252,9 +252,9 @@ private:
          {SafetensorsDtype::F16, SafetensorsDtype::BF16, SafetensorsDtype::F32})
       if (s == safetensorsDtypeName(d))
         return d;
-    const bool known = std::any_of(std::begin(kOtherDtypes),
-                                   std::end(kOtherDtypes),
-                                   [&](const char *o) { return s == o; });
+    const bool known =
+        std::any_of(std::begin(kOtherDtypes), std::end(kOtherDtypes),
+                    [&](const char *o) { return s == o; });
     failTensor(file_, name,
                (known ? "dtype " + s + " is not read"
                       : "unknown dtype '" + s.substr(0, 40) + "'") +
@@ -283,9 +283,8 @@ private:
       if (t->begin > next)
         failTensor(file_, t->name,
                    "data_offsets " + rangeText(t->begin, t->end) +
-                       " leave bytes [" +
-                       std::to_string(next) + ", " + std::to_string(t->begin) +
-                       ") of the data in no tensor");
+                       " leave bytes [" + std::to_string(next) + ", " +
+                       std::to_string(t->begin) + ") of the data in no tensor");
       next = t->end;
       previous = t;
     }
@@ -307,8 +306,8 @@ using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
 FilePtr open(const std::string &path) {
   FilePtr f(std::fopen(path.c_str(), "rb"));
   if (!f)
-    throw UserError(SourceLoc{path}, std::string("cannot open file: ") +
-                                         std::strerror(errno));
+    throw UserError(SourceLoc{path},
+                    std::string("cannot open file: ") + std::strerror(errno));
   return f;
 }
 
@@ -322,10 +321,10 @@ std::string readAt(std::FILE *f, const std::string &path, uint64_t offset,
   const size_t got = std::fread(out.data(), 1, out.size(), f);
   if (got != out.size())
     throw UserError(SourceLoc{path},
-                    std::ferror(f) ? std::string("read error: ") +
-                                         std::strerror(errno)
-                                   : "the file ended early (truncated since "
-                                     "its header was read?)");
+                    std::ferror(f)
+                        ? std::string("read error: ") + std::strerror(errno)
+                        : "the file ended early (truncated since "
+                          "its header was read?)");
   return out;
 }
 
@@ -354,7 +353,8 @@ int64_t SafetensorsTensor::elementCount() const {
   return n;
 }
 
-const SafetensorsTensor *SafetensorsHeader::find(const std::string &name) const {
+const SafetensorsTensor *
+SafetensorsHeader::find(const std::string &name) const {
   const auto it = tensors.find(name);
   return it == tensors.end() ? nullptr : &it->second;
 }
@@ -434,8 +434,8 @@ SafetensorsIndex parseSafetensorsIndex(std::string_view text,
 
 SafetensorsIndex readSafetensorsIndex(const std::string &path) {
   return parseSafetensorsIndex(
-      readFile(path, FileLimit{kMaxSafetensorsIndexBytes,
-                               "a safetensors index", true}),
+      readFile(path, FileLimit{kMaxSafetensorsIndexBytes, "a safetensors index",
+                               true}),
       path);
 }
 

@@ -52,7 +52,7 @@ struct SafetensorsTensor {
 };
 
 struct SafetensorsHeader {
-  std::string file; ///< for messages, and where readSafetensorsData reads
+  std::string file;       ///< for messages, and where readSafetensorsData reads
   uint64_t dataStart = 0; ///< 8 + N: where the data starts in the file
   uint64_t dataBytes = 0; ///< the bytes after the header
   std::map<std::string, SafetensorsTensor> tensors;

@@ -38,7 +38,8 @@ void checkFile(std::string_view bytes) {
             });
   const std::string written = serializeSafetensors(entries);
   try {
-    const SafetensorsHeader back = parseSafetensors(written, "fuzz2.safetensors");
+    const SafetensorsHeader back =
+        parseSafetensors(written, "fuzz2.safetensors");
     SPYRE_ASSERT(back.tensors.size() == h.tensors.size(),
                  "an accepted file reads back with other tensors");
     for (const SafetensorsEntry &e : entries) {

@@ -96,9 +96,9 @@ void roundToBf16(
     const std::string bytes = bytesOf(w.second, SafetensorsDtype::BF16);
     for (size_t i = 0; i < w.second.size(); ++i) {
       const uint32_t bits =
-          static_cast<uint32_t>(static_cast<unsigned char>(bytes[2 * i]) |
-                                (static_cast<unsigned char>(bytes[2 * i + 1])
-                                 << 8))
+          static_cast<uint32_t>(
+              static_cast<unsigned char>(bytes[2 * i]) |
+              (static_cast<unsigned char>(bytes[2 * i + 1]) << 8))
           << 16;
       float f = 0;
       std::memcpy(&f, &bits, 4);
@@ -237,8 +237,8 @@ TEST(LlmWeights, Bf16FileGeneratesAsItsValuesInEveryForm) {
   expectSameGeneration(
       fromBf16, generate("tiny-granite.json",
                          writeSharded(weights, SafetensorsDtype::F32), 3));
-  expectSameGeneration(fromBf16,
-                       generate("tiny-granite.json", writeNpyFolder(weights), 3));
+  expectSameGeneration(
+      fromBf16, generate("tiny-granite.json", writeNpyFolder(weights), 3));
 }
 
 TEST(LlmWeights, StepRunChecksWithTheCheckpoint) {
@@ -264,8 +264,9 @@ TEST(LlmWeights, MissingTensorIsNamedWithItsShape) {
   weights.erase("lm_head.weight");
   const std::string path = writeFile(weights, SafetensorsDtype::F32);
   EXPECT_EQ(errorOf([&] { generate("tiny-llama.json", path); }),
-            path + ": error: tensor 'lm_head.weight' [320, 256] is not in the "
-                   "checkpoint (safetensors file, " +
+            path +
+                ": error: tensor 'lm_head.weight' [320, 256] is not in the "
+                "checkpoint (safetensors file, " +
                 std::to_string(weights.size()) +
                 " tensors); the config's tie_word_embeddings is false, so "
                 "the LM head is a tensor of its own");
@@ -274,8 +275,9 @@ TEST(LlmWeights, MissingTensorIsNamedWithItsShape) {
   const std::string fewer = writeFile(weights, SafetensorsDtype::F32);
   // The first in the graph's order is named, the others counted.
   EXPECT_EQ(errorOf([&] { generate("tiny-llama.json", fewer); }),
-            fewer + ": error: tensor 'model.layers.0.mlp.up_proj.weight' "
-                    "[384, 256] is not in the checkpoint (safetensors file, " +
+            fewer +
+                ": error: tensor 'model.layers.0.mlp.up_proj.weight' "
+                "[384, 256] is not in the checkpoint (safetensors file, " +
                 std::to_string(weights.size()) +
                 " tensors); 2 more of the model's weights are missing too");
 }
@@ -289,8 +291,9 @@ TEST(LlmWeights, ShapeMismatchNamesExpectedAndFound) {
   q.first = {q.first[0] / 2, q.first[1] * 2};
   const std::string path = writeFile(weights, SafetensorsDtype::F32);
   EXPECT_EQ(errorOf([&] { generate("tiny-granite.json", path); }),
-            path + ": error: tensor 'model.layers.1.self_attn.q_proj.weight': "
-                   "the config (" +
+            path +
+                ": error: tensor 'model.layers.1.self_attn.q_proj.weight': "
+                "the config (" +
                 configPath("tiny-granite.json") +
                 ") implies [512, 256], the checkpoint holds [128, 1024]");
 }
@@ -335,8 +338,9 @@ TEST(LlmWeights, ShardMissingItsTensorOrNamedOutsideTheFolder) {
   std::string moved = good;
   moved.replace(moved.find("model-00001"), 11, "model-00002");
   writeFileAtomic(index, moved);
-  EXPECT_EQ(errorOf([&] { Checkpoint c(dir); }).find(index + ": error: tensor '"),
-            0u);
+  EXPECT_EQ(
+      errorOf([&] { Checkpoint c(dir); }).find(index + ": error: tensor '"),
+      0u);
   EXPECT_NE(errorOf([&] { Checkpoint c(dir); })
                 .find("' is mapped to shard 'model-00002-of-00002."
                       "safetensors', which does not hold it"),
@@ -362,9 +366,8 @@ TEST(LlmWeights, CommandGeneratesWithTheCheckpoint) {
   const LlmConfig config = loadLlmConfig(configPath("tiny-granite.json"));
   const std::string path =
       writeFile(seededWeights(config, 1), SafetensorsDtype::F32);
-  const test::ToolResult seeded =
-      test::runSpyre({"llm", "examples/llm/tiny-granite.json", "--generate",
-                      "2", "--check"});
+  const test::ToolResult seeded = test::runSpyre(
+      {"llm", "examples/llm/tiny-granite.json", "--generate", "2", "--check"});
   const test::ToolResult read =
       test::runSpyre({"llm", "examples/llm/tiny-granite.json", "--generate",
                       "2", "--check", "--weights", path});
@@ -379,18 +382,19 @@ TEST(LlmWeights, CommandNamesABadCheckpoint) {
   const std::string path = test::makeTempDir() + "/w.safetensors";
   writeFileAtomic(path, std::string("\x02\x00\x00\x00\x00\x00\x00\x00{", 9));
   const test::ToolResult r = test::runSpyre(
-      {"llm", "examples/llm/tiny-granite.json", "--mode", "decode",
-       "--context", "10", "--timing-only", "--weights", path});
+      {"llm", "examples/llm/tiny-granite.json", "--mode", "decode", "--context",
+       "10", "--timing-only", "--weights", path});
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, path + ": error: invalid safetensors file: truncated: the "
                           "header length is 2 bytes but only 1 follow it\n");
   const test::ToolResult ladder = test::runSpyre(
-      {"llm", "examples/llm/tiny-granite.json", "--mode", "decode",
-       "--context", "10", "--ladder", "--weights", path});
+      {"llm", "examples/llm/tiny-granite.json", "--mode", "decode", "--context",
+       "10", "--ladder", "--weights", path});
   EXPECT_EQ(ladder.exitCode, 2);
-  EXPECT_EQ(ladder.err,
-            "--weights: error: the ladder is timing only and reads no weights\n");
+  EXPECT_EQ(
+      ladder.err,
+      "--weights: error: the ladder is timing only and reads no weights\n");
 }
 
 } // namespace

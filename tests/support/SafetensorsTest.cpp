@@ -1,6 +1,6 @@
 // The safetensors reader: files it writes read back, the layout the
-// safetensors library writes reads, and every malformed header is a UserError naming the file and the
-// tensor, never a crash.
+// safetensors library writes reads, and every malformed header is a UserError
+// naming the file and the tensor, never a crash.
 #include "support/Safetensors.h"
 
 #include "support/Diagnostic.h"
@@ -51,11 +51,13 @@ std::string f32Bytes(const std::vector<float> &values) {
 
 TEST(Safetensors, WrittenFileReadsBack) {
   const std::vector<SafetensorsEntry> entries = {
-      {"a.weight", SafetensorsDtype::F32, {2, 3},
-       f32Bytes({1, 2, 3, 4, 5, 6})},
-      {"b", SafetensorsDtype::BF16, {4}, std::string("\x80\x3f\x00\x40"
-                                                     "\x40\x40\x80\x40",
-                                                     8)},
+      {"a.weight", SafetensorsDtype::F32, {2, 3}, f32Bytes({1, 2, 3, 4, 5, 6})},
+      {"b",
+       SafetensorsDtype::BF16,
+       {4},
+       std::string("\x80\x3f\x00\x40"
+                   "\x40\x40\x80\x40",
+                   8)},
       {"empty", SafetensorsDtype::F16, {0, 7}, ""}};
   const std::string bytes = serializeSafetensors(entries);
   const SafetensorsHeader h = parseSafetensors(bytes, "w.safetensors");
@@ -126,17 +128,19 @@ TEST(Safetensors, RefusesATruncatedOrOversizedHeader) {
 }
 
 TEST(Safetensors, RefusesBadJson) {
-  EXPECT_EQ(errorOf(fileOf("{\"a\": ")).find(
-                "w.safetensors: error: invalid safetensors file: the header "
+  EXPECT_EQ(
+      errorOf(fileOf("{\"a\": "))
+          .find("w.safetensors: error: invalid safetensors file: the header "
                 "is not valid JSON"),
-            0u);
+      0u);
   EXPECT_EQ(errorOf(fileOf("[1]")),
             "w.safetensors: error: invalid safetensors file: the header "
             "holds one JSON object, got array");
   // Deeper than a header ever nests: refused before a tree is built.
-  EXPECT_NE(errorOf(fileOf(std::string(100000, '[') + std::string(100000, ']')))
-                .find("w.safetensors:1:5: error: JSON nests deeper than 4 levels"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(fileOf(std::string(100000, '[') + std::string(100000, ']')))
+          .find("w.safetensors:1:5: error: JSON nests deeper than 4 levels"),
+      std::string::npos);
   EXPECT_EQ(errorOf(fileOf("{\"a\": {\"dtype\": \"F32\", \"shape\": [], "
                            "\"data_offsets\": [0, 4]}, \"a\": {}}",
                            "abcd")),
