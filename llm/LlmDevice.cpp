@@ -1,7 +1,7 @@
 #include "llm/LlmDevice.h"
 
 #include "compiler/ref/Evaluator.h"
-#include "compiler/ref/Random.h"
+#include "llm/LlmWeights.h"
 #include "numerics/Dlf16.h"
 #include "run/RunModel.h"
 #include "sim/core/TensorIo.h"
@@ -9,13 +9,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace spyre::llm {
 
 namespace {
 
-using compiler::ElementType;
-using compiler::TensorType;
 using compiler::Value;
 
 constexpr int64_t kHostBytes = 2; ///< fp16 on the host link
@@ -101,8 +100,16 @@ LlmDevice::LlmDevice(const LlmConfig &config, const hw::HwConfig &hw,
   shape.positions = {0};
   const std::unique_ptr<compiler::Graph> graph = buildLlmGraph(config_, shape);
   run::ModelInputs drawn;
-  if (options.numerics)
+  std::optional<Checkpoint> checkpoint;
+  if (!options.weights.empty()) {
+    checkpoint.emplace(options.weights);
+    checkWeights(*checkpoint, *graph, config_);
+  }
+  if (options.numerics) {
     drawn = llmInputs(*graph, config_, shape, options.seed);
+    if (checkpoint)
+      loadWeights(*checkpoint, *graph, config_, drawn);
+  }
   for (const Value *v : graph->inputs()) {
     if (isStepInput(v->name()))
       continue;
@@ -131,14 +138,11 @@ LlmDevice::LlmDevice(const LlmConfig &config, const hw::HwConfig &hw,
           embedding_[static_cast<size_t>(t * D + d)] =
               stored[static_cast<size_t>(d * V + t)];
     } else {
-      const std::vector<double> drawnTable =
-          compiler::ref::tensorFromNpy(
-              compiler::ref::randomInput(TensorType{ElementType::F16, {V, D}},
-                                         options.seed,
-                                         "model.embed_tokens.weight"))
+      const std::vector<double> table =
+          compiler::ref::tensorFromNpy(drawn.arrays.at(kEmbeddingTable))
               .values;
-      for (size_t i = 0; i < drawnTable.size(); ++i)
-        embedding_[i] = dl16(drawnTable[i]);
+      for (size_t i = 0; i < table.size(); ++i)
+        embedding_[i] = dl16(table[i]);
     }
     // The device looks tokens up in this table: with tied embeddings a
     // copy of the LM head's weight, [vocab, hidden] where the head's is

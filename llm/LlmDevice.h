@@ -60,6 +60,9 @@ struct LlmDeviceOptions {
   /// one id per sequence.
   bool hostSampling = false;
   uint64_t seed = 1;    ///< of the random weights
+  /// A checkpoint (LlmWeights.h) the weights are read from instead; empty:
+  /// none. Without numerics its headers are checked and no data is read.
+  std::string weights;
 };
 
 /// One step on the device, for a batch of sequences.
@@ -90,8 +93,9 @@ struct DeviceStep {
 
 class LlmDevice {
 public:
-  /// Reserves and writes the weights (drawn from `options.seed` as
-  /// llmInputs draws them) and reserves every slot's cache.
+  /// Reserves and writes the weights (read from `options.weights`, else
+  /// drawn from `options.seed` as llmInputs draws them) and reserves every
+  /// slot's cache.
   LlmDevice(const LlmConfig &config, const hw::HwConfig &hw,
             const LlmDeviceOptions &options);
 

@@ -108,6 +108,7 @@ GenerateReport runGeneration(const GenerateOptions &o) {
   d.optLevel = o.optLevel;
   d.numerics = !o.timingOnly;
   d.seed = o.seed;
+  d.weights = o.weights;
   d.hostSampling = o.hostSampling;
   LlmDevice device(r.config, hw, d);
   r.layers = device.layers();
@@ -189,9 +190,14 @@ std::string generationText(const GenerateReport &r) {
                            o.paged ? "paged: a pool and a block table per "
                                      "sequence"
                                    : "contiguous"));
-  out +=
-      field("weights", o.timingOnly ? std::string("none (--timing-only)")
-                                    : "random, seed " + std::to_string(o.seed));
+  out += field("weights",
+               !o.weights.empty()
+                   ? o.weights + (o.timingOnly
+                                      ? ": names and shapes checked, no data "
+                                        "read (--timing-only)"
+                                      : "")
+               : o.timingOnly ? std::string("none (--timing-only)")
+                              : "random, seed " + std::to_string(o.seed));
   out += field("tokens in", "ids (4 bytes each), looked up on the device "
                             "(embedding)");
   out += field("sampling",

@@ -25,6 +25,9 @@ struct GenerateOptions {
   bool timingOnly = false;
   bool check = false;
   uint64_t seed = 1; ///< of the weights and the prompts
+  /// A checkpoint the weights are read from instead of the seed (the
+  /// prompts stay seeded); empty: none.
+  std::string weights;
   int64_t batch = 1;
   int64_t promptTokens = 60;
   int64_t steps = 8; ///< decode steps after the prefill

@@ -2,9 +2,11 @@
 
 #include "hw/HwConfig.h"
 #include "llm/LlmLoop.h"
+#include "llm/LlmWeights.h"
 #include "support/FileIO.h"
 
 #include <chrono>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -83,8 +85,22 @@ LlmReport runLlm(const LlmRunOptions &o) {
   ro.stats = o.stats;
   ro.trace = o.trace;
   ro.useSystemC = o.useSystemC;
+  std::optional<Checkpoint> checkpoint;
+  if (!o.weights.empty()) {
+    checkpoint.emplace(o.weights);
+    checkWeights(*checkpoint, *graph, report.config);
+  }
+  report.weights =
+      checkpoint ? o.weights + " (" + checkpoint->description() + ")" +
+                       (o.timingOnly ? ": names and shapes checked, no data "
+                                       "read (--timing-only)"
+                                     : "")
+      : o.timingOnly ? "none (--timing-only)"
+                     : "random, seed " + std::to_string(o.seed);
   if (!o.timingOnly) {
     inputs = llmInputs(*graph, report.config, report.shape, o.seed);
+    if (checkpoint)
+      loadWeights(*checkpoint, *graph, report.config, inputs);
     ro.given = &inputs;
   }
   // Compiled here rather than by runModel, to time it and to loop the
@@ -179,6 +195,7 @@ std::string llmSummaryText(const LlmReport &r, size_t topOps) {
                            r.macs, duration(r.computeBoundUs())));
   out += field("reached", fmt::format("{:.1f}% of the bound",
                                       100.0 * r.boundReached()));
+  out += field("weights", r.weights);
   out += field("host ops", std::to_string(r.run.hostOps));
   out += field("program",
                fmt::format("{} bytes, {} instructions{}", r.programBytes,

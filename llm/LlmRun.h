@@ -25,6 +25,10 @@ struct LlmRunOptions {
   bool timingOnly = false;
   bool check = false;
   uint64_t seed = 1;
+  /// A checkpoint (LlmWeights.h) the weights are read from instead of
+  /// drawn from the seed; empty: none. Timing only, its headers are
+  /// checked and no data is read.
+  std::string weights;
   std::string stats;
   std::string trace;
   bool useSystemC = true; ///< as run::RunOptions::useSystemC
@@ -54,6 +58,8 @@ struct LlmReport {
   bool looped = false;
   /// Wall time of the compile, seconds (not deterministic).
   double compileSeconds = 0;
+  /// Where the weights came from: `random, seed 1`, or the checkpoint.
+  std::string weights;
   /// The program file's size and instructions.
   uint64_t programBytes = 0;
   uint64_t instructions = 0;

@@ -41,6 +41,9 @@ inline constexpr FileLimit kOnnxTensorFileLimit{2 * kGiB - 1,
 /// A file of ONNX external data (weights of models above 2 GiB).
 inline constexpr FileLimit kOnnxDataFileLimit{uint64_t{1} << 40,
                                              "an ONNX external data file", true};
+/// A safetensors file: read by its header, one tensor at a time.
+inline constexpr FileLimit kSafetensorsFileLimit{uint64_t{1} << 40,
+                                                "a safetensors file", true};
 inline constexpr FileLimit kModelFileLimit{2 * kGiB - 1, "a model file", true};
 /// Programs and arrays hold tensor data, bounded by the largest device
 /// memory a config may describe.

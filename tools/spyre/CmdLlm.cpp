@@ -59,6 +59,7 @@ int runGenerate(LlmCliOptions &o) {
   g.timingOnly = o.run.timingOnly;
   g.check = o.run.check;
   g.seed = o.run.seed;
+  g.weights = o.run.weights;
   g.batch = o.batch;
   if (o.promptGiven)
     g.promptTokens = o.prompt;
@@ -159,6 +160,9 @@ int runLlm(LlmCliOptions &o) {
   }
   try {
     if (o.ladder) {
+      if (!o.run.weights.empty())
+        throw usage("--weights", "the ladder is timing only and reads no "
+                                 "weights");
       std::cout << llm::ladderTable(
           llm::runLadder(o.run.modelConfig, o.run.hwConfig, s));
       return 0;
@@ -242,8 +246,16 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                 "Compare every output with the double-precision host "
                 "reference fed the same weights (exit 3 on a mismatch)");
   cmd->add_option("--seed", opts->run.seed,
-                  "Seed of the random weights and inputs (default 1)")
+                  "Seed of the random weights (without --weights) and "
+                  "inputs (default 1)")
       ->check(wholeNumberIn(0, UINT64_MAX));
+  cmd->add_option("--weights", opts->run.weights,
+                  "The weights from a checkpoint instead of the seed: a "
+                  ".safetensors file, or a folder with "
+                  "model.safetensors.index.json and its shards, with "
+                  "model.safetensors, or of NAME.npy files (tensor names as "
+                  "Hugging Face's; with --timing-only only the headers are "
+                  "checked)");
   cmd->add_flag("--ladder", opts->ladder,
                 "Print IBM's ladder for the step's shape instead: every rung "
                 "of one layer, the layer and the whole model, timing only, "
