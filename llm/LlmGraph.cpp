@@ -109,7 +109,10 @@ public:
       Value *v = input("value", {B, S, KV * hd});
       rotaryTables();
       auto [pastKT, pastV] = cache(p);
-      outputs_.insert(outputs_.begin(), attention(0, x, k, v, pastKT, pastV));
+      // attention() may add outputs of its own (the cache's new keys and
+      // values): take begin() only after it has run.
+      Value *context = attention(0, x, k, v, pastKT, pastV);
+      outputs_.insert(outputs_.begin(), context);
       break;
     }
     case Rung::Mlp: {

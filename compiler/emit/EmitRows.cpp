@@ -175,12 +175,16 @@ bool Emitter::emitNorm(const Op &op) {
     t.shape = {numel(t.shape)};
     return t;
   };
+  // Declared in operand order before the call: a tensor's address follows
+  // the order of its first reference, and the order in which a call's
+  // arguments are evaluated is the compiler's choice.
+  const std::optional<TensorRef> weight = vec(1), bias = vec(2);
   const float eps = static_cast<float>(op.floatAttr("epsilon"));
   beginKernel();
   if (op.kind() == OpKind::LayerNorm)
     return rowDone(
-        codegen::emitLayerNorm(pb_, x, vec(1), vec(2), y, eps, options()));
-  return rowDone(codegen::emitRmsNorm(pb_, x, vec(1), y, eps, options()));
+        codegen::emitLayerNorm(pb_, x, weight, bias, y, eps, options()));
+  return rowDone(codegen::emitRmsNorm(pb_, x, weight, y, eps, options()));
 }
 
 bool Emitter::emitReduce(const Op &op) {
