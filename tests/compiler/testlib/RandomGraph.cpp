@@ -22,14 +22,20 @@ public:
     graph_ = std::make_unique<Graph>(name("graph"));
     if (options_.annotations && chance(2))
       graph_->annotations() = annotations(2);
+    // Each draw is its own statement: the order in which a call's
+    // arguments are evaluated is the compiler's choice, and a seed must give
+    // the same graph with every compiler (the type is drawn before the
+    // name, as GCC's order had it when the seeds' notes were written).
     int inputs = 1 + pick(3);
     for (int i = 0; i < inputs; ++i) {
-      Value *v = graph_->addInput(freshValueName(), randomType());
+      const TensorType type = randomType();
+      Value *v = graph_->addInput(freshValueName(), type);
       maybeAnnotate(v->annotations());
     }
     int constants = pick(4);
     for (int i = 0; i < constants; ++i) {
-      Value *v = graph_->addConstant(freshValueName(), randomData());
+      ConstantDataPtr data = randomData();
+      Value *v = graph_->addConstant(freshValueName(), std::move(data));
       maybeAnnotate(v->annotations());
     }
     for (int i = 0; i < options_.ops; ++i)
@@ -155,8 +161,10 @@ private:
     static const char *kKeys[] = {"layout", "split", "cores", "x.y", "weird key",
                                   "_k"};
     int n = 1 + pick(3);
-    for (int i = 0; i < n; ++i)
-      d.set(kKeys[pick(6)], randomScalarAttr(depth));
+    for (int i = 0; i < n; ++i) {
+      Attribute value = randomScalarAttr(depth);
+      d.set(kKeys[pick(6)], std::move(value));
+    }
     return d;
   }
 
