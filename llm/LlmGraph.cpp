@@ -122,10 +122,12 @@ public:
       outputs_.push_back(mlp(p, x, wg, wu, wd));
       break;
     }
-    case Rung::Layer:
+    case Rung::Layer: {
       rotaryTables();
-      outputs_.insert(outputs_.begin(), layer(0, x));
+      Value *y = layer(0, x); // as for attention: begin() after it ran
+      outputs_.insert(outputs_.begin(), y);
       break;
+    }
     case Rung::LmHead:
       outputs_.push_back(lmHead(x));
       break;
