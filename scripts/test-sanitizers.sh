@@ -1,17 +1,30 @@
 #!/usr/bin/env bash
-# Builds the project with AddressSanitizer and UndefinedBehaviorSanitizer
-# (the `asan` preset of CMakePresets.json: GCC, -O1 -g1) and runs the test
-# suite under them. Any sanitizer report (memory error, leak, undefined
-# behaviour) aborts the process that made it, so its test fails.
+# Builds the project with AddressSanitizer and UndefinedBehaviorSanitizer and
+# runs the test suite under them. Any sanitizer report (memory error, leak,
+# undefined behaviour) aborts the process that made it, so its test fails.
+#
+# The build is clang's (the `fuzz` preset of CMakePresets.json, -O1 -g1,
+# which scripts/fuzz.sh then reuses for its libFuzzer targets: CI builds the
+# sanitized tree once). The Release suite is GCC's, so CI runs the golden
+# tests under both compilers: a program, trace or random graph that depends
+# on an order C++ leaves to the compiler fails one of the two.
+# SPYRE_SANITIZER_PRESET=asan builds with GCC instead (build-asan).
 # Usage: scripts/test-sanitizers.sh [ctest arguments...], e.g. -R Npy.
-# Environment: SPYRE_ASAN_BUILD_DIR (default: build-asan).
+# Environment: SPYRE_SANITIZER_PRESET (fuzz or asan), SPYRE_ASAN_BUILD_DIR
+# (default: the preset's folder, build-fuzz or build-asan).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${SPYRE_ASAN_BUILD_DIR:-$root/build-asan}"
+preset="${SPYRE_SANITIZER_PRESET:-fuzz}"
+case "$preset" in
+  fuzz) folder=build-fuzz ;;
+  asan) folder=build-asan ;;
+  *) echo "test-sanitizers: SPYRE_SANITIZER_PRESET is 'fuzz' or 'asan', not '$preset'" >&2; exit 2 ;;
+esac
+build="${SPYRE_ASAN_BUILD_DIR:-$root/$folder}"
 
 bash "$root/scripts/install-deps.sh"
 if [ ! -f "$build/build.ninja" ]; then
-  cmake --preset asan -S "$root" -B "$build" >/dev/null
+  cmake --preset "$preset" -S "$root" -B "$build" >/dev/null
 fi
 jobs="$(nproc 2>/dev/null || echo 2)"
 ninja -C "$build" -j "$jobs" --quiet
