@@ -2,6 +2,7 @@
 
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
+#include "support/JsonKeys.h"
 
 #include <nlohmann/json.hpp>
 
@@ -98,22 +99,14 @@ private:
   }
 
   Json parse(std::string_view text) {
-    // Per open object, the keys seen so far: a key given twice would
-    // otherwise silently keep its last value.
-    std::vector<std::set<std::string>> keys;
+    JsonDuplicateKeys keys;
     Json::parser_callback_t limits = [&](int depth, Json::parse_event_t event,
                                          Json &parsed) {
       if (depth > kMaxConfigDepth)
         throw ParseLimit{"nests deeper than " +
                          std::to_string(kMaxConfigDepth) + " levels"};
-      if (event == Json::parse_event_t::object_start)
-        keys.emplace_back();
-      else if (event == Json::parse_event_t::object_end && !keys.empty())
-        keys.pop_back();
-      else if (event == Json::parse_event_t::key && !keys.empty() &&
-               !keys.back().insert(parsed.get<std::string>()).second)
-        throw ParseLimit{"key '" + parsed.get<std::string>() +
-                         "' is given twice"};
+      if (std::optional<std::string> twice = keys.see(event, parsed))
+        throw ParseLimit{"key '" + *twice + "' is given twice"};
       return true;
     };
     try {

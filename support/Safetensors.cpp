@@ -3,6 +3,7 @@
 #include "support/CheckedMath.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
+#include "support/JsonKeys.h"
 #include "support/Nesting.h"
 #include "support/Npy.h"
 
@@ -59,17 +60,11 @@ std::string describe(const Json &j) {
 Json parseJson(std::string_view text, const std::string &file, int maxDepth,
                const char *what, const std::string &prefix) {
   checkJsonDepth(text, file, maxDepth);
-  // Per open object, the keys seen so far.
-  std::vector<std::set<std::string>> keys;
+  JsonDuplicateKeys keys;
   Json::parser_callback_t duplicates = [&](int, Json::parse_event_t event,
                                            Json &parsed) {
-    if (event == Json::parse_event_t::object_start)
-      keys.emplace_back();
-    else if (event == Json::parse_event_t::object_end && !keys.empty())
-      keys.pop_back();
-    else if (event == Json::parse_event_t::key && !keys.empty() &&
-             !keys.back().insert(parsed.get<std::string>()).second)
-      throw DuplicateKey{parsed.get<std::string>()};
+    if (std::optional<std::string> twice = keys.see(event, parsed))
+      throw DuplicateKey{*twice};
     return true;
   };
   try {
