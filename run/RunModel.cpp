@@ -3,12 +3,13 @@
 
 #include "compiler/driver/Compile.h"
 #include "compiler/import/GraphJson.h"
+#include "compiler/passes/AppendOutputs.h"
 #include "compiler/ref/Evaluator.h"
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
 #include "sim/core/Machine.h"
-#include "sim/output/RunOutput.h"
 #include "sim/core/TensorIo.h"
+#include "sim/output/RunOutput.h"
 #include "sim/systemc/ChipModule.h"
 #include "support/FileIO.h"
 #include "support/Gzip.h"
@@ -28,6 +29,35 @@ namespace spyre::run {
 namespace {
 
 namespace fs = std::filesystem;
+
+/// `head` followed by `tail` along `axis` (equal in every other dimension).
+compiler::ref::RefTensor joined(const compiler::ref::RefTensor &head,
+                                const compiler::ref::RefTensor &tail,
+                                size_t axis) {
+  SPYRE_ASSERT(head.shape.size() == tail.shape.size() &&
+                   axis < head.shape.size(),
+               "joined: tensors of different ranks");
+  compiler::ref::RefTensor out;
+  out.shape = head.shape;
+  out.shape[axis] += tail.shape[axis];
+  int64_t outer = 1;
+  for (size_t d = 0; d < axis; ++d) {
+    SPYRE_ASSERT(head.shape[d] == tail.shape[d], "joined: shapes differ");
+    outer *= head.shape[d];
+  }
+  const auto rowOf = [&](const compiler::ref::RefTensor &t) {
+    return outer == 0 ? 0 : t.elementCount() / outer;
+  };
+  const int64_t headRow = rowOf(head), tailRow = rowOf(tail);
+  out.values.reserve(head.values.size() + tail.values.size());
+  for (int64_t i = 0; i < outer; ++i) {
+    out.values.insert(out.values.end(), head.values.begin() + i * headRow,
+                      head.values.begin() + (i + 1) * headRow);
+    out.values.insert(out.values.end(), tail.values.begin() + i * tailRow,
+                      tail.values.begin() + (i + 1) * tailRow);
+  }
+  return out;
+}
 using compiler::Value;
 
 /// Width of the key column of the summary ("findings" and a space or more).
@@ -217,7 +247,25 @@ Simulation simulate(const compiler::Graph &graph, const isa::Program &program,
           findTensor(program, v->name(), isa::TensorKind::Output);
       SPYRE_ASSERT(t,
                    "the program has no output tensor for '" + v->name() + "'");
-      out.outputs.push_back(sim::readTensor(*t, machine.deviceMemory()));
+      NpyArray device = sim::readTensor(*t, machine.deviceMemory());
+      // An output the program appends to an input (the append-outputs
+      // pass) is that input, as the device holds it, followed by what the
+      // program wrote.
+      if (t->hostShape != v->type().shape) {
+        const std::optional<compiler::AppendedOutput> append =
+            compiler::appendedOutput(graph, *v);
+        SPYRE_ASSERT(append && out.refInputs.count(append->input->name()),
+                     "output '" + v->name() +
+                         "' has another shape in the "
+                         "program and appends to no input");
+        device = compiler::ref::toNpyF32(
+            joined(out.refInputs.at(append->input->name()),
+                   compiler::ref::tensorFromNpy(device),
+                   static_cast<size_t>(append->axis)));
+        SPYRE_ASSERT(device.shape == v->type().shape,
+                     "output '" + v->name() + "' appended to the wrong shape");
+      }
+      out.outputs.push_back(std::move(device));
     }
   return out;
 }

@@ -20,8 +20,10 @@ bool Emitter::emitMatmul(const Op &op) {
   if (a.dtype != isa::DType::Dl16 || b.dtype != isa::DType::Dl16)
     return fail("matmul operands must be DL16 on the device");
   const int ra = a.rank(), rb = b.rank(), rc = c.rank();
-  const int64_t m = a.shape[static_cast<size_t>(ra - 2)],
-                k = a.shape.back(), n = b.shape.back();
+  const bool turned = readsBTurned(op);
+  const int64_t m = a.shape[static_cast<size_t>(ra - 2)], k = a.shape.back(),
+                n = turned ? b.shape[static_cast<size_t>(rb - 2)]
+                           : b.shape.back();
   const int64_t batchA = product(a.shape, 0, static_cast<size_t>(ra - 2));
   const int64_t batchB = product(b.shape, 0, static_cast<size_t>(rb - 2));
   const int64_t batchC = product(c.shape, 0, static_cast<size_t>(rc - 2));
@@ -73,7 +75,9 @@ bool Emitter::emitMatmul(const Op &op) {
     args.a = a;
     args.a.shape = {batchA * m, k};
     args.b = b;
-    args.b.shape = {k, n};
+    args.b.shape =
+        turned ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+    args.transB = turned;
     args.c = c;
     args.c.shape = {batchC * m, n};
     args.bias = bias;
@@ -125,6 +129,7 @@ bool Emitter::emitMatmul(const Op &op) {
     args.a = *a2.matrix(batchA > 1 ? i : 0);
     args.b = *b2.matrix(i);
     args.c = *c2.matrix(i);
+    args.transB = turned;
     KernelOptions ko = o;
     ko.firstCore = static_cast<int>(m_.firstCore + g * perGroup);
     ko.cores = static_cast<int>(perGroup);

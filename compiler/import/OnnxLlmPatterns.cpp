@@ -296,7 +296,7 @@ Repeat unrepeat(const Graph &graph, Value *v, const Op *user) {
 }
 
 /// The product of a matmul that read a repeat, rebuilt over its source:
-/// `grouped` [B, KV, rows, width] (the other operand viewed by key/value
+/// `grouped` [B, KV, G x S, X] (the other operand viewed by key/value
 /// head) times each part of the source [B, KV, L_i, D] (transposed for the
 /// keys, `transB`), the parts' results joined (scores) or summed (context).
 struct GroupedProduct {
@@ -304,22 +304,14 @@ struct GroupedProduct {
   OpBuilder &b;
   const std::string &base; ///< the replaced matmul's name
   bool transB;
-  int64_t rows, width;
 
   std::string name(const std::string &suffix) const {
     return graph.uniqueOpName(base + suffix);
   }
 
-  /// lhs x part, or lhs x part^T. With fewer score rows than a key's
-  /// elements (decode), (part x lhs^T)^T: the keys read as stored, the
-  /// small scores transposed.
+  /// lhs x part, or lhs x part^T (decode's few score rows read the keys
+  /// as stored, turned in LX: turnsBInKernel).
   Value *product(Value *lhs, Value *part) const {
-    if (transB && rows < width) {
-      Value *t = b.create(OpKind::Matmul, name(".gqa_t"), {part, lhs},
-                          {{"transpose_a", false}, {"transpose_b", true}});
-      return b.create(OpKind::Transpose, name(".gqa"), {t},
-                      {{"perm", Attribute::ints({0, 1, 3, 2})}});
-    }
     return b.create(OpKind::Matmul, name(".gqa"), {lhs, part},
                     {{"transpose_a", false}, {"transpose_b", transB}});
   }
@@ -388,13 +380,16 @@ bool rewriteRepeatReaders(Graph &graph, Value *rep, const Repeat &r) {
   if (readers.empty() || graph.isOutput(rep))
     return false;
   // A source that is a concat of the past and the new keys or values along
-  // the positions, read by nothing else, is read part by part: nothing
-  // joins the cache and the new token but the scores.
+  // the positions, read by no other op, is read part by part: nothing joins
+  // the cache and the new token but the scores. A concat that is also a
+  // graph output (an export's `present`) stays for it, which the
+  // append-outputs pass then makes the new token's append.
   std::vector<Value *> parts{r.source};
   Op *cat = definedBy(r.source, OpKind::Concat);
+  const std::vector<OpUse> sourceUses = graph.usesOf(r.source);
   if (cat && cat->numOperands() >= 2 &&
-      normalizeAxis(cat->intAttr("axis"), 4) == 2 &&
-      onlyFeeds(graph, r.source, r.expand->operand(0)->definingOp()))
+      normalizeAxis(cat->intAttr("axis"), 4) == 2 && sourceUses.size() == 1 &&
+      sourceUses.front().op == r.expand->operand(0)->definingOp())
     parts = cat->operands();
   const int64_t B = src[0], KV = src[1], G = r.group;
   for (const Reader &rd : readers) {
@@ -402,7 +397,7 @@ bool rewriteRepeatReaders(Graph &graph, Value *rep, const Repeat &r) {
     const Shape as = a->type().shape, ys = rd.matmul->result()->type().shape;
     replaceOpInPlace(
         graph, rd.matmul, [&](OpBuilder &b, const ReplacedNames &n) {
-          GroupedProduct gp{graph, b, n.opName, rd.transB, G * as[2], as[3]};
+          GroupedProduct gp{graph, b, n.opName, rd.transB};
           Value *grouped =
               b.create(OpKind::Reshape, gp.name(".groups"), {a},
                        {{"shape", Attribute::ints({B, KV, G * as[2], as[3]})}});

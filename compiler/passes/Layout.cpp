@@ -2,6 +2,7 @@
 #include "compiler/passes/Layout.h"
 
 #include "compiler/ir/Verifier.h"
+#include "compiler/plan/KernelChoice.h"
 #include "compiler/pm/Rewrite.h"
 
 #include <algorithm>
@@ -205,6 +206,8 @@ DeviceLayout requiredOperandLayout(const Op &op, size_t index,
     // transpose attribute those are the second-to-last dimensions
     // (gated_matmul's up weight is a second b).
     bool transposed = op.boolAttr(index == 0 ? "transpose_a" : "transpose_b");
+    if (index == 1 && turnsBInKernel(op))
+      transposed = false; // read as stored, turned in LX
     return stickedOn(type.shape, isa::DType::Dl16,
                      transposed ? type.rank() - 2 : type.rank() - 1);
   }

@@ -1,6 +1,7 @@
 // The registry of passes and the default pipelines.
 #include "compiler/pipeline/PassRegistry.h"
 
+#include "compiler/passes/AppendOutputs.h"
 #include "compiler/passes/ApplyMapping.h"
 #include "compiler/passes/Canonicalize.h"
 #include "compiler/passes/Divide.h"
@@ -83,9 +84,10 @@ void checkDeclaration(const PassInfo &pass) {
 std::span<const PassInfo *const> passRegistry() {
   static const std::vector<const PassInfo *> passes = [] {
     std::vector<const PassInfo *> all{
-        &canonicalizePass(), &fuseGatedMatmulPass(), &layoutPass(),
-        &applyMappingPass(), &dividePass(),          &schedulePass(),
-        &lxPlanPass(),       &tilePass(),            &emitPass(),
+        &canonicalizePass(), &appendOutputsPass(), &fuseGatedMatmulPass(),
+        &layoutPass(),       &applyMappingPass(),  &dividePass(),
+        &schedulePass(),     &lxPlanPass(),        &tilePass(),
+        &emitPass(),
     };
     for (size_t i = 0; i < all.size(); ++i) {
       checkDeclaration(*all[i]);
@@ -136,14 +138,16 @@ Pipeline levelPipeline(int level, const std::string &mappingIn) {
   const bool naive = level == 0;
   return pipelineOf({
       {canonicalizePass()},
+      {appendOutputsPass()},
       {fuseGatedMatmulPass(), {}, !naive},
       {layoutPass()},
-      {applyMappingPass(), {{"file", Attribute(mappingIn)}}, !mappingIn.empty()},
-      {dividePass(),
-       naive ? Options{{"strategy", Attribute("all-cores")},
-                       {"fuse-bias", Attribute(false)},
-                       {"fuse-elementwise", Attribute(false)}}
-             : Options{}},
+      {applyMappingPass(),
+       {{"file", Attribute(mappingIn)}},
+       !mappingIn.empty()},
+      {dividePass(), naive ? Options{{"strategy", Attribute("all-cores")},
+                                     {"fuse-bias", Attribute(false)},
+                                     {"fuse-elementwise", Attribute(false)}}
+                           : Options{}},
       {schedulePass(), {{"overlap", Attribute(level == 2)}}},
       {lxPlanPass()},
       {tilePass()},

@@ -264,6 +264,25 @@ hw::HwConfig batchConfig(const hw::HwConfig &config, int64_t batches,
   return c;
 }
 
+bool turnsBInKernel(const Op &op) {
+  if (op.kind() != OpKind::Matmul || !op.boolAttr("transpose_b") ||
+      op.operand(1)->isConstant())
+    return false;
+  const Shape &a = op.operand(0)->type().shape,
+              &b = op.operand(1)->type().shape;
+  const size_t ra = a.size(), rb = b.size();
+  const int64_t m = op.boolAttr("transpose_a") ? a[ra - 1] : a[ra - 2];
+  const int64_t rows =
+      product(b, 0, rb - 2) == 1 ? product(a, 0, ra - 2) * m : m;
+  return rows <= kTurnedBMaxRows;
+}
+
+bool readsBTurned(const Op &op) {
+  const Value &b = *op.operand(1);
+  return op.kind() == OpKind::Matmul && op.boolAttr("transpose_b") &&
+         requireLayout(b).stickDim == b.type().rank() - 1;
+}
+
 MatmulWork matmulWork(const Graph &graph, const Op &op,
                       const std::string &fuseBias) {
   auto refOf = [](const Value *v) {
@@ -287,13 +306,17 @@ MatmulWork matmulWork(const Graph &graph, const Op &op,
   }
   const TensorRef c = refOf(out);
   const size_t ra = a.shape.size(), rb = b.shape.size();
-  const int64_t m = a.shape[ra - 2], k = a.shape.back(), n = b.shape.back();
+  const bool turned = readsBTurned(op);
+  const int64_t m = a.shape[ra - 2], k = a.shape.back(),
+                n = turned ? b.shape[rb - 2] : b.shape.back();
   const int64_t batchA = product(a.shape, 0, ra - 2);
   const int64_t batchB = product(b.shape, 0, rb - 2);
   w.args.a = a;
   w.args.b = b;
   w.args.c = c;
-  w.args.b.shape = {k, n};
+  w.args.b.shape =
+      turned ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+  w.args.transB = turned;
   if (op.kind() == OpKind::GatedMatmul) {
     w.args.up = refOf(op.operand(2));
     w.args.up->shape = {k, n};

@@ -81,13 +81,12 @@ uint64_t cyclesOf(const std::string &summary) {
 
 /// Granite-3.3-8B's layer exported as PyTorch writes it
 /// (scripts/gen_onnx_models.py --granite-layer) against the config.json
-/// form, timing only, with no host op either way. Prefill (S = 512) takes
-/// the config form's time to within 5% (issue 14's target; 0.06% in
-/// docs/llm.md). Decode (B = 4, past 4096) does not: the export's present
-/// outputs copy the whole cache (without them, 11.9% remains) and its
-/// keys, held [L, head_dim], are read for q K^T through a transposed
-/// product (docs/llm.md gives the split); the bounds here keep that from
-/// growing.
+/// form, timing only, with no host op either way: prefill (S = 512) and
+/// decode (B = 4, past 4096, with and without present outputs) each take
+/// the config form's time to within 5% (issue 14's target; docs/llm.md
+/// gives the figures). Decode needs the present outputs made appends
+/// (append-outputs) and the keys, held [L, head_dim], turned in LX by the
+/// product that reads them.
 TEST(LlmGranite, OnnxExportAgainstTheConfigForm) {
   const std::string dir = test::makeTempDir();
   const std::string gen = "/usr/bin/python3 " +
@@ -109,10 +108,10 @@ TEST(LlmGranite, OnnxExportAgainstTheConfigForm) {
        {Mode{"prefill.onnx", {"--mode", "prefill", "--tokens", "512"}, 1.05},
         Mode{"decode.onnx",
              {"--mode", "decode", "--batch", "4", "--context", "4096"},
-             2.1},
-       Mode{"decode_np.onnx",
+             1.05},
+        Mode{"decode_np.onnx",
              {"--mode", "decode", "--batch", "4", "--context", "4096"},
-             1.15}}) {
+             1.05}}) {
     SCOPED_TRACE(m.file);
     test::ToolResult exported =
         test::runSpyre({"run", dir + "/" + m.file, "--timing-only"});

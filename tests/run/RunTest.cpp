@@ -279,6 +279,55 @@ TEST(RunModelInProcess, SameCyclesAndCheckAsTheCommand) {
       << cli.out << "\nin process: " << r.cycles;
 }
 
+TEST(RunModelInProcess, TurnedKeysAndAppendedOutputsComputeTheReference) {
+  // Decode-shaped products read their transposed B as stored and turn it in
+  // LX (4 rows, batched and not), and an output that is an input with a new
+  // token joined after it is the program's append: the run gives the
+  // model's output, past and new, which the check holds to the reference.
+  const std::string dir = test::makeTempDir();
+  const std::string model = dir + "/decode.ir";
+  writeFileAtomic(model, R"(graph @decode {
+  input %q : f32[2, 4, 16]
+  input %k : f32[2, 80, 16]
+  input %x : f32[4, 64]
+  input %w : f32[128, 64]
+  input %past : f32[1, 2, 5, 16]
+  input %n : f32[1, 2, 1, 16]
+  %s = matmul @scores(%q, %k) {transpose_b = true} : f32[2, 4, 80]
+  %y = matmul @proj(%x, %w) {transpose_b = true} : f32[4, 128]
+  %new = relu @new(%n) : f32[1, 2, 1, 16]
+  %present = concat @cat(%past, %new) {axis = 2} : f32[1, 2, 6, 16]
+  return %s, %y, %present
+}
+)");
+  RunOptions o;
+  o.model = model;
+  o.seed = 3;
+  o.check = true;
+  o.useSystemC = false;
+  o.outputs = dir + "/out";
+  RunReport r = runModel(o);
+  EXPECT_EQ(r.exitCode(), 0) << summaryText(r);
+  ASSERT_EQ(r.checks.size(), 3u);
+  EXPECT_EQ(r.checks[2].output, "present");
+  EXPECT_EQ(r.checks[2].result.elements, 2u * 6 * 16);
+  const NpyArray present = readNpy(dir + "/out/present.npy");
+  EXPECT_EQ(present.shape, (std::vector<int64_t>{1, 2, 6, 16}));
+
+  // The program turns both products' B and writes only the new token.
+  DiagnosticEngine diags;
+  std::optional<compiler::Graph> loaded = compiler::loadModel(model, {}, diags);
+  ASSERT_TRUE(loaded) << diags.str();
+  const compiler::CompileResult c =
+      compileOrThrow(*loaded, hw::builtinConfig(), 2);
+  EXPECT_EQ(c.graph->findValue("k")->name(),
+            c.graph->findOp("scores")->operand(1)->name());
+  EXPECT_EQ(c.graph->findOp("proj")->operand(1)->name(), "w");
+  const isa::TensorDecl *out = c.program.findTensor("present");
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->hostShape, (std::vector<int64_t>{1, 2, 1, 16}));
+}
+
 TEST(RunModelInProcess, PlainLoopWritesTheBytesOfTheSystemCRun) {
   // The command moves each DMA burst's bytes through the SystemC memory
   // socket; the plain event loop copies an instruction's whole region when

@@ -76,8 +76,6 @@ const std::vector<Exception> kExceptions = {
      "the matmul planner with both weights counted: the post stage's silu "
      "and product on the SFU, per C tile, are not in its model "
      "(llama_block's gated MLP, 16% below)"},
-    {"relayout", 0.11, 0.14,
-     "the memory model on a small relayout: the fixed latencies overcount"},
     {"relu", -0.94, -0.91,
      "the memory model on the 1,000-op relu chain: one pass over the bytes, "
      "but 1,000 SFU ops per tile, which bound it"},

@@ -117,10 +117,11 @@ TEST(OnnxLlmPatterns, ADecodeStepReadsThePastInPlace) {
   const Op *join = g->findOp("scores.join");
   ASSERT_NE(join, nullptr);
   EXPECT_EQ(join->result()->type().str(), "f32[1, 2, 4, 7]");
-  // The scores of a group (4 rows) are fewer than a key's 16 elements: the
-  // keys are the product's first operand, read as stored.
-  EXPECT_EQ(g->findValue("past_k")->name(),
-            g->usesOf(g->findValue("past_k")).front().op->operand(0)->name());
+  // The keys are the product's second operand, read transposed (the layout
+  // pass then has the kernel turn them in LX: turnsBInKernel).
+  const Op *scores = g->usesOf(g->findValue("past_k")).front().op;
+  EXPECT_EQ(scores->operand(1)->name(), "past_k");
+  EXPECT_TRUE(scores->boolAttr("transpose_b"));
   expectSameNumbers(*original, *g);
 }
 
@@ -132,10 +133,16 @@ TEST(OnnxLlmPatterns, PresentOutputsKeepTheirConcat) {
   eraseUnused(*g);
   expectVerifies(*g);
   EXPECT_EQ(countOps(*g, OpKind::Host), 0);
-  // The outputs are the concats; the products read them unrepeated.
+  // The outputs are the concats, read by no op: the products read the past
+  // and the new keys and values apart, as without present outputs (which
+  // lets append-outputs make each output the new token's append).
   EXPECT_EQ(g->outputs()[1]->definingOp()->kind(), OpKind::Concat);
-  for (const OpUse &u : g->usesOf(g->outputs()[1]))
-    EXPECT_EQ(u.op->kind(), OpKind::Matmul);
+  EXPECT_TRUE(g->usesOf(g->outputs()[1]).empty());
+  for (const char *name : {"past_k", "past_v", "new_k", "new_v"})
+    for (const OpUse &u : g->usesOf(g->findValue(name)))
+      EXPECT_TRUE(u.op->kind() == OpKind::Matmul ||
+                  u.op->kind() == OpKind::Concat)
+          << name << " read by " << u.op->name();
   expectSameNumbers(*original, *g);
 }
 

@@ -266,17 +266,18 @@ TEST(OnnxModels, ExportedDecoderLayersRunNothingOnTheHost) {
   EXPECT_TRUE(scores->boolAttr("transpose_b"));
   EXPECT_EQ(context->operand(0)->type().str(), "f32[1, 2, 16, 8]");
   EXPECT_EQ(context->operand(1)->name(), "present_value");
-  // Decoding, the scores of a group (2 rows) are fewer than a key's 16
-  // elements: the keys are the product's first operand, as they are stored,
-  // and the scores, not the keys, are transposed.
+  // Decoding, the products read the past and the new keys and values apart
+  // (the present outputs are concats no op reads), the keys transposed.
   Graph decode = load("granite_layer_padded_decode");
   EXPECT_EQ(opKinds(decode).count("host"), 0u);
-  const Op *scoresT = decode.findOp("model.layers.0.self_attn.scores.gqa_t");
-  ASSERT_NE(scoresT, nullptr);
-  EXPECT_EQ(scoresT->operand(0)->name(), "present_key");
-  EXPECT_EQ(scoresT->result()->type().str(), "f32[1, 2, 8, 2]");
-  EXPECT_EQ(decode.findOp("model.layers.0.self_attn.scores.gqa")->kind(),
-            OpKind::Transpose);
+  for (const char *name : {"present_key", "present_value"})
+    EXPECT_TRUE(decode.usesOf(decode.findValue(name)).empty()) << name;
+  const Op *join = decode.findOp("model.layers.0.self_attn.scores.join");
+  ASSERT_NE(join, nullptr);
+  ASSERT_EQ(join->numOperands(), 2u);
+  const Op *pastScores = join->operand(0)->definingOp();
+  EXPECT_EQ(pastScores->operand(1)->name(), "past_key");
+  EXPECT_TRUE(pastScores->boolAttr("transpose_b"));
 }
 
 TEST(OnnxModels, LoaderDispatchesOnTheExtension) {

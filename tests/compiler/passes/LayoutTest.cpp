@@ -5,6 +5,7 @@
 
 #include "compiler/ir/Printer.h"
 #include "compiler/passes/Layout.h"
+#include "compiler/plan/KernelChoice.h"
 
 #include <gtest/gtest.h>
 
@@ -64,38 +65,64 @@ TEST(Layout, ValuesAreStickedOnTheirLastDimensionInDl16) {
 
 TEST(Layout, MatmulOperandStickedOnTheWrongDimensionGetsOneSharedRelayout) {
   std::unique_ptr<Graph> g = parseIr(R"(graph @g {
-  input %q : f32[4, 16, 16]
-  input %k : f32[4, 16, 16]
-  %s = matmul @mm(%q, %k) {transpose_b = true} : f32[4, 16, 16]
-  %t = matmul @mm2(%q, %k) {transpose_b = true} : f32[4, 16, 16]
-  %u = add @sum(%s, %t) : f32[4, 16, 16]
-  %v = add @k.use(%u, %k) : f32[4, 16, 16]
-  return %v
+  input %q : f32[2, 80, 16]
+  input %k : f32[2, 80, 16]
+  %s = matmul @mm(%q, %k) {transpose_b = true} : f32[2, 80, 80]
+  %t = matmul @mm2(%q, %k) {transpose_b = true} : f32[2, 80, 80]
+  %u = add @sum(%s, %t) : f32[2, 80, 80]
+  %v = add @k.use(%k, %k) : f32[2, 80, 16]
+  return %u, %v
 })");
   std::string stats = runPasses(*g, "layout");
-  // b = k is [..., N, K] with transpose_b: it must be sticked on N, the
-  // dimension before last; the add still reads k as it is.
-  std::string sticked2 = layout({1, 4, 16, 64}, {2, 0, 1, 2}, "dl16", 2);
-  std::string sticked1 = layout({1, 4, 16, 64}, {1, 0, 2, 1}, "dl16", 1);
+  // b = k is [..., N, K] with transpose_b and the products have more rows
+  // than one tile (80): it must be sticked on N, the dimension before last;
+  // the add still reads k as it is.
+  std::string sticked2 = layout({1, 2, 80, 64}, {2, 0, 1, 2}, "dl16", 2);
+  std::string sticked1 = layout({2, 2, 16, 64}, {1, 0, 2, 1}, "dl16", 1);
+  std::string scores = layout({2, 2, 80, 64}, {2, 0, 1, 2}, "dl16", 2);
   EXPECT_EQ(printGraph(*g), R"(graph @g {
-  input %q : f32[4, 16, 16] #{layout = )" +
+  input %q : f32[2, 80, 16] #{layout = )" +
                                 sticked2 + R"(}
-  input %k : f32[4, 16, 16] #{layout = )" +
+  input %k : f32[2, 80, 16] #{layout = )" +
                                 sticked2 + R"(}
-  %k.relayout = relayout @k.relayout(%k) : f32[4, 16, 16] #{layout = )" +
+  %k.relayout = relayout @k.relayout(%k) : f32[2, 80, 16] #{layout = )" +
                                 sticked1 + R"(}
-  %s = matmul @mm(%q, %k.relayout) {transpose_a = false, transpose_b = true} : f32[4, 16, 16] #{layout = )" +
+  %s = matmul @mm(%q, %k.relayout) {transpose_a = false, transpose_b = true} : f32[2, 80, 80] #{layout = )" +
+                                scores + R"(}
+  %t = matmul @mm2(%q, %k.relayout) {transpose_a = false, transpose_b = true} : f32[2, 80, 80] #{layout = )" +
+                                scores + R"(}
+  %u = add @sum(%s, %t) : f32[2, 80, 80] #{layout = )" +
+                                scores + R"(}
+  %v = add @k.use(%k, %k) : f32[2, 80, 16] #{layout = )" +
                                 sticked2 + R"(}
-  %t = matmul @mm2(%q, %k.relayout) {transpose_a = false, transpose_b = true} : f32[4, 16, 16] #{layout = )" +
-                                sticked2 + R"(}
-  %u = add @sum(%s, %t) : f32[4, 16, 16] #{layout = )" +
-                                sticked2 + R"(}
-  %v = add @k.use(%u, %k) : f32[4, 16, 16] #{layout = )" +
-                                sticked2 + R"(}
-  return %v
+  return %u, %v
 }
 )");
   EXPECT_EQ(statOf(stats, "relayouts-inserted"), 1);
+}
+
+TEST(Layout, AFewRowsReadAComputedTransposedOperandAsStored) {
+  // Decode's q K^T: 4 rows per product, the keys a graph input. The kernel
+  // turns each block of k in LX (turnsBInKernel), so k keeps its layout; a
+  // constant B with as few rows still takes the transposed layout, once,
+  // when it is loaded.
+  std::unique_ptr<Graph> g = parseIr(R"(graph @g {
+  input %q : f32[2, 4, 4]
+  input %k : f32[2, 80, 4]
+  const %w : f32[2, 4] = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]>
+  %s = matmul @mm(%q, %k) {transpose_b = true} : f32[2, 4, 80]
+  %y = matmul @fc(%q, %w) {transpose_b = true} : f32[2, 4, 2]
+  return %s, %y
+})");
+  std::string stats = runPasses(*g, "layout");
+  EXPECT_EQ(layoutText(*g, "k"),
+            layout({1, 2, 80, 64}, {2, 0, 1, 2}, "dl16", 2));
+  EXPECT_EQ(layoutText(*g, "w"), layout({1, 4, 64}, {0, 1, 0}, "dl16", 0));
+  EXPECT_EQ(statOf(stats, "relayouts-inserted"), 0);
+  EXPECT_TRUE(turnsBInKernel(*g->findOp("mm")));
+  EXPECT_TRUE(readsBTurned(*g->findOp("mm")));
+  EXPECT_FALSE(turnsBInKernel(*g->findOp("fc")));
+  EXPECT_FALSE(readsBTurned(*g->findOp("fc")));
 }
 
 TEST(Layout, TransposedAOperandIsStickedOnK) {
@@ -234,8 +261,17 @@ TEST(Layout, RequiredLayoutsFollowTheMatmulRules) {
   // K = 70 is two DL16 sticks (58 padding elements in the second).
   EXPECT_EQ(requiredOperandLayout(mm, 0, f32Last).str(),
             layout({2, 2, 5, 64}, {2, 0, 1, 2}, "dl16", 2));
+  // Ten rows (A's batch dims fold into M): b is read as stored.
   DeviceLayout bLast = stickedOn({90, 70}, isa::DType::Dl16, 1);
-  EXPECT_EQ(requiredOperandLayout(mm, 1, bLast).str(),
+  EXPECT_EQ(requiredOperandLayout(mm, 1, bLast), bLast);
+  // 130 rows: b sticked on N, the dimension before last.
+  std::unique_ptr<Graph> tall = parseIr(R"(graph @g {
+  input %a : f32[2, 65, 70]
+  input %b : f32[90, 70]
+  %y = matmul @mm(%a, %b) {transpose_b = true} : f32[2, 65, 90]
+  return %y
+})");
+  EXPECT_EQ(requiredOperandLayout(*tall->findOp("mm"), 1, bLast).str(),
             layout({2, 70, 64}, {0, 1, 0}, "dl16", 0));
 }
 

@@ -305,9 +305,11 @@ TEST(PassManager, NamesThatAreNotPassesOfThePipelineAreUsageErrors) {
   EXPECT_EQ(pm.run(*g, diags), PipelineStatus::Failure);
   EXPECT_EQ(diags.str(),
             "print-ir-after: error: 'layot' is not a pass of the pipeline "
-            "(canonicalize, layout, divide, schedule, lx-plan, tile, emit)\n"
+            "(canonicalize, append-outputs, layout, divide, schedule, lx-plan, "
+            "tile, emit)\n"
             "stop-after: error: 'all' is not a pass of the pipeline "
-            "(canonicalize, layout, divide, schedule, lx-plan, tile, emit)\n");
+            "(canonicalize, append-outputs, layout, divide, schedule, lx-plan, "
+            "tile, emit)\n");
   EXPECT_TRUE(pm.records().empty());
   EXPECT_EQ(ir.str(), "");
 }
@@ -403,24 +405,29 @@ TEST(PassOptions, BadValuesAndUnknownKeysAreLocatedErrors) {
 
 TEST(PassRegistry, ListsEveryPassOnceAndBuildsTheDefaultPipelines) {
   EXPECT_EQ(registeredPassNames(),
-            "canonicalize, fuse-gated-matmul, layout, apply-mapping, "
+            "canonicalize, append-outputs, fuse-gated-matmul, layout, "
+            "apply-mapping, "
             "divide, schedule, lx-plan, tile, emit");
   for (const PassInfo *p : passRegistry())
     EXPECT_EQ(findPass(p->name), p);
   EXPECT_EQ(findPass("nope"), nullptr);
   EXPECT_EQ(pipelineText(o0Pipeline()),
-            "canonicalize,layout,divide{strategy=all-cores fuse-bias=false "
+            "canonicalize,append-outputs,layout,divide{strategy=all-cores "
+            "fuse-bias=false "
             "fuse-elementwise=false},schedule{overlap=false},lx-plan,tile,"
             "emit");
   EXPECT_EQ(pipelineText(levelPipeline(1)),
-            "canonicalize,fuse-gated-matmul,layout,divide,schedule{overlap="
+            "canonicalize,append-outputs,fuse-gated-matmul,layout,divide,"
+            "schedule{overlap="
             "false},lx-plan,tile,emit");
   EXPECT_EQ(pipelineText(o2Pipeline()),
-            "canonicalize,fuse-gated-matmul,layout,divide,schedule,lx-plan,"
+            "canonicalize,append-outputs,fuse-gated-matmul,layout,divide,"
+            "schedule,lx-plan,"
             "tile,emit");
   // A replay puts the file's decisions on the ops before division.
   EXPECT_EQ(pipelineText(levelPipeline(2, "m.json")),
-            "canonicalize,fuse-gated-matmul,layout,apply-mapping{file=m.json},"
+            "canonicalize,append-outputs,fuse-gated-matmul,layout,apply-"
+            "mapping{file=m.json},"
             "divide,schedule,lx-plan,tile,emit");
   for (int level = 0; level <= 2; ++level) {
     ASSERT_TRUE(defaultPipeline(level).has_value());
