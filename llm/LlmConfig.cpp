@@ -69,6 +69,7 @@ public:
     c.vocabSize = dim(root, "vocab_size");
     c.rmsNormEps = positive(root, "rms_norm_eps", c.rmsNormEps);
     c.ropeTheta = positive(root, "rope_theta", c.ropeTheta);
+    c.ropeScaling = ropeScaling(root);
     c.tieWordEmbeddings = boolean(root, "tie_word_embeddings", false);
     const bool granite = c.architecture == Architecture::Granite;
     for (const char *key : {"embedding_multiplier", "attention_multiplier",
@@ -175,6 +176,68 @@ private:
              "GraniteForCausalLM");
   }
 
+  RopeScaling ropeScaling(const Json &root) const {
+    RopeScaling r;
+    auto it = root.find("rope_scaling");
+    if (it == root.end() || it->is_null())
+      return r;
+    if (!it->is_object())
+      fail("rope_scaling", "expected an object or null, got " + describe(*it));
+    const Json &j = *it;
+    // Hugging Face reads `rope_type`, and `type` in older configs.
+    std::string kind;
+    for (const char *key : {"rope_type", "type"})
+      if (j.contains(key) && !j[key].is_null()) {
+        if (!j[key].is_string())
+          fail(std::string("rope_scaling.") + key,
+               "expected a string, got " + describe(j[key]));
+        kind = j[key].get<std::string>();
+        break;
+      }
+    if (kind.empty())
+      fail("rope_scaling", "names no rope_type");
+    if (kind == "default")
+      return r;
+    if (kind == "linear")
+      r.type = RopeScaling::Type::Linear;
+    else if (kind == "llama3")
+      r.type = RopeScaling::Type::Llama3;
+    else
+      fail("rope_scaling.rope_type",
+           "'" + kind +
+               "' is not built; supported: default, linear, llama3 (the "
+               "forms whose frequencies do not depend on the step)");
+    auto number = [&](const char *key, double fallback, bool required) {
+      const std::string where = std::string("rope_scaling.") + key;
+      if (!j.contains(key) || j[key].is_null()) {
+        if (required)
+          fail(where, "missing; rope_type '" + kind + "' needs it");
+        return fallback;
+      }
+      if (!j[key].is_number())
+        fail(where, "expected a number, got " + describe(j[key]));
+      const double v = j[key].get<double>();
+      if (!std::isfinite(v) || v <= 0)
+        fail(where, "must be a positive number, got " + j[key].dump());
+      return v;
+    };
+    r.factor = number("factor", 1.0, true);
+    if (r.factor < 1)
+      fail("rope_scaling.factor",
+           "must be at least 1, got " + j["factor"].dump());
+    if (r.type == RopeScaling::Type::Llama3) {
+      r.lowFreqFactor = number("low_freq_factor", 1.0, true);
+      r.highFreqFactor = number("high_freq_factor", 4.0, true);
+      r.originalMaxPositions =
+          number("original_max_position_embeddings", 8192.0, true);
+      if (r.highFreqFactor <= r.lowFreqFactor)
+        fail("rope_scaling.high_freq_factor",
+             "must be above low_freq_factor (" + j["low_freq_factor"].dump() +
+                 "), got " + j["high_freq_factor"].dump());
+    }
+    return r;
+  }
+
   int64_t integer(const Json &root, const std::string &key, int64_t lo,
                   int64_t hi) const {
     const Json &j = require(root, key);
@@ -242,6 +305,37 @@ double LlmConfig::attentionScale() const {
   return architecture == Architecture::Granite
              ? attentionMultiplier
              : 1.0 / std::sqrt(static_cast<double>(headDim));
+}
+
+double LlmConfig::ropeInverseFrequency(int64_t i) const {
+  const double base = std::pow(ropeTheta, -2.0 * static_cast<double>(i) /
+                                              static_cast<double>(headDim));
+  const RopeScaling &r = ropeScaling;
+  switch (r.type) {
+  case RopeScaling::Type::None:
+    return base;
+  case RopeScaling::Type::Linear:
+    return base / r.factor;
+  case RopeScaling::Type::Llama3: {
+    // Wavelengths shorter than original / high_freq_factor positions keep
+    // their frequency, longer than original / low_freq_factor ones are
+    // divided by the factor, and those between blend the two linearly in
+    // original / wavelength.
+    const double pi = std::acos(-1.0);
+    const double wavelength = 2 * pi / base;
+    const double high = r.originalMaxPositions / r.highFreqFactor,
+                 low = r.originalMaxPositions / r.lowFreqFactor;
+    if (wavelength < high)
+      return base;
+    if (wavelength > low)
+      return base / r.factor;
+    const double smooth =
+        (r.originalMaxPositions / wavelength - r.lowFreqFactor) /
+        (r.highFreqFactor - r.lowFreqFactor);
+    return (1 - smooth) * base / r.factor + smooth * base;
+  }
+  }
+  SPYRE_UNREACHABLE("rope scaling type");
 }
 
 int64_t LlmConfig::layerParameters() const {

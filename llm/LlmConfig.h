@@ -14,6 +14,24 @@ namespace spyre::llm {
 
 enum class Architecture { Llama, Granite };
 
+/// `rope_scaling` of a config.json: how the rotary frequencies are scaled
+/// for contexts longer than the model was trained on (Hugging Face's
+/// `ROPE_INIT_FUNCTIONS`). Only the forms that change the frequencies alone,
+/// whatever the step, are built; the others are refused by name.
+struct RopeScaling {
+  enum class Type {
+    None,   ///< null, or rope_type "default"
+    Linear, ///< every frequency divided by `factor`
+    Llama3, ///< Llama 3.1's: low frequencies divided by `factor`, high ones
+            ///< kept, a smooth blend between
+  };
+  Type type = Type::None;
+  double factor = 1.0;
+  double lowFreqFactor = 1.0;
+  double highFreqFactor = 4.0;
+  double originalMaxPositions = 8192.0;
+};
+
 struct LlmConfig {
   std::string file; ///< where it was read from, for messages
   Architecture architecture = Architecture::Llama;
@@ -26,6 +44,7 @@ struct LlmConfig {
   int64_t vocabSize = 0;
   double rmsNormEps = 1e-6;
   double ropeTheta = 10000.0;
+  RopeScaling ropeScaling;
   bool tieWordEmbeddings = false;
   // Granite's multipliers (Hugging Face's GraniteConfig defaults: 1).
   double embeddingMultiplier = 1.0;
@@ -40,6 +59,9 @@ struct LlmConfig {
   /// The factor of the attention scores: Granite's attention_multiplier,
   /// Llama's 1/sqrt(head_dim).
   double attentionScale() const;
+  /// The inverse frequency of rotary pair `i` (of headDim / 2):
+  /// rope_theta^(-2i / headDim), scaled as `ropeScaling` says.
+  double ropeInverseFrequency(int64_t i) const;
   /// Query heads per key/value head.
   int64_t groupSize() const { return numHeads / numKvHeads; }
   /// Parameters of one decoder layer (norms included).

@@ -603,7 +603,8 @@ std::string cacheTensorName(int64_t layer, int64_t sequence,
 }
 
 // Frequency i (of hd/2) is theta^(-2i/hd), as Hugging Face's default
-// rotary embedding.
+// rotary embedding, scaled as the config's rope_scaling says
+// (LlmConfig::ropeInverseFrequency).
 std::vector<double> rotaryTable(const TensorType &type, const LlmConfig &c,
                                 const StepShape &shape, bool sine) {
   // [B, S, heads, hd], or [B, S, hd] for the rotary op (heads share it).
@@ -617,9 +618,7 @@ std::vector<double> rotaryTable(const TensorType &type, const LlmConfig &c,
       for (int64_t h = 0; h < heads; ++h)
         for (int64_t d = 0; d < hd; ++d) {
           const int64_t i = d % half;
-          const double freq = std::pow(
-              c.ropeTheta, -2.0 * static_cast<double>(i) /
-                               static_cast<double>(hd));
+          const double freq = c.ropeInverseFrequency(i);
           const int64_t first = shape.residentCache
                                     ? shape.positions[static_cast<size_t>(b)]
                                     : shape.context;

@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <utility>
+
 namespace spyre::llm {
 namespace {
 
@@ -69,6 +72,99 @@ TEST(LlmConfig, LlamaTakesHuggingFaceDefaults) {
   EXPECT_FALSE(c.tieWordEmbeddings);
   EXPECT_EQ(c.attentionScale(), 0.125); // 1 / sqrt(64)
   EXPECT_EQ(c.residualMultiplier, 1.0);
+}
+
+/// A Llama config of head dim 128 with `rope` as its "rope_theta" and
+/// "rope_scaling" text.
+LlmConfig llamaWithRope(const std::string &rope) {
+  return parseLlmConfig(
+      R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 1024,
+          "intermediate_size": 2048, "num_attention_heads": 8,
+          "num_hidden_layers": 2, "vocab_size": 100, )" +
+          rope + "}",
+      "c.json");
+}
+
+TEST(LlmConfig, RopeScalingLlama3AsLlama31) {
+  // Llama-3.1-8B's rope: theta 500000, factor 8, low 1, high 4, 8192
+  // original positions. The expected inverse frequencies are Hugging Face's
+  // _compute_llama3_parameters, evaluated in NumPy (float64): pair 20 keeps
+  // its frequency (wavelength 379 < 2048), 30 and 34 blend (2948 and 6695),
+  // 35 and 63 are divided by 8 (8219 and 2.56 M > 8192).
+  const LlmConfig c = llamaWithRope(
+      R"("rope_theta": 500000.0, "rope_scaling": {"factor": 8.0,
+         "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+         "original_max_position_embeddings": 8192, "rope_type": "llama3"})");
+  EXPECT_EQ(c.ropeScaling.type, RopeScaling::Type::Llama3);
+  const std::pair<int64_t, double> want[] = {
+      {0, 1.0},
+      {20, 0.016560440080994446},
+      {30, 0.0013718935677611381},
+      {34, 0.00017850781276799638},
+      {35, 9.556212353964683e-05},
+      {63, 3.068925988914511e-07},
+  };
+  for (const auto &[i, f] : want)
+    EXPECT_NEAR(c.ropeInverseFrequency(i), f, f * 1e-12) << "pair " << i;
+}
+
+TEST(LlmConfig, RopeScalingLinearAndDefault) {
+  const LlmConfig plain = llamaWithRope(R"("rope_scaling": null)");
+  const LlmConfig linear =
+      llamaWithRope(R"("rope_scaling": {"type": "linear", "factor": 4.0})");
+  const LlmConfig none =
+      llamaWithRope(R"("rope_scaling": {"rope_type": "default"})");
+  EXPECT_EQ(plain.ropeScaling.type, RopeScaling::Type::None);
+  EXPECT_EQ(linear.ropeScaling.type, RopeScaling::Type::Linear);
+  for (int64_t i : {0, 5, 63}) {
+    const double f = std::pow(10000.0, -2.0 * static_cast<double>(i) / 128);
+    EXPECT_DOUBLE_EQ(plain.ropeInverseFrequency(i), f);
+    EXPECT_DOUBLE_EQ(none.ropeInverseFrequency(i), f);
+    EXPECT_DOUBLE_EQ(linear.ropeInverseFrequency(i), f / 4);
+  }
+}
+
+TEST(LlmConfig, RopeScalingErrorsNameTheKey) {
+  const std::string llama3 =
+      R"("rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+         "original_max_position_embeddings": 8192)";
+  auto err = [&](const std::string &scaling) {
+    try {
+      llamaWithRope(R"("rope_scaling": )" + scaling);
+    } catch (const UserError &e) {
+      return e.diagnostic().str();
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(err(R"({"rope_type": "yarn", "factor": 4.0})"),
+            "c.json: error: at 'rope_scaling.rope_type': 'yarn' is not built; "
+            "supported: default, linear, llama3 (the forms whose frequencies "
+            "do not depend on the step)");
+  EXPECT_EQ(err(R"({"type": "dynamic", "factor": 2.0})"),
+            "c.json: error: at 'rope_scaling.rope_type': 'dynamic' is not "
+            "built; supported: default, linear, llama3 (the forms whose "
+            "frequencies do not depend on the step)");
+  EXPECT_EQ(err("{" + llama3 + "}"),
+            "c.json: error: at 'rope_scaling.high_freq_factor': missing; "
+            "rope_type 'llama3' needs it");
+  EXPECT_EQ(err("{" + llama3 + R"(, "high_freq_factor": 0.5})"),
+            "c.json: error: at 'rope_scaling.high_freq_factor': must be above "
+            "low_freq_factor (1.0), got 0.5");
+  EXPECT_EQ(err(R"({"rope_type": "linear", "factor": 0.5})"),
+            "c.json: error: at 'rope_scaling.factor': must be at least 1, got "
+            "0.5");
+  EXPECT_EQ(err(R"({"rope_type": "linear"})"),
+            "c.json: error: at 'rope_scaling.factor': missing; rope_type "
+            "'linear' needs it");
+  EXPECT_EQ(err(R"({"factor": 2.0})"),
+            "c.json: error: at 'rope_scaling': names no rope_type");
+  EXPECT_EQ(err(R"("linear")"),
+            "c.json: error: at 'rope_scaling': expected an object or null, got "
+            "string \"linear\"");
+  EXPECT_EQ(
+      err(R"({"rope_type": 3})"),
+      "c.json: error: at 'rope_scaling.rope_type': expected a string, got "
+      "number 3");
 }
 
 TEST(LlmConfig, LocatesEachBadKey) {

@@ -28,6 +28,34 @@ void expectDeviceOnly(const compiler::Graph &g) {
     EXPECT_NE(op->kind(), compiler::OpKind::Host) << op->name();
 }
 
+TEST(LlmGraph, RotaryTablesFollowTheRopeScaling) {
+  // Linear scaling by 2 turns position p's angles into those of p / 2: a
+  // decode step at context 8 (position 8) has the unscaled table of
+  // position 4, entry for entry; llama3 scaling keeps the highest
+  // frequencies (pair 0) and changes the lowest.
+  LlmConfig plain = tiny(), linear = tiny(), llama3 = tiny();
+  linear.ropeScaling.type = RopeScaling::Type::Linear;
+  linear.ropeScaling.factor = 2;
+  llama3.ropeScaling.type = RopeScaling::Type::Llama3;
+  llama3.ropeScaling.factor = 8;
+  llama3.ropeScaling.originalMaxPositions = 64;
+  const compiler::TensorType type{compiler::ElementType::F32,
+                                  {1, 1, plain.headDim}};
+  StepShape at8, at4;
+  at8.mode = at4.mode = Mode::Decode;
+  at8.context = 8;
+  at4.context = 4;
+  for (bool sine : {false, true}) {
+    EXPECT_EQ(rotaryTable(type, linear, at8, sine),
+              rotaryTable(type, plain, at4, sine));
+    const std::vector<double> a = rotaryTable(type, plain, at8, sine),
+                              b = rotaryTable(type, llama3, at8, sine);
+    const size_t last = static_cast<size_t>(plain.headDim / 2 - 1);
+    EXPECT_EQ(a[0], b[0]);
+    EXPECT_NE(a[last], b[last]);
+  }
+}
+
 TEST(LlmGraph, PrefillOneLayerGolden) {
   StepShape s;
   s.mode = Mode::Prefill;
