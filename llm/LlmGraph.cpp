@@ -72,8 +72,10 @@ public:
                   I = c_.intermediateSize;
     const std::string p = layerPrefix(0), a = p + "self_attn.",
                       m = p + "mlp.";
-    Value *x = rung == Rung::Attention ? input("query", {B, S, H * hd})
-                                       : input("hidden", {B, S, D});
+    const bool attentionRung =
+        rung == Rung::Attention || rung == Rung::PagedAttention;
+    Value *x = attentionRung ? input("query", {B, S, H * hd})
+                             : input("hidden", {B, S, D});
     switch (rung) {
     case Rung::ResidualAdd:
       outputs_.push_back(
@@ -104,7 +106,8 @@ public:
                                 input(m + "down_proj.weight.T", {I, D})));
       break;
     }
-    case Rung::Attention: {
+    case Rung::Attention:
+    case Rung::PagedAttention: { // the step's shape says which cache
       Value *k = input("key", {B, S, KV * hd});
       Value *v = input("value", {B, S, KV * hd});
       rotaryTables();
@@ -663,9 +666,30 @@ std::unique_ptr<Graph> buildLlmGraph(const LlmConfig &config,
   return Builder(config, shape).build();
 }
 
+StepShape pagedRungShape(const StepShape &shape) {
+  StepShape s = shape;
+  s.residentCache = true;
+  const int64_t position = s.mode == Mode::Decode ? s.context : 0;
+  s.positions.assign(static_cast<size_t>(s.batch), position);
+  // Decode reads the full pages before the current one; prefill writes
+  // the pages its tokens fill.
+  const int64_t pages =
+      s.mode == Mode::Decode
+          ? position / kCachePageTokens
+          : (s.tokens + kCachePageTokens - 1) / kCachePageTokens;
+  s.pageRuns.assign(static_cast<size_t>(s.batch),
+                    std::vector<int64_t>(static_cast<size_t>(pages), 1));
+  return s;
+}
+
 std::unique_ptr<Graph> buildRungGraph(const LlmConfig &config,
                                       const StepShape &shape, Rung rung) {
   checkStepShape(config, shape);
+  if (rung == Rung::PagedAttention) {
+    const StepShape paged = pagedRungShape(shape);
+    checkStepShape(config, paged);
+    return Builder(config, paged).buildRung(rung);
+  }
   return Builder(config, shape).buildRung(rung);
 }
 
@@ -683,6 +707,8 @@ std::string_view rungName(Rung rung) {
     return "MLP matmuls";
   case Rung::Attention:
     return "attention (contiguous)";
+  case Rung::PagedAttention:
+    return "attention (paged, one page per block)";
   case Rung::Mlp:
     return "MLP";
   case Rung::Layer:

@@ -99,6 +99,9 @@ std::unique_ptr<compiler::Graph> buildLlmGraph(const LlmConfig &config,
 ///   Attention    from q, k, v to the context: rotary, scores, the fused
 ///                causal softmax (prefill) or the scores joined to the
 ///                cache's (decode), context, heads merged
+///   PagedAttention  the same against a cache resident in device memory in
+///                64-token pages, every page where its block table entry
+///                puts it (pagedRungShape): one read per page
 ///   Mlp          (silu(h Wg^T) * (h Wu^T)) Wd^T
 ///   Layer        the decoder layer
 ///   LmHead       final norm and LM head of each sequence's last token
@@ -111,12 +114,21 @@ enum class Rung {
   Attention,
   Mlp,
   Layer,
-  LmHead
+  LmHead,
+  PagedAttention, ///< last, so the other rungs keep their numbers
 };
-constexpr Rung kRungs[] = {Rung::ResidualAdd, Rung::RmsNorm, Rung::QkvProj,
-                           Rung::OProj,       Rung::MlpProj, Rung::Attention,
-                           Rung::Mlp,         Rung::Layer,   Rung::LmHead};
+constexpr Rung kRungs[] = {Rung::ResidualAdd,    Rung::RmsNorm, Rung::QkvProj,
+                           Rung::OProj,          Rung::MlpProj, Rung::Attention,
+                           Rung::PagedAttention, Rung::Mlp,     Rung::Layer,
+                           Rung::LmHead};
 std::string_view rungName(Rung rung);
+
+/// The paged rung's step: `shape` with its cache resident in 64-token
+/// pages (StepShape::residentCache), each sequence at the step's position
+/// (its context in decode, 0 in prefill), and every page of its block
+/// table a run of its own (no two pages adjacent in device memory, as a
+/// long-running server's cache leaves them).
+StepShape pagedRungShape(const StepShape &shape);
 
 /// The graph of one rung for the step's shape (its layers and head flags
 /// are not used).

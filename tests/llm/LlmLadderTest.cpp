@@ -62,6 +62,44 @@ TEST(LlmLadder, RungsArePartsOfTheLayer) {
             buildLlmGraph(c, s)->ops().size());
 }
 
+TEST(LlmLadder, ThePagedRungReadsEveryPageApart) {
+  // Decode at context 128 (two full pages, the new token alone in the
+  // third): per sequence and layer each full page of keys and of values is
+  // an input of its own, [KV, hd, 64], and the current page an output; the
+  // same bytes as the contiguous cache, so the same memory bound.
+  const LlmConfig c = loadLlmConfig(tiny());
+  StepShape s;
+  s.mode = Mode::Decode;
+  s.batch = 2;
+  s.context = 128;
+  const StepShape paged = pagedRungShape(s);
+  EXPECT_TRUE(paged.residentCache);
+  EXPECT_EQ(paged.positions, (std::vector<int64_t>{128, 128}));
+  EXPECT_EQ(paged.pageRuns,
+            (std::vector<std::vector<int64_t>>{{1, 1}, {1, 1}}));
+  const auto g = buildRungGraph(c, s, Rung::PagedAttention);
+  int pages = 0;
+  for (const compiler::Value *v : g->inputs())
+    if (v->name().find(".past_") != std::string::npos) {
+      ++pages;
+      EXPECT_EQ(v->type().shape,
+                (compiler::Shape{c.numKvHeads, c.headDim, kCachePageTokens}))
+          << v->name();
+    }
+  EXPECT_EQ(pages, 2 * 2 * 2); // sequences x pages x (keys, values)
+  const LadderRow contiguous = runRung(tiny(), "", s, Rung::Attention);
+  const LadderRow row = runRung(tiny(), "", s, Rung::PagedAttention);
+  EXPECT_EQ(row.name, "attention (paged, one page per block)");
+  EXPECT_EQ(row.macs, contiguous.macs);
+  EXPECT_EQ(row.hostOps, 0u);
+  EXPECT_GE(row.simulatedUs, row.boundUs());
+  // Prefill writes the pages its tokens fill, one output each.
+  StepShape p;
+  p.tokens = 100;
+  EXPECT_EQ(pagedRungShape(p).pageRuns,
+            (std::vector<std::vector<int64_t>>{{1, 1}}));
+}
+
 TEST(LlmLadder, BoundsCountTheRungsBytesAndMacs) {
   const LlmConfig c = loadLlmConfig(tiny());
   const hw::HwConfig &hw = hw::builtinConfig();
@@ -89,8 +127,8 @@ TEST(LlmLadder, BoundsCountTheRungsBytesAndMacs) {
 TEST(LlmLadder, TheModelRowIsLayersTimesTheLayerPlusTheHead) {
   const std::vector<LadderRow> rows = runLadder(tiny(), "", decode());
   ASSERT_EQ(rows.size(), std::size(kRungs) + 2);
-  const LadderRow &layer = rows[7], &head = rows[8], &model = rows[9],
-                  &whole = rows[10];
+  const LadderRow &layer = rows[8], &head = rows[9], &model = rows[10],
+                  &whole = rows[11];
   EXPECT_EQ(layer.name, "one layer");
   EXPECT_EQ(head.name, "LM head");
   EXPECT_EQ(model.name, "model: 2 layers (extrapolated) + LM head");
@@ -113,7 +151,7 @@ TEST(LlmLadder, TheModelRowIsLayersTimesTheLayerPlusTheHead) {
   EXPECT_NE(table.find("| model: 2 layers + LM head, one program | "),
             std::string::npos)
       << table;
-  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2 + 11);
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 2 + 12);
 }
 
 } // namespace
