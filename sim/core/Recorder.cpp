@@ -5,8 +5,18 @@
 
 #include <algorithm>
 #include <limits>
+#include <new>
 
 namespace spyre::sim {
+
+SliceLog::Chunk SliceLog::newChunk() {
+  return Chunk(static_cast<TraceSlice *>(
+      ::operator new(kChunk * sizeof(TraceSlice))));
+}
+
+void SliceLog::FreeChunk::operator()(TraceSlice *chunk) const {
+  ::operator delete(chunk);
+}
 
 Recorder::Recorder(int cores, int streams, const MemoryChannel &memory,
                    const Ring &dataRing, const Ring &reduceRing)
