@@ -151,7 +151,7 @@ void DmaEngines::finish(StreamState &st) {
   Cycle stalled = 0;
   auto charge = [&](StallReason reason, Cycle cycles) {
     const Cycle c = std::min(cycles, duration - stalled);
-    st.stats.stallCycles[static_cast<size_t>(reason)] += c;
+    st.stats.stall(reason, c);
     stalled += c;
   };
   charge(StallReason::Memory, d.lastMemWait);

@@ -151,6 +151,7 @@ public:
     Note &n = notes_[static_cast<size_t>(st.index)];
     n.slice = TraceSlice{};
     n.busyAtStart = st.stats.busyCycles;
+    n.stallTotalAtStart = st.stats.stallTotal;
     n.stallAtStart = st.stats.stallCycles;
   }
   /// The slice being filled for stream `stream`'s current instruction.
@@ -165,9 +166,11 @@ public:
     n.releasedBy = by;
     n.edge = edge;
   }
-  /// What the current instruction of `st` touches, and the LX sticks it
-  /// writes (first-write times).
-  void footprint(const StreamState &st, std::span<const Footprint> fp);
+  /// What the current instruction of `st` touches (`spans`: each region's
+  /// lowest and highest stick), and the LX sticks it writes (first-write
+  /// times).
+  void footprint(const StreamState &st, std::span<const Footprint> fp,
+                 std::span<const StickSpan> spans);
   /// One DMA burst's bytes over the memory channel and the data ring.
   void memoryBurst(bool load, const DmaRunTiming &timing, uint64_t bytes);
   /// One transfer's link-cycles on a ring.
@@ -179,6 +182,7 @@ private:
   struct Note {
     TraceSlice slice;
     Cycle busyAtStart = 0;
+    Cycle stallTotalAtStart = 0;
     StallCycles stallAtStart{};
   };
 

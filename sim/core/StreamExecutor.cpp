@@ -294,7 +294,7 @@ bool StreamExecutor::execute(StreamState &st) {
   const bool inBounds =
       checkAccesses(st, op == Opcode::Recv || op == Opcode::Racc);
   if (rec)
-    rec->footprint(st, footprint_);
+    rec->footprint(st, footprint_, spans_);
   if (dma)
     return dma_.start(st, r, footprint_, inBounds);
   if (ring) {
@@ -327,7 +327,7 @@ bool StreamExecutor::registerLoad(StreamState &st, const Instr &in) {
     return false;
   }
   if (Recorder *rec = run_.records)
-    rec->footprint(st, footprint_);
+    rec->footprint(st, footprint_, spans_);
   // Timing-only runs hold no LX contents: the index reads as 0, which only
   // moves the addresses it feeds.
   int32_t value = 0;

@@ -18,7 +18,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 namespace spyre::sim {
@@ -74,7 +73,7 @@ private:
   InstrPlans plans_;
   std::vector<Footprint> footprint_; ///< the current instruction's
   /// Lowest and highest stick of each of footprint_'s regions.
-  std::vector<std::pair<int64_t, int64_t>> spans_;
+  std::vector<StickSpan> spans_;
   std::vector<int64_t> lxHighWater_; ///< per core
   uint64_t macOps_ = 0;
   /// Progress reporting (SimOptions::progress): when the run started and

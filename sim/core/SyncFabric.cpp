@@ -147,8 +147,7 @@ bool SyncFabric::wait(StreamState &st, const Instr &in) {
     const Release rel = takeTokens(c, value, st.index);
     st.blockedSince = st.time;
     if (rel.visible > st.time) {
-      st.stats.stallCycles[static_cast<size_t>(waitReason(st, rel))] +=
-          rel.visible - st.time;
+      st.stats.stall(waitReason(st, rel), rel.visible - st.time);
       st.time = rel.visible;
       if (run_.records)
         run_.records->released(st.index, rel.visible, rel.slice,
@@ -168,8 +167,7 @@ bool SyncFabric::wait(StreamState &st, const Instr &in) {
 
 void SyncFabric::wake(StreamState &st, const Release &release) {
   const Cycle at = std::max(release.visible, st.time);
-  st.stats.stallCycles[static_cast<size_t>(waitReason(st, release))] +=
-      at - st.blockedSince;
+  st.stats.stall(waitReason(st, release), at - st.blockedSince);
   if (at > st.blockedSince && run_.records)
     run_.records->released(st.index, at, release.slice, ReleaseEdge::Signal);
   st.stats.busyCycles += syncCycles_;
@@ -220,8 +218,7 @@ bool SyncFabric::barrier(StreamState &st, const Instr &in) {
     StreamState &w = run_.streams[static_cast<size_t>(s)];
     if (run_.checker)
       run_.checker->acquire(s, joined);
-    w.stats.stallCycles[static_cast<size_t>(StallReason::Barrier)] +=
-        release - w.blockedSince;
+    w.stats.stall(StallReason::Barrier, release - w.blockedSince);
     if (run_.records && w.blockedSince < lastArrival)
       run_.records->released(s, lastArrival, lastSlice, ReleaseEdge::Barrier);
     w.block = Block::None;
@@ -312,8 +309,8 @@ void SyncFabric::matchTransfers(Channel &ch, bool reduce, int srcCore,
          {std::pair{&sender, &s}, std::pair{&receiver, &r}}) {
       StreamState &w = *stp;
       const Cycle sync = start - post->time;
-      w.stats.stallCycles[static_cast<size_t>(StallReason::Peer)] += sync;
-      w.stats.stallCycles[static_cast<size_t>(StallReason::Ring)] += tr.waited;
+      w.stats.stall(StallReason::Peer, sync);
+      w.stats.stall(StallReason::Ring, tr.waited);
       w.stats.busyCycles += tr.done - tr.start;
       w.block = Block::None;
       run_.complete(w, tr.done);
