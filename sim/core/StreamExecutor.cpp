@@ -67,6 +67,8 @@ StreamExecutor::StreamExecutor(RunState &run, const CostModel &costs,
       recordLimit_(run.options.maxRecords != 0
                        ? run.options.maxRecords
                        : std::numeric_limits<uint64_t>::max()),
+      lxSticks_(run.config.lxSticks()),
+      memSticks_(run.config.memory.sizeBytes / isa::kStickBytes),
       plans_(run.program, costs),
       lxHighWater_(static_cast<size_t>(run.config.chip.cores), 0) {}
 
@@ -238,9 +240,13 @@ bool StreamExecutor::execute(StreamState &st) {
   case Opcode::Lr:
     return registerLoad(st, in);
   default:
-    break;
+    return executeData(st, in);
   }
+}
 
+bool StreamExecutor::executeData(StreamState &st, const Instr &in) {
+  Recorder *const rec = run_.records;
+  const Opcode op = in.opcode;
   // An instruction that ran before has its plan: its regions from its base
   // registers, its cost known. The first run, and one without a plan,
   // resolves and decodes it.
@@ -355,15 +361,13 @@ bool StreamExecutor::registerLoad(StreamState &st, const Instr &in) {
 }
 
 bool StreamExecutor::checkAccesses(StreamState &st, bool deferLxWrites) {
-  const int64_t lxSticks = run_.config.lxSticks();
-  const int64_t memSticks = run_.config.memory.sizeBytes / isa::kStickBytes;
   int64_t &highWater = lxHighWater_[static_cast<size_t>(st.core)];
   int64_t lxHighest = -1;
   bool ok = true;
   for (size_t k = 0; k < footprint_.size(); ++k) {
     const Footprint &f = footprint_[k];
     const auto [lo, hi] = spans_[k];
-    const int64_t limit = f.deviceMemory ? memSticks : lxSticks;
+    const int64_t limit = f.deviceMemory ? memSticks_ : lxSticks_;
     if (lo >= 0 && hi < limit) [[likely]] {
       if (!f.deviceMemory)
         lxHighest = std::max(lxHighest, hi);

@@ -45,6 +45,9 @@ private:
   /// Executes one instruction; false when the stream must stop running
   /// (blocked, halted, or rescheduled through the queue).
   bool execute(StreamState &st);
+  /// The same for a DMA, ring, PT or SFU instruction `in` (apart, so that the
+  /// control and sync instructions' path stays short).
+  bool executeData(StreamState &st, const isa::Instr &in);
   /// `in` with its address fields resolved against the stream's registers.
   isa::Instr resolve(const StreamState &st, const isa::Instr &in) const;
   /// The same, with the address fields `plan` names.
@@ -70,6 +73,7 @@ private:
   const Cycle scalarCycles_, ctrlCycles_;
   /// --max-instructions and --max-records, the largest count when 0 (none).
   const uint64_t instructionLimit_, recordLimit_;
+  const int64_t lxSticks_, memSticks_; ///< LX and device memory, in sticks
   InstrPlans plans_;
   std::vector<Footprint> footprint_; ///< the current instruction's
   /// Lowest and highest stick of each of footprint_'s regions.
