@@ -46,8 +46,8 @@ public:
     // The sequence number only orders events of one stream at one cycle; 31
     // bits of it are kept (wrapping is deterministic too).
     const uint64_t seq = (seq_++ & 0x7FFFFFFFu) << 1;
-    const Event e{time, orderKey(core, stream) | seq |
-                            static_cast<uint64_t>(kind)};
+    const Event e{time,
+                  orderKey(core, stream) | seq | static_cast<uint64_t>(kind)};
     const Event::Key key = e.key();
     size_t hole = heap_.size();
     heap_.push_back(e);

@@ -146,8 +146,8 @@ InstrPlans::InstrPlans(const isa::Program &program, const CostModel &costs)
 
 const InstrPlan *InstrPlans::make(int stream, uint32_t pc) {
   uint32_t &slot = slots_[static_cast<size_t>(stream)][pc];
-  InstrPlan plan = planInstr(
-      program_.streams[static_cast<size_t>(stream)].code[pc], costs_);
+  InstrPlan plan =
+      planInstr(program_.streams[static_cast<size_t>(stream)].code[pc], costs_);
   if (!plan.planned) {
     slot = kNoPlan;
     return nullptr;

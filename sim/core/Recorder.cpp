@@ -10,8 +10,8 @@
 namespace spyre::sim {
 
 SliceLog::Chunk SliceLog::newChunk() {
-  return Chunk(static_cast<TraceSlice *>(
-      ::operator new(kChunk * sizeof(TraceSlice))));
+  return Chunk(
+      static_cast<TraceSlice *>(::operator new(kChunk * sizeof(TraceSlice))));
 }
 
 void SliceLog::FreeChunk::operator()(TraceSlice *chunk) const {

@@ -269,8 +269,8 @@ bool StreamExecutor::executeData(StreamState &st, const Instr &in) {
       Footprint f = a.footprint;
       f.region.base += st.regs[a.baseReg];
       footprint_.push_back(f);
-      spans_.push_back({f.region.base + a.lowOffset,
-                        f.region.base + a.highOffset});
+      spans_.push_back(
+          {f.region.base + a.lowOffset, f.region.base + a.highOffset});
     }
   } else {
     footprint(r, footprint_);

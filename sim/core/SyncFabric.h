@@ -51,9 +51,9 @@ private:
   /// checks keep, is in tokenClocks_.
   struct Token {
     int64_t amount = 0;
-    Cycle visibleAt = 0; ///< when the signal reaches the counter
-    int64_t slice = -1;  ///< the signal's record (records only)
-    int32_t core = 0;    ///< the signalling core
+    Cycle visibleAt = 0;       ///< when the signal reaches the counter
+    int64_t slice = -1;        ///< the signal's record (records only)
+    int32_t core = 0;          ///< the signalling core
     uint32_t clock = kNoClock; ///< its index in tokenClocks_ (checks only)
   };
   static constexpr uint32_t kNoClock = ~uint32_t{0};

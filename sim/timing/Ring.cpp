@@ -59,7 +59,8 @@ RingLinkStats Ring::linkStats(int link, RingDirection dir) const {
   SPYRE_ASSERT(link >= 0 && link < positions_, "ring link out of range");
   RingLinkStats out;
   for (int k = 0; k <= link; ++k) {
-    const RingLinkStats &delta = statsDelta_[dirIndex(dir)][static_cast<size_t>(k)];
+    const RingLinkStats &delta =
+        statsDelta_[dirIndex(dir)][static_cast<size_t>(k)];
     out.busyCycles += delta.busyCycles;
     out.bytes += delta.bytes;
     out.transfers += delta.transfers;

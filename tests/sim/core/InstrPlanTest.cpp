@@ -3,9 +3,9 @@
 // fields on base registers, the planned regions moved by the registers are
 // the footprint of the resolved instruction, their spans its lowest and
 // highest sticks, and a PT or SFU instruction's planned cost its cost.
+#include "sim/core/InstrPlan.h"
 #include "hw/HwConfig.h"
 #include "isa/InstrTable.h"
-#include "sim/core/InstrPlan.h"
 #include "sim/core/Semantics.h"
 
 #include <gtest/gtest.h>
@@ -89,8 +89,8 @@ TEST(InstrPlan, RegionsAndCostAreThoseOfTheResolvedInstruction) {
         EXPECT_EQ(f.region.base + a.lowOffset, expect[k].region.lowest());
         EXPECT_EQ(f.region.base + a.highOffset, expect[k].region.highest());
       }
-      const bool compute = d.family != isa::Family::Dma &&
-                           d.family != isa::Family::Ring;
+      const bool compute =
+          d.family != isa::Family::Dma && d.family != isa::Family::Ring;
       if (compute) {
         const ComputeCost c = computeCost(r, costs);
         EXPECT_EQ(plan.compute.cycles, c.cycles) << d.mnemonic;
