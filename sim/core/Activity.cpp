@@ -24,6 +24,11 @@ void WindowCounter::add(Cycle start, Cycle end, uint64_t amount) {
   const auto last = static_cast<size_t>((end - 1) / window_);
   if (sums_.size() <= last)
     sums_.resize(last + 1, 0);
+  const auto first = static_cast<size_t>(start / window_);
+  if (first == last) { // within one window: all of it, without dividing
+    sums_[first] += amount;
+    return;
+  }
   for (auto w = static_cast<size_t>(start / window_); w <= last; ++w) {
     const Cycle lo = std::max<Cycle>(start, w * window_);
     const Cycle hi = std::min<Cycle>(end, (w + 1) * window_);

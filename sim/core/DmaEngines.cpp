@@ -144,17 +144,19 @@ void DmaEngines::finish(StreamState &st) {
   // free burst slot (sequential on its issue timeline), and the memory and
   // ring queueing of the burst that finished last. The rest is busy:
   // transfer, latency and setup.
-  std::array<Cycle, kNumStallReasons> stall{};
-  stall[static_cast<size_t>(StallReason::DmaSlots)] = d.slotWait;
-  stall[static_cast<size_t>(StallReason::Memory)] = d.lastMemWait;
-  stall[static_cast<size_t>(StallReason::Ring)] = d.lastRingWait;
+  // Each is capped by what the others before it (in StallReason order) left
+  // of the duration.
+  static_assert(StallReason::Memory < StallReason::Ring &&
+                StallReason::Ring < StallReason::DmaSlots);
   Cycle stalled = 0;
-  for (Cycle &c : stall) {
-    c = std::min(c, duration - stalled);
+  auto charge = [&](StallReason reason, Cycle cycles) {
+    const Cycle c = std::min(cycles, duration - stalled);
+    st.stats.stall(reason, c);
     stalled += c;
-  }
-  for (size_t r = 0; r < stall.size(); ++r)
-    st.stats.stallCycles[r] += stall[r];
+  };
+  charge(StallReason::Memory, d.lastMemWait);
+  charge(StallReason::Ring, d.lastRingWait);
+  charge(StallReason::DmaSlots, d.slotWait);
   st.stats.busyCycles += duration - stalled;
   st.block = Block::None;
   run_.complete(st, end);

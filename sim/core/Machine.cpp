@@ -156,8 +156,7 @@ void Machine::finish() {
     // The blocked instruction waited until the end of the run: sync stall,
     // and a trace slice so the trace shows where it hangs.
     const Cycle endOfRun = std::max(run_.totalCycles, st.blockedSince);
-    st.stats.stallCycles[static_cast<size_t>(StallReason::Deadlock)] +=
-        endOfRun - st.blockedSince;
+    st.stats.stall(StallReason::Deadlock, endOfRun - st.blockedSince);
     if (records_)
       records_->record(st, st.instrStart, endOfRun);
   }

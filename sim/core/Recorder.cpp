@@ -5,8 +5,18 @@
 
 #include <algorithm>
 #include <limits>
+#include <new>
 
 namespace spyre::sim {
+
+SliceLog::Chunk SliceLog::newChunk() {
+  return Chunk(
+      static_cast<TraceSlice *>(::operator new(kChunk * sizeof(TraceSlice))));
+}
+
+void SliceLog::FreeChunk::operator()(TraceSlice *chunk) const {
+  ::operator delete(chunk);
+}
 
 Recorder::Recorder(int cores, int streams, const MemoryChannel &memory,
                    const Ring &dataRing, const Ring &reduceRing)
@@ -21,7 +31,8 @@ void Recorder::addCore(int core, int64_t lxSticks) {
       static_cast<size_t>(lxSticks), ActivityCounters::kNever);
 }
 
-void Recorder::footprint(const StreamState &st, std::span<const Footprint> fp) {
+void Recorder::footprint(const StreamState &st, std::span<const Footprint> fp,
+                         std::span<const StickSpan> spans) {
   TraceSlice &n = current(st.index);
   std::vector<Cycle> &firstWrite =
       activity_.lxFirstWrite[static_cast<size_t>(st.core)];
@@ -30,25 +41,27 @@ void Recorder::footprint(const StreamState &st, std::span<const Footprint> fp) {
     return static_cast<int32_t>(
         std::clamp<int64_t>(v, 0, std::numeric_limits<int32_t>::max()));
   };
-  auto widen = [&](int32_t &lo, int32_t &hi, const Region &r) {
-    lo = lo < 0 ? narrow(r.lowest()) : std::min(lo, narrow(r.lowest()));
-    hi = std::max(hi, narrow(r.highest()));
+  auto widen = [&](int32_t &lo, int32_t &hi, const StickSpan &span) {
+    lo = lo < 0 ? narrow(span.lowest) : std::min(lo, narrow(span.lowest));
+    hi = std::max(hi, narrow(span.highest));
   };
-  for (const Footprint &f : fp) {
+  for (size_t k = 0; k < fp.size(); ++k) {
+    const Footprint &f = fp[k];
+    const StickSpan &span = spans[k];
     if (f.deviceMemory) {
-      widen(n.memLo, n.memHi, f.region);
+      widen(n.memLo, n.memHi, span);
       continue;
     }
     if (!f.write) {
-      widen(n.lxReadLo, n.lxReadHi, f.region);
+      widen(n.lxReadLo, n.lxReadHi, span);
       continue;
     }
-    widen(n.lxWriteLo, n.lxWriteHi, f.region);
-    if (f.region.lowest() < 0 || f.region.highest() >= lxSticks)
+    widen(n.lxWriteLo, n.lxWriteHi, span);
+    if (span.lowest < 0 || span.highest >= lxSticks)
       continue; // out of bounds: reported, not performed
     f.region.forEachRun([&](int64_t first, int64_t len) {
-      for (int64_t k = first; k < first + len; ++k) {
-        Cycle &w = firstWrite[static_cast<size_t>(k)];
+      for (int64_t stick = first; stick < first + len; ++stick) {
+        Cycle &w = firstWrite[static_cast<size_t>(stick)];
         w = std::min(w, st.time);
       }
     });
@@ -88,15 +101,17 @@ void Recorder::record(const StreamState &st, Cycle start, Cycle end) {
       n.edge == ReleaseEdge::None ? start : std::clamp(n.ready, start, end);
   n.busy = st.stats.busyCycles - note.busyAtStart;
   n.stallCount = 0;
-  for (size_t r = 0; r < note.stallAtStart.size(); ++r)
-    if (Cycle c = st.stats.stallCycles[r] - note.stallAtStart[r]; c > 0) {
-      SPYRE_ASSERT(
-          n.stallCount < TraceSlice::kMaxStalls,
-          "an instruction stalled for more reasons than a slice keeps");
-      n.stallReason[n.stallCount] = static_cast<StallReason>(r);
-      n.stallCycles[n.stallCount] = c;
-      ++n.stallCount;
-    }
+  // Most instructions do not stall: the total tells without the reasons.
+  if (st.stats.stallTotal != note.stallTotalAtStart)
+    for (size_t r = 0; r < note.stallAtStart.size(); ++r)
+      if (Cycle c = st.stats.stallCycles[r] - note.stallAtStart[r]; c > 0) {
+        SPYRE_ASSERT(
+            n.stallCount < TraceSlice::kMaxStalls,
+            "an instruction stalled for more reasons than a slice keeps");
+        n.stallReason[n.stallCount] = static_cast<StallReason>(r);
+        n.stallCycles[n.stallCount] = c;
+        ++n.stallCount;
+      }
   slices_.push_back(n);
 }
 

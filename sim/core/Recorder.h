@@ -21,11 +21,13 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace spyre::sim {
 
-/// One executed instruction. Its index in the Recorder's slices (and
+/// One executed instruction, 128 bytes (its one-byte fields together, so
+/// that no padding is kept). Its index in the Recorder's slices (and
 /// Machine::trace()) is its `seq` in the trace.
 struct TraceSlice {
   uint32_t stream = 0;
@@ -36,7 +38,6 @@ struct TraceSlice {
   Cycle ready = 0;
   /// The slice whose signal, posting or barrier arrival released it, -1.
   int64_t releasedBy = -1;
-  ReleaseEdge edge = ReleaseEdge::None;
   /// A receive's matching send (recv, racc), -1 otherwise.
   int64_t partner = -1;
   Cycle busy = 0;
@@ -52,6 +53,8 @@ struct TraceSlice {
   /// An instruction stalls for at most three reasons (a DMA: slots, memory
   /// and ring), kept as (reason, cycles) pairs to keep records small.
   static constexpr int kMaxStalls = 3;
+  /// What kind of edge `releasedBy` is.
+  ReleaseEdge edge = ReleaseEdge::None;
   uint8_t stallCount = 0;
   std::array<StallReason, kMaxStalls> stallReason{};
   std::array<Cycle, kMaxStalls> stallCycles{};
@@ -65,16 +68,21 @@ struct TraceSlice {
   }
 };
 
+static_assert(sizeof(TraceSlice) == 128 &&
+              std::is_trivially_copyable_v<TraceSlice> &&
+              std::is_trivially_destructible_v<TraceSlice>);
+
 /// The slices of a run, in fixed-size chunks: a long run appends millions
-/// without copying the earlier ones or touching memory twice.
+/// without copying the earlier ones or touching memory twice (a chunk is
+/// allocated uninitialised; each slice is written once, when it is appended).
 class SliceLog {
 public:
   static constexpr size_t kChunk = size_t{1} << 14;
 
   void push_back(const TraceSlice &s) {
     if (size_ % kChunk == 0)
-      chunks_.push_back(std::make_unique_for_overwrite<TraceSlice[]>(kChunk));
-    chunks_.back()[size_ % kChunk] = s;
+      chunks_.push_back(newChunk());
+    std::construct_at(chunks_.back().get() + size_ % kChunk, s);
     ++size_;
   }
   size_t size() const { return size_; }
@@ -101,7 +109,13 @@ public:
   Iterator end() const { return {this, size_}; }
 
 private:
-  std::vector<std::unique_ptr<TraceSlice[]>> chunks_;
+  struct FreeChunk {
+    void operator()(TraceSlice *chunk) const;
+  };
+  using Chunk = std::unique_ptr<TraceSlice[], FreeChunk>;
+  static Chunk newChunk();
+
+  std::vector<Chunk> chunks_;
   size_t size_ = 0;
 };
 
@@ -137,6 +151,7 @@ public:
     Note &n = notes_[static_cast<size_t>(st.index)];
     n.slice = TraceSlice{};
     n.busyAtStart = st.stats.busyCycles;
+    n.stallTotalAtStart = st.stats.stallTotal;
     n.stallAtStart = st.stats.stallCycles;
   }
   /// The slice being filled for stream `stream`'s current instruction.
@@ -151,9 +166,11 @@ public:
     n.releasedBy = by;
     n.edge = edge;
   }
-  /// What the current instruction of `st` touches, and the LX sticks it
-  /// writes (first-write times).
-  void footprint(const StreamState &st, std::span<const Footprint> fp);
+  /// What the current instruction of `st` touches (`spans`: each region's
+  /// lowest and highest stick), and the LX sticks it writes (first-write
+  /// times).
+  void footprint(const StreamState &st, std::span<const Footprint> fp,
+                 std::span<const StickSpan> spans);
   /// One DMA burst's bytes over the memory channel and the data ring.
   void memoryBurst(bool load, const DmaRunTiming &timing, uint64_t bytes);
   /// One transfer's link-cycles on a ring.
@@ -165,6 +182,7 @@ private:
   struct Note {
     TraceSlice slice;
     Cycle busyAtStart = 0;
+    Cycle stallTotalAtStart = 0;
     StallCycles stallAtStart{};
   };
 

@@ -68,4 +68,11 @@ struct Footprint {
   friend bool operator==(const Footprint &, const Footprint &) = default;
 };
 
+/// The lowest and highest stick of a region (Region::lowest, ::highest),
+/// worked out once per access for its checks and records.
+struct StickSpan {
+  int64_t lowest = 0;
+  int64_t highest = 0;
+};
+
 } // namespace spyre::sim

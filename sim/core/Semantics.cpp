@@ -759,6 +759,10 @@ std::string operandError(const isa::Instr &resolved) {
          (lanes == kF32Lanes ? "f32" : "dl16") + " stick";
 }
 
+bool operandErrorDependsOnAddresses(isa::Opcode op) {
+  return op == Opcode::Xpose;
+}
+
 void executeCompute(const isa::Instr &resolved, uint8_t *lx) {
   Family family = isa::familyOf(resolved.opcode);
   switch (family) {

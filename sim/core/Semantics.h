@@ -59,6 +59,10 @@ void footprint(const isa::Instr &resolved, std::vector<Footprint> &out);
 /// (bcast lane beyond the lanes of fmt), or an empty string. The machine
 /// reports it as a finding; executeCompute requires it to be empty.
 std::string operandError(const isa::Instr &resolved);
+/// Whether operandError of `op` depends on its addresses (xpose: source and
+/// destination must not share a stick); otherwise it depends on the other
+/// fields only, and one check holds for every execution.
+bool operandErrorDependsOnAddresses(isa::Opcode op);
 
 /// Runs a PT (mm, mmi8) or SFU instruction on one core's LX; `lx` is byte 0
 /// of that LX (stick s is bytes [s*128, s*128+128)).

@@ -17,7 +17,7 @@ struct RunProgress {
   double clockGhz = 1;       ///< of the config, for the simulated time
 };
 
-/// Records a run keeps at most by default: 2^25, about 4.5 GiB of
+/// Records a run keeps at most by default: 2^25, 4 GiB of
 /// TraceSlice (docs/simulator.md, Limits). A 40-layer prefill of
 /// Granite-3.3-8B executes about 28 million instructions.
 constexpr uint64_t kDefaultMaxRecords = uint64_t{1} << 25;

@@ -22,64 +22,13 @@ using isa::Opcode;
 
 namespace {
 
-bool isSfu(Opcode op) {
-  return isa::instrDesc(op).runsOn(Engine::Sfu) &&
-         !isa::instrDesc(op).runsOn(Engine::Pt);
-}
-
-SfuClass sfuClassOf(isa::TimingClass t) {
-  switch (t) {
-  case isa::TimingClass::SfuTranscendental:
-    return SfuClass::Transcendental;
-  case isa::TimingClass::SfuReduce:
-    return SfuClass::Reduce;
-  default:
-    return SfuClass::Simple;
-  }
-}
-
-/// A PT or SFU instruction's cycles and work (MACs, or sticks), from its
-/// count fields alone: known before the instruction walks its rows.
-struct ComputeCost {
-  Cycle cycles = 0;
-  uint64_t work = 0;
-};
-
-ComputeCost computeCost(const Instr &r, const CostModel &costs) {
-  const InstrFields &fp = instrFields();
-  const Opcode op = r.opcode;
-  if (op == Opcode::Mm || op == Opcode::Mmi8) {
-    auto m = static_cast<uint64_t>(r[fp.mmM]),
-         k = static_cast<uint64_t>(r[fp.mmK]),
-         n = static_cast<uint64_t>(r[fp.mmN]);
-    return {costs.ptCycles(m, k, n,
-                           op == Opcode::Mmi8 ? PtPrecision::Int8
-                                              : PtPrecision::Dl16),
-            m * k * n};
-  }
-  SPYRE_ASSERT(isSfu(op), "unhandled opcode in the simulator");
-  uint64_t sticks = rowSticksOf(r);
-  // xpose has no rows of n sticks: it reads m sticks and writes k.
-  if (op == Opcode::Xpose)
-    sticks = static_cast<uint64_t>(r[fp.xposeM] + r[fp.xposeK]);
-  // The format the arrays work in: the fmt field (0 dl16, 1 f32), or for
-  // cvt the source format (the one `to` is not).
-  const int ff = fp.fmt[static_cast<size_t>(op)];
-  bool f32 = ff >= 0 && r[static_cast<size_t>(ff)] != 0;
-  if (op == Opcode::Cvt)
-    f32 = r[static_cast<size_t>(fp.cvtTo)] == 0;
-  return {costs.sfuCycles(sfuClassOf(r.desc().timing), sticks,
-                          f32 ? SfuFormat::Fp32 : SfuFormat::Dl16),
-          sticks};
-}
-
 /// "mm of 1048576 MACs", "exp of 4096 sticks", "send of 64 sticks".
-std::string workText(const Instr &r, const ComputeCost &compute) {
+std::string workText(const Instr &r, const ComputeCost &compute, bool ring) {
   const Opcode op = r.opcode;
   const std::string name(r.desc().mnemonic);
   if (op == Opcode::Mm || op == Opcode::Mmi8)
     return name + " of " + std::to_string(compute.work) + " MACs";
-  if (isSfu(op))
+  if (!ring)
     return name + " of " + std::to_string(compute.work) + " sticks";
   return name + " of " + std::to_string(rowSticksOf(r)) + " sticks";
 }
@@ -118,6 +67,9 @@ StreamExecutor::StreamExecutor(RunState &run, const CostModel &costs,
       recordLimit_(run.options.maxRecords != 0
                        ? run.options.maxRecords
                        : std::numeric_limits<uint64_t>::max()),
+      lxSticks_(run.config.lxSticks()),
+      memSticks_(run.config.memory.sizeBytes / isa::kStickBytes),
+      plans_(run.program, costs),
       lxHighWater_(static_cast<size_t>(run.config.chip.cores), 0) {}
 
 void StreamExecutor::run(StreamState &st) {
@@ -158,6 +110,17 @@ Instr StreamExecutor::resolve(const StreamState &st, const Instr &in) const {
       out.value[f] = st.regs[in.base[f]] + in.value[f];
       out.base[f] = 0;
     }
+  return out;
+}
+
+Instr StreamExecutor::resolve(const StreamState &st, const Instr &in,
+                              const InstrPlan &plan) const {
+  Instr out = in;
+  for (uint8_t k = 0; k < plan.addressCount; ++k) {
+    const size_t f = plan.addressFields[k];
+    out.value[f] = st.regs[in.base[f]] + in.value[f];
+    out.base[f] = 0;
+  }
   return out;
 }
 
@@ -277,24 +240,49 @@ bool StreamExecutor::execute(StreamState &st) {
   case Opcode::Lr:
     return registerLoad(st, in);
   default:
-    break;
+    return executeData(st, in);
   }
+}
 
-  const Instr r = resolve(st, in);
-  if (std::string err = operandError(r); !err.empty()) {
-    run_.stop(FindingKind::InvalidOperand, &st, st.time, std::move(err));
-    return false;
+bool StreamExecutor::executeData(StreamState &st, const Instr &in) {
+  Recorder *const rec = run_.records;
+  const Opcode op = in.opcode;
+  // An instruction that ran before has its plan: its regions from its base
+  // registers, its cost known. The first run, and one without a plan,
+  // resolves and decodes it.
+  const InstrPlan *plan = plans_.find(st.index, st.pc);
+  const Instr r = plan ? resolve(st, in, *plan) : resolve(st, in);
+  if (!plan) {
+    if (std::string err = operandError(r); !err.empty()) {
+      run_.stop(FindingKind::InvalidOperand, &st, st.time, std::move(err));
+      return false;
+    }
   }
   const bool dma = op == Opcode::Ld || op == Opcode::St;
   const bool ring = op == Opcode::Send || op == Opcode::Recv ||
                     op == Opcode::Rsend || op == Opcode::Racc;
   footprint_.clear();
-  footprint(r, footprint_);
+  spans_.clear();
+  if (plan) {
+    for (uint8_t k = 0; k < plan->accessCount; ++k) {
+      const PlannedAccess &a = plan->accesses[k];
+      Footprint f = a.footprint;
+      f.region.base += st.regs[a.baseReg];
+      footprint_.push_back(f);
+      spans_.push_back(
+          {f.region.base + a.lowOffset, f.region.base + a.highOffset});
+    }
+  } else {
+    footprint(r, footprint_);
+    for (const Footprint &f : footprint_)
+      spans_.push_back({f.region.lowest(), f.region.highest()});
+  }
   if (dma && dma_.pastCycleLimit(st, footprint_))
     return false;
   // PT and SFU: local to the core; numbers now, time from the cost model.
-  const ComputeCost compute =
-      dma || ring ? ComputeCost{} : computeCost(r, costs_);
+  const ComputeCost compute = dma || ring ? ComputeCost{}
+                              : plan      ? plan->compute
+                                          : computeCost(r, costs_);
   if (const Cycle limit = run_.options.maxCycles; limit != 0 && !dma) {
     // As for a ld/st: work that cannot end before the limit is not run, since
     // walking its rows (checks, numbers) would take the host far longer than
@@ -303,16 +291,16 @@ bool StreamExecutor::execute(StreamState &st) {
     const Cycle least =
         ring ? sync_.leastTransferCycles(st.core, r) : compute.cycles;
     if (st.time + least > limit) {
-      run_.stop(
-          FindingKind::MaxCycles, &st, limit,
-          pastCycleLimitText(limit, workText(r, compute), least, st.time));
+      run_.stop(FindingKind::MaxCycles, &st, limit,
+                pastCycleLimitText(limit, workText(r, compute, ring), least,
+                                   st.time));
       return false;
     }
   }
   const bool inBounds =
       checkAccesses(st, op == Opcode::Recv || op == Opcode::Racc);
   if (rec)
-    rec->footprint(st, footprint_);
+    rec->footprint(st, footprint_, spans_);
   if (dma)
     return dma_.start(st, r, footprint_, inBounds);
   if (ring) {
@@ -336,13 +324,16 @@ bool StreamExecutor::registerLoad(StreamState &st, const Instr &in) {
   // The stick read is checked like any LX read (bounds, races, reads of
   // bytes never written).
   footprint_.clear();
+  spans_.clear();
   footprint(r, footprint_);
+  for (const Footprint &f : footprint_)
+    spans_.push_back({f.region.lowest(), f.region.highest()});
   if (!checkAccesses(st, false)) {
     run_.stopped = true;
     return false;
   }
   if (Recorder *rec = run_.records)
-    rec->footprint(st, footprint_);
+    rec->footprint(st, footprint_, spans_);
   // Timing-only runs hold no LX contents: the index reads as 0, which only
   // moves the addresses it feeds.
   int32_t value = 0;
@@ -370,28 +361,28 @@ bool StreamExecutor::registerLoad(StreamState &st, const Instr &in) {
 }
 
 bool StreamExecutor::checkAccesses(StreamState &st, bool deferLxWrites) {
-  const int64_t lxSticks = run_.config.lxSticks();
-  const int64_t memSticks = run_.config.memory.sizeBytes / isa::kStickBytes;
+  int64_t &highWater = lxHighWater_[static_cast<size_t>(st.core)];
+  int64_t lxHighest = -1;
   bool ok = true;
-  for (const Footprint &f : footprint_) {
-    const int64_t lo = f.region.lowest(), hi = f.region.highest();
-    const int64_t limit = f.deviceMemory ? memSticks : lxSticks;
-    if (lo < 0 || hi >= limit) {
-      run_.findings.report(FindingKind::OutOfBounds, &st, st.time,
-                           std::string(f.write ? "write" : "read") +
-                               " outside " +
-                               (f.deviceMemory ? "device memory" : "LX") +
-                               " (size " + isa::hexText(limit) + " sticks)",
-                           sticksText(f.deviceMemory ? "mem" : "lx", lo, hi));
-      ok = false;
+  for (size_t k = 0; k < footprint_.size(); ++k) {
+    const Footprint &f = footprint_[k];
+    const auto [lo, hi] = spans_[k];
+    const int64_t limit = f.deviceMemory ? memSticks_ : lxSticks_;
+    if (lo >= 0 && hi < limit) [[likely]] {
+      if (!f.deviceMemory)
+        lxHighest = std::max(lxHighest, hi);
+      continue;
     }
+    run_.findings.report(FindingKind::OutOfBounds, &st, st.time,
+                         std::string(f.write ? "write" : "read") + " outside " +
+                             (f.deviceMemory ? "device memory" : "LX") +
+                             " (size " + isa::hexText(limit) + " sticks)",
+                         sticksText(f.deviceMemory ? "mem" : "lx", lo, hi));
+    ok = false;
   }
   if (!ok)
     return false;
-  int64_t &highWater = lxHighWater_[static_cast<size_t>(st.core)];
-  for (const Footprint &f : footprint_)
-    if (!f.deviceMemory)
-      highWater = std::max(highWater, f.region.highest() + 1);
+  highWater = std::max(highWater, lxHighest + 1);
   if (run_.checker)
     run_.checker->accessed(st, footprint_, deferLxWrites);
   return true;

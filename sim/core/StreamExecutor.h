@@ -11,6 +11,7 @@
 #pragma once
 
 #include "isa/Instr.h"
+#include "sim/core/InstrPlan.h"
 #include "sim/core/Region.h"
 #include "sim/core/RunState.h"
 #include "sim/timing/CostModel.h"
@@ -44,10 +45,17 @@ private:
   /// Executes one instruction; false when the stream must stop running
   /// (blocked, halted, or rescheduled through the queue).
   bool execute(StreamState &st);
+  /// The same for a DMA, ring, PT or SFU instruction `in` (apart, so that the
+  /// control and sync instructions' path stays short).
+  bool executeData(StreamState &st, const isa::Instr &in);
   /// `in` with its address fields resolved against the stream's registers.
   isa::Instr resolve(const StreamState &st, const isa::Instr &in) const;
-  /// Reports every access of footprint_ outside LX or device memory; true
-  /// when all are inside (then the checks observer sees them).
+  /// The same, with the address fields `plan` names.
+  isa::Instr resolve(const StreamState &st, const isa::Instr &in,
+                     const InstrPlan &plan) const;
+  /// Reports every access of footprint_ (its sticks spans_) outside LX or
+  /// device memory; true when all are inside (then the checks observer sees
+  /// them).
   bool checkAccesses(StreamState &st, bool deferLxWrites);
   /// Reports the instruction or record limit the run reached before the
   /// current instruction of `st`, and stops it.
@@ -65,7 +73,11 @@ private:
   const Cycle scalarCycles_, ctrlCycles_;
   /// --max-instructions and --max-records, the largest count when 0 (none).
   const uint64_t instructionLimit_, recordLimit_;
+  const int64_t lxSticks_, memSticks_; ///< LX and device memory, in sticks
+  InstrPlans plans_;
   std::vector<Footprint> footprint_; ///< the current instruction's
+  /// Lowest and highest stick of each of footprint_'s regions.
+  std::vector<StickSpan> spans_;
   std::vector<int64_t> lxHighWater_; ///< per core
   uint64_t macOps_ = 0;
   /// Progress reporting (SimOptions::progress): when the run started and

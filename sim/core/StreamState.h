@@ -16,8 +16,15 @@ namespace spyre::sim {
 struct EngineStats {
   uint64_t instructions = 0;
   Cycle busyCycles = 0;
+  /// Stalled cycles by reason, charged with stall().
   std::array<Cycle, kNumStallReasons> stallCycles{};
+  Cycle stallTotal = 0; ///< the sum of stallCycles
   Cycle finishedAt = 0; ///< cycle of its halt (or of the end of the run)
+
+  void stall(StallReason reason, Cycle cycles) {
+    stallCycles[static_cast<size_t>(reason)] += cycles;
+    stallTotal += cycles;
+  }
 };
 
 /// What a stream that cannot go on waits for.

@@ -83,15 +83,17 @@ SyncFabric::Release SyncFabric::takeTokens(Counter &c, int64_t need,
   while (need > 0) {
     Token &tok = c.tokens.front();
     if (run_.checker)
-      run_.checker->acquire(stream, tok.clock);
+      run_.checker->acquire(stream, tokenClocks_[tok.clock]);
     if (tok.visibleAt >= last.visible)
       last = {tok.visibleAt, tok.core, tok.slice};
     const int64_t take = std::min(need, tok.amount);
     tok.amount -= take;
     need -= take;
     if (tok.amount == 0) {
-      if (!tok.clock.empty())
-        run_.checker->recycle(std::move(tok.clock));
+      if (tok.clock != kNoClock) {
+        run_.checker->recycle(std::move(tokenClocks_[tok.clock]));
+        freeClocks_.push_back(tok.clock);
+      }
       c.tokens.pop_front();
     }
   }
@@ -108,14 +110,19 @@ void SyncFabric::signal(StreamState &st, const Instr &in) {
   // counter; nothing can observe it earlier, because a wait completes no
   // sooner than the tokens it takes are visible.
   // The signal's own slice is the next one recorded (by complete below).
-  Token tok{in[fp.sigValue],
-            {},
-            st.time + signalLatency(st.core, target),
-            st.core,
-            run_.records ? run_.records->nextSlice() : -1};
-  if (run_.checker)
-    tok.clock = run_.checker->takeClock(st.index);
-  c.tokens.insertSorted(std::move(tok), [](const Token &a, const Token &b) {
+  Token tok{in[fp.sigValue], st.time + signalLatency(st.core, target),
+            run_.records ? run_.records->nextSlice() : -1, st.core, kNoClock};
+  if (run_.checker) {
+    if (freeClocks_.empty()) {
+      tok.clock = static_cast<uint32_t>(tokenClocks_.size());
+      tokenClocks_.emplace_back();
+    } else {
+      tok.clock = freeClocks_.back();
+      freeClocks_.pop_back();
+    }
+    tokenClocks_[tok.clock] = run_.checker->takeClock(st.index);
+  }
+  c.tokens.insertSorted(tok, [](const Token &a, const Token &b) {
     return a.visibleAt < b.visibleAt;
   });
   c.available += in[fp.sigValue];
@@ -140,8 +147,7 @@ bool SyncFabric::wait(StreamState &st, const Instr &in) {
     const Release rel = takeTokens(c, value, st.index);
     st.blockedSince = st.time;
     if (rel.visible > st.time) {
-      st.stats.stallCycles[static_cast<size_t>(waitReason(st, rel))] +=
-          rel.visible - st.time;
+      st.stats.stall(waitReason(st, rel), rel.visible - st.time);
       st.time = rel.visible;
       if (run_.records)
         run_.records->released(st.index, rel.visible, rel.slice,
@@ -161,8 +167,7 @@ bool SyncFabric::wait(StreamState &st, const Instr &in) {
 
 void SyncFabric::wake(StreamState &st, const Release &release) {
   const Cycle at = std::max(release.visible, st.time);
-  st.stats.stallCycles[static_cast<size_t>(waitReason(st, release))] +=
-      at - st.blockedSince;
+  st.stats.stall(waitReason(st, release), at - st.blockedSince);
   if (at > st.blockedSince && run_.records)
     run_.records->released(st.index, at, release.slice, ReleaseEdge::Signal);
   st.stats.busyCycles += syncCycles_;
@@ -213,8 +218,7 @@ bool SyncFabric::barrier(StreamState &st, const Instr &in) {
     StreamState &w = run_.streams[static_cast<size_t>(s)];
     if (run_.checker)
       run_.checker->acquire(s, joined);
-    w.stats.stallCycles[static_cast<size_t>(StallReason::Barrier)] +=
-        release - w.blockedSince;
+    w.stats.stall(StallReason::Barrier, release - w.blockedSince);
     if (run_.records && w.blockedSince < lastArrival)
       run_.records->released(s, lastArrival, lastSlice, ReleaseEdge::Barrier);
     w.block = Block::None;
@@ -305,8 +309,8 @@ void SyncFabric::matchTransfers(Channel &ch, bool reduce, int srcCore,
          {std::pair{&sender, &s}, std::pair{&receiver, &r}}) {
       StreamState &w = *stp;
       const Cycle sync = start - post->time;
-      w.stats.stallCycles[static_cast<size_t>(StallReason::Peer)] += sync;
-      w.stats.stallCycles[static_cast<size_t>(StallReason::Ring)] += tr.waited;
+      w.stats.stall(StallReason::Peer, sync);
+      w.stats.stall(StallReason::Ring, tr.waited);
       w.stats.busyCycles += tr.done - tr.start;
       w.block = Block::None;
       run_.complete(w, tr.done);

@@ -47,13 +47,16 @@ public:
   std::string blockedText(const StreamState &st) const;
 
 private:
+  /// 32 bytes with nothing to free: the signaller's clock, which only the
+  /// checks keep, is in tokenClocks_.
   struct Token {
     int64_t amount = 0;
-    VectorClock clock;   ///< the signaller's release (checks only)
-    Cycle visibleAt = 0; ///< when the signal reaches the counter
-    int core = 0;        ///< the signalling core
-    int64_t slice = -1;  ///< the signal's record (records only)
+    Cycle visibleAt = 0;       ///< when the signal reaches the counter
+    int64_t slice = -1;        ///< the signal's record (records only)
+    int32_t core = 0;          ///< the signalling core
+    uint32_t clock = kNoClock; ///< its index in tokenClocks_ (checks only)
   };
+  static constexpr uint32_t kNoClock = ~uint32_t{0};
   /// The token a wait took last: the one that released it.
   struct Release {
     Cycle visible = 0;
@@ -62,8 +65,8 @@ private:
   };
   struct Counter {
     int64_t available = 0;
-    Fifo<Token> tokens;      ///< ordered by visibleAt
-    std::deque<int> waiters; ///< stream indices, in blocking order
+    Fifo<Token> tokens; ///< ordered by visibleAt
+    Fifo<int> waiters;  ///< stream indices, in blocking order
   };
   struct BarrierState {
     std::vector<int> arrived;
@@ -102,6 +105,9 @@ private:
   Ring &reduceRing_;
   const Cycle syncCycles_;
   std::vector<Counter> counters_; ///< core * countersPerCore + c
+  /// The clocks of tokens not yet taken, and the free places among them.
+  std::vector<VectorClock> tokenClocks_;
+  std::vector<uint32_t> freeClocks_;
   std::vector<BarrierState> barriers_;
   /// (reduce ring?, source core, destination core) -> pending transfers.
   std::map<std::tuple<bool, int, int>, Channel> channels_;

@@ -103,7 +103,6 @@ MemoryRequestResult MemoryChannel::request(Cycle t, uint64_t bytes,
   (dir == Direction::Read ? stats_.bytesRead : stats_.bytesWritten) += bytes;
   stats_.pairedBytes += paired;
   penaltyTotal_ += penalty;
-  stats_.mixedPenaltyCycles = rate_.cyclesFor(penaltyTotal_);
   stats_.waitedCycles += result.waited;
   return result;
 }

@@ -65,7 +65,13 @@ public:
   /// every earlier request (first come, first served in call order).
   MemoryRequestResult request(Cycle t, uint64_t bytes, Direction dir);
 
-  const MemoryStats &stats() const { return stats_; }
+  /// The statistics so far (the mixed penalty in cycles worked out here,
+  /// not on every request).
+  MemoryStats stats() const {
+    MemoryStats s = stats_;
+    s.mixedPenaltyCycles = rate_.cyclesFor(penaltyTotal_);
+    return s;
+  }
   /// Cycles the channel spent moving data at the sustained rate (exact
   /// fraction as a double); the mixed penalty and turnarounds are apart.
   double busyCycles() const;

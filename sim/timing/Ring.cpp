@@ -34,8 +34,10 @@ Ring::Ring(int cores, int memoryPosition, int bytesPerCycle,
   SPYRE_ASSERT(memoryPosition <= cores, "memory node position past the ring");
   SPYRE_ASSERT(bytesPerCycle > 0 && hopLatencyCycles >= 0,
                "ring link figures out of range");
-  freeAt_.assign(2 * static_cast<size_t>(positions_), 0);
-  stats_.assign(2 * static_cast<size_t>(positions_), RingLinkStats{});
+  for (size_t d = 0; d < 2; ++d) {
+    freeAt_[d].assign(static_cast<size_t>(positions_), 0);
+    statsDelta_[d].assign(static_cast<size_t>(positions_) + 1, RingLinkStats{});
+  }
 }
 
 int Ring::positionOf(RingNode node) const {
@@ -53,18 +55,35 @@ Cycle Ring::durationCycles(uint64_t bytes) const {
   return (bytes + bytesPerCycle_ - 1) / bytesPerCycle_;
 }
 
-size_t Ring::slot(int link, RingDirection dir) const {
+RingLinkStats Ring::linkStats(int link, RingDirection dir) const {
   SPYRE_ASSERT(link >= 0 && link < positions_, "ring link out of range");
-  return 2 * static_cast<size_t>(link) +
-         (dir == RingDirection::Increasing ? 0 : 1);
-}
-
-const RingLinkStats &Ring::linkStats(int link, RingDirection dir) const {
-  return stats_[slot(link, dir)];
+  RingLinkStats out;
+  for (int k = 0; k <= link; ++k) {
+    const RingLinkStats &delta =
+        statsDelta_[dirIndex(dir)][static_cast<size_t>(k)];
+    out.busyCycles += delta.busyCycles;
+    out.bytes += delta.bytes;
+    out.transfers += delta.transfers;
+  }
+  return out;
 }
 
 Cycle Ring::linkFreeAt(int link, RingDirection dir) const {
-  return freeAt_[slot(link, dir)];
+  SPYRE_ASSERT(link >= 0 && link < positions_, "ring link out of range");
+  return freeAt_[dirIndex(dir)][static_cast<size_t>(link)];
+}
+
+void Ring::reserve(size_t d, int first, int last, Cycle until, Cycle duration,
+                   uint64_t bytes) {
+  std::fill(freeAt_[d].begin() + first, freeAt_[d].begin() + last, until);
+  RingLinkStats &from = statsDelta_[d][static_cast<size_t>(first)];
+  RingLinkStats &to = statsDelta_[d][static_cast<size_t>(last)];
+  from.busyCycles += duration;
+  from.bytes += bytes;
+  ++from.transfers;
+  to.busyCycles -= duration;
+  to.bytes -= bytes;
+  --to.transfers;
 }
 
 RingTransferResult Ring::transfer(Cycle t, RingNode src, RingNode dst,
@@ -77,31 +96,33 @@ RingTransferResult Ring::transfer(Cycle t, RingNode src, RingNode dst,
   if (from == to)
     return result;
 
-  const int up = (to - from + positions_) % positions_;
+  const int up = to > from ? to - from : to - from + positions_;
   const int down = positions_ - up;
   const bool increasing = up <= down;
   result.direction =
       increasing ? RingDirection::Increasing : RingDirection::Decreasing;
   result.hops = increasing ? up : down;
 
-  // Going up from position p uses link p; going down from p uses link p-1.
-  auto linkAt = [&](int hop) {
-    if (increasing)
-      return (from + hop) % positions_;
-    return (from - hop - 1 + 2 * positions_) % positions_;
-  };
+  // Going up from position p uses links p, p+1, ...; going down, links p-1,
+  // p-2, ...: either way the links [first, first + hops) round the ring,
+  // one range up to the end of the ring and one from link 0 when it wraps.
+  int first = increasing ? from : from - result.hops;
+  if (first < 0)
+    first += positions_;
+  const int end = std::min(first + result.hops, positions_);
+  const int wrapped = first + result.hops - end;
+  const size_t d = dirIndex(result.direction);
+  const Cycle *freeAt = freeAt_[d].data();
   Cycle start = t;
-  for (int hop = 0; hop < result.hops; ++hop)
-    start = std::max(start, freeAt_[slot(linkAt(hop), result.direction)]);
+  for (int k = first; k < end; ++k)
+    start = std::max(start, freeAt[k]);
+  for (int k = 0; k < wrapped; ++k)
+    start = std::max(start, freeAt[k]);
 
   const Cycle duration = durationCycles(bytes);
-  for (int hop = 0; hop < result.hops; ++hop) {
-    size_t s = slot(linkAt(hop), result.direction);
-    freeAt_[s] = start + duration;
-    stats_[s].busyCycles += duration;
-    stats_[s].bytes += bytes;
-    ++stats_[s].transfers;
-  }
+  reserve(d, first, end, start + duration, duration, bytes);
+  if (wrapped > 0)
+    reserve(d, 0, wrapped, start + duration, duration, bytes);
   result.start = start;
   result.waited = start - t;
   result.done =

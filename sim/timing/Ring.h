@@ -15,11 +15,18 @@
 // slightly overstates contention between transfers that share only some
 // links; it keeps a transfer's cost one max over its links and never lets
 // later traffic overtake earlier traffic on a link.
+//
+// A path is a contiguous range of links (going down from position p uses
+// links p-1, p-2, ...), so a transfer walks one or two plain ranges of the
+// free-at timeline, and the links' counters, which only the tests read, are
+// kept as differences at the ends of those ranges: a transfer costs a max and
+// a store per hop and a few additions, not a division per hop.
 #pragma once
 
 #include "hw/HwConfig.h"
 #include "sim/timing/Time.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -81,20 +88,30 @@ public:
   Cycle durationCycles(uint64_t bytes) const;
 
   /// Link `link` joins positions `link` and `link + 1` (mod positions()).
-  const RingLinkStats &linkStats(int link, RingDirection dir) const;
+  RingLinkStats linkStats(int link, RingDirection dir) const;
   Cycle linkFreeAt(int link, RingDirection dir) const;
 
 private:
   Ring(int cores, int memoryPosition, int bytesPerCycle, int hopLatencyCycles);
-  size_t slot(int link, RingDirection dir) const;
+  static size_t dirIndex(RingDirection dir) {
+    return dir == RingDirection::Increasing ? 0 : 1;
+  }
+  /// Reserves links [first, last) of direction `d` from `start` for
+  /// `duration` cycles (counters: `bytes` more on each).
+  void reserve(size_t d, int first, int last, Cycle until, Cycle duration,
+               uint64_t bytes);
 
   const int cores_;
   const int memoryPosition_; ///< -1 without a memory node
   const int positions_;
   const Cycle bytesPerCycle_;
   const Cycle hopLatency_;
-  std::vector<Cycle> freeAt_;        ///< per link and direction
-  std::vector<RingLinkStats> stats_; ///< per link and direction
+  /// Per direction, per link: the first cycle it is free.
+  std::array<std::vector<Cycle>, 2> freeAt_;
+  /// Per direction, per link boundary: the counters' differences between
+  /// link k-1 and link k (positions() + 1 entries, wrapping arithmetic);
+  /// link k's counters are the sum of entries 0..k.
+  std::array<std::vector<RingLinkStats>, 2> statsDelta_;
 };
 
 } // namespace spyre::sim
