@@ -251,13 +251,12 @@ Simulation simulate(const compiler::Graph &graph, const isa::Program &program,
       // An output the program appends to an input (the append-outputs
       // pass) is that input, as the device holds it, followed by what the
       // program wrote.
-      if (t->hostShape != v->type().shape) {
-        const std::optional<compiler::AppendedOutput> append =
-            compiler::appendedOutput(graph, *v);
-        SPYRE_ASSERT(append && out.refInputs.count(append->input->name()),
-                     "output '" + v->name() +
-                         "' has another shape in the "
-                         "program and appends to no input");
+      if (const std::optional<compiler::AppendedOutput> append =
+              compiler::appendedOutput(graph, *v);
+          append && t->hostShape != v->type().shape) {
+        SPYRE_ASSERT(out.refInputs.count(append->input->name()),
+                     "output '" + v->name() + "' appends to input '" +
+                         append->input->name() + "', which was not given");
         device = compiler::ref::toNpyF32(
             joined(out.refInputs.at(append->input->name()),
                    compiler::ref::tensorFromNpy(device),

@@ -284,6 +284,8 @@ TEST(RunModelInProcess, TurnedKeysAndAppendedOutputsComputeTheReference) {
   // LX (4 rows, batched and not), and an output that is an input with a new
   // token joined after it is the program's append: the run gives the
   // model's output, past and new, which the check holds to the reference.
+  // Other outputs whose declaration has another shape (a scalar's one
+  // element) are read as they were.
   const std::string dir = test::makeTempDir();
   const std::string model = dir + "/decode.ir";
   writeFileAtomic(model, R"(graph @decode {
@@ -293,11 +295,13 @@ TEST(RunModelInProcess, TurnedKeysAndAppendedOutputsComputeTheReference) {
   input %w : f32[128, 64]
   input %past : f32[1, 2, 5, 16]
   input %n : f32[1, 2, 1, 16]
+  const %c : f32[] = dense<[2.0]>
   %s = matmul @scores(%q, %k) {transpose_b = true} : f32[2, 4, 80]
   %y = matmul @proj(%x, %w) {transpose_b = true} : f32[4, 128]
   %new = relu @new(%n) : f32[1, 2, 1, 16]
   %present = concat @cat(%past, %new) {axis = 2} : f32[1, 2, 6, 16]
-  return %s, %y, %present
+  %sq = mul @sq(%c, %c) : f32[]
+  return %s, %y, %present, %sq
 }
 )");
   RunOptions o;
@@ -308,7 +312,9 @@ TEST(RunModelInProcess, TurnedKeysAndAppendedOutputsComputeTheReference) {
   o.outputs = dir + "/out";
   RunReport r = runModel(o);
   EXPECT_EQ(r.exitCode(), 0) << summaryText(r);
-  ASSERT_EQ(r.checks.size(), 3u);
+  // A scalar output, declared as one element, is no append.
+  ASSERT_EQ(r.checks.size(), 4u);
+  EXPECT_EQ(r.checks[3].output, "sq");
   EXPECT_EQ(r.checks[2].output, "present");
   EXPECT_EQ(r.checks[2].result.elements, 2u * 6 * 16);
   const NpyArray present = readNpy(dir + "/out/present.npy");
