@@ -666,6 +666,11 @@ std::unique_ptr<Graph> buildLlmGraph(const LlmConfig &config,
   return Builder(config, shape).build();
 }
 
+/// Most pages the paged rung reads or writes, all sequences together: each
+/// is an input or output of its own (Granite-3.3-8B's 16,384 are 8.6 GB of
+/// cache per layer, beyond a card's memory).
+constexpr int64_t kMaxRungPages = int64_t(1) << 14;
+
 StepShape pagedRungShape(const StepShape &shape) {
   StepShape s = shape;
   s.residentCache = true;
@@ -677,6 +682,13 @@ StepShape pagedRungShape(const StepShape &shape) {
       s.mode == Mode::Decode
           ? position / kCachePageTokens
           : (s.tokens + kCachePageTokens - 1) / kCachePageTokens;
+  if (pages > kMaxRungPages / s.batch)
+    throw UserError(SourceLoc{s.mode == Mode::Decode ? "--context" : "--tokens"},
+                    "the paged rung reads every page apart: " +
+                        std::to_string(s.batch) + " x " +
+                        std::to_string(pages) + " pages, more than " +
+                        std::to_string(kMaxRungPages),
+                    ExitCode::Usage);
   s.pageRuns.assign(static_cast<size_t>(s.batch),
                     std::vector<int64_t>(static_cast<size_t>(pages), 1));
   return s;

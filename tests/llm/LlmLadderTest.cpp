@@ -98,6 +98,18 @@ TEST(LlmLadder, ThePagedRungReadsEveryPageApart) {
   p.tokens = 100;
   EXPECT_EQ(pagedRungShape(p).pageRuns,
             (std::vector<std::vector<int64_t>>{{1, 1}}));
+  // Each page is an input of its own: a step of more pages than the rung
+  // takes is a usage error, not millions of inputs.
+  s.batch = 64;
+  s.context = 64 * 257; // 257 pages a sequence, 16,448 in all
+  try {
+    pagedRungShape(s);
+    ADD_FAILURE() << "no error";
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.diagnostic().str(),
+              "--context: error: the paged rung reads every page apart: 64 x "
+              "257 pages, more than 16384");
+  }
 }
 
 TEST(LlmLadder, BoundsCountTheRungsBytesAndMacs) {
