@@ -141,11 +141,18 @@ void LxShadow::access(int core, int64_t firstStick, int64_t count, bool isWrite,
     return streamSame;
   };
   std::optional<AccessConflict> race, uninit;
+  // What the last visit noted, for repeating it (below): a race with the
+  // cell's write, a race with its one reader, an uninitialised read.
+  constexpr unsigned kRaceWrite = 1, kRaceRead = 2, kUninit = 4;
+  unsigned noted = 0;
 
   // Checks and updates the sticks [lo, hi] that share the state `c`.
   auto visit = [&](Cell &c, int64_t lo, int64_t hi) {
-    if (c.write != kNone && !ordered(c.write))
+    noted = 0;
+    if (c.write != kNone && !ordered(c.write)) {
       note(race, AccessConflict::Kind::Race, lo, hi, epochs_[c.write], true);
+      noted |= kRaceWrite;
+    }
     if (isWrite) {
       if (c.reads & kList) {
         const uint32_t list = c.reads & ~kList;
@@ -157,13 +164,16 @@ void LxShadow::access(int core, int64_t firstStick, int64_t count, bool isWrite,
         freeReadList(list);
       } else if (c.reads != kNone && !ordered(c.reads)) {
         note(race, AccessConflict::Kind::Race, lo, hi, epochs_[c.reads], false);
+        noted |= kRaceRead;
       }
       c.reads = kNone;
       c.write = id;
       return;
     }
-    if (c.write == kNone)
+    if (c.write == kNone) {
       noteUninit(uninit, lo, hi);
+      noted |= kUninit;
+    }
     if (c.reads == kNone || (!(c.reads & kList) && sameStream(c.reads))) {
       c.reads = id;
       return;
@@ -191,11 +201,8 @@ void LxShadow::access(int core, int64_t firstStick, int64_t count, bool isWrite,
     const int64_t hi = std::min(end, blockEnd); // this part: [lo, hi)
     Block &block = shadow.blocks[static_cast<size_t>(b)];
     const bool whole = lo == blockLo && hi == blockEnd;
-    // A read by another stream than the block's one reader would give its
-    // sticks a list each: walked stick by stick.
     // (A block that is not uniform keeps a stale state, never looked at.)
-    if (block.uniform && whole &&
-        (isWrite || block.cell.reads == kNone || sameStream(block.cell.reads))) {
+    if (block.uniform && whole) {
       visit(block.cell, lo, hi - 1);
       lo = hi;
       continue;
@@ -203,10 +210,42 @@ void LxShadow::access(int core, int64_t firstStick, int64_t count, bool isWrite,
     if (block.uniform) {
       std::fill(shadow.cells.begin() + blockLo, shadow.cells.begin() + blockEnd,
                 block.cell);
+      // A reader list is the block's: its first stick keeps it, the others
+      // get copies.
+      if (block.cell.reads & kList) {
+        const uint32_t list = block.cell.reads & ~kList;
+        for (int64_t s = blockLo + 1; s < blockEnd; ++s) {
+          const uint32_t copy = newReadList();
+          readLists_[copy] = readLists_[list];
+          shadow.cells[static_cast<size_t>(s)].reads = kList | copy;
+        }
+      }
       block.uniform = false;
     }
-    for (int64_t s = lo; s < hi; ++s)
-      visit(shadow.cells[static_cast<size_t>(s)], s, s);
+    // Neighbouring sticks mostly hold the same state, and a state with no
+    // reader list goes to the same new state with the same conflicts: the
+    // first stick of such a run is visited, the others repeat its outcome.
+    Cell before, after;
+    bool repeatable = false;
+    for (int64_t s = lo; s < hi; ++s) {
+      Cell &c = shadow.cells[static_cast<size_t>(s)];
+      if (repeatable && c.write == before.write && c.reads == before.reads) {
+        c = after;
+        if (noted & kRaceWrite)
+          note(race, AccessConflict::Kind::Race, s, s, epochs_[before.write],
+               true);
+        if (noted & kRaceRead)
+          note(race, AccessConflict::Kind::Race, s, s, epochs_[before.reads],
+               false);
+        if (noted & kUninit)
+          noteUninit(uninit, s, s);
+        continue;
+      }
+      before = c;
+      visit(c, s, s);
+      after = c;
+      repeatable = !(before.reads & kList) && !(after.reads & kList);
+    }
     if (whole && isWrite) {
       block.cell = Cell{id, kNone};
       block.uniform = true;

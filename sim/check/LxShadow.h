@@ -12,11 +12,11 @@
 // when it outgrows what the sticks still refer to.
 //
 // Sticks go in blocks of kBlockSticks. A block whose sticks all hold the
-// same state (at most one reader) keeps it once, as tiles written by one
-// instruction and read by one engine do; an access covering such a block
-// checks and updates it in one step. An access that covers a block in part,
-// or would give its sticks several readers, spreads the block's state to
-// its sticks first and walks them; a write covering a block makes it
+// same state keeps it once (its readers' list too), as tiles written by one
+// instruction and read by one or several engines do; an access covering
+// such a block checks and updates it in one step. An access that covers a
+// block in part spreads the block's state to its sticks first (a list
+// copied to each) and walks them; a write covering a block makes it
 // uniform again. The conflicts are those of a stick-by-stick walk.
 #pragma once
 
