@@ -5,6 +5,7 @@
 #include "support/Diagnostic.h"
 #include "support/Hash.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -146,10 +147,15 @@ std::optional<Instr> decode(const uint8_t *word, std::string *error) {
                   std::string(f.name) + "' " + bad);
     instr.value[i] = v;
   }
-  for (int p = pos; p < kWordBits; ++p)
-    if (getBits(bits, p, 1))
+  // The reserved bits from `pos` on, a 64-bit word at a time; the lowest
+  // one set is named.
+  for (int w = pos / 64; w < kWordBits / 64; ++w) {
+    const int from = std::max(pos - w * 64, 0);
+    const uint64_t set = bits[static_cast<size_t>(w)] & (~uint64_t{0} << from);
+    if (set != 0)
       return fail("'" + std::string(d->mnemonic) + "' has reserved bit " +
-                  std::to_string(p) + " set");
+                  std::to_string(w * 64 + std::countr_zero(set)) + " set");
+  }
   return instr;
 }
 

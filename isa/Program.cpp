@@ -682,13 +682,15 @@ void readStreams(std::string_view body, const std::string &fileName,
       std::string error;
       std::optional<Instr> in =
           decode(reinterpret_cast<const uint8_t *>(word.data()), &error);
-      std::string where =
-          "stream " + s.name() + ", instruction " + std::to_string(k) + ": ";
+      auto where = [&] {
+        return "stream " + s.name() + ", instruction " + std::to_string(k) +
+               ": ";
+      };
       if (!in)
-        throw UserError(SourceLoc{fileName}, where + error);
+        throw UserError(SourceLoc{fileName}, where() + error);
       if (!in->desc().runsOn(s.engine))
         throw UserError(SourceLoc{fileName},
-                        where + "'" + std::string(in->desc().mnemonic) +
+                        where() + "'" + std::string(in->desc().mnemonic) +
                             "' cannot run on " +
                             std::string(engineName(s.engine)));
       s.code.push_back(*in);
