@@ -460,10 +460,12 @@ RunReport runModel(const RunOptions &o) {
   const Clock::time_point simulateStart = Clock::now();
   report.compileSeconds =
       std::chrono::duration<double>(simulateStart - compileStart).count();
+  sim::SimOptions simOptions = o.sim;
+  simOptions.activity = !o.trace.empty(); // what only the trace shows
   const Simulation sim =
       simulate(graph, o.program ? *o.program : compiled->program, config,
                report.numerics ? &inputs : nullptr, o.useSystemC, o.quantum,
-               SourceLoc{o.model}, o.sim, o.records);
+               SourceLoc{o.model}, simOptions, o.records);
   report.simulateSeconds =
       std::chrono::duration<double>(Clock::now() - simulateStart).count();
   const sim::Machine &machine = *sim.machine;

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
 
 namespace spyre::sim {
 
@@ -78,18 +77,35 @@ std::vector<PathSegment> criticalPath(const Profile &p) {
                      p.totalCycles, 0, 0, 0});
     return out;
   }
-  // Each stream's records in time order, and each record's predecessor.
-  std::vector<std::vector<int64_t>> byStream(p.streams.size());
-  for (size_t i = 0; i < recs.size(); ++i)
-    byStream[recs[i].stream].push_back(static_cast<int64_t>(i));
+  // Each record's predecessor in its stream's time order. The simulator's
+  // records are in that order already (a stream's instructions complete in
+  // turn): one pass finds them. A trace's may not be: its streams are sorted.
+  auto earlier = [&](int64_t x, int64_t y) {
+    return recs[x].start != recs[y].start ? recs[x].start < recs[y].start
+                                          : recs[x].end < recs[y].end;
+  };
   std::vector<int64_t> prev(recs.size(), -1);
-  for (std::vector<int64_t> &list : byStream) {
-    std::stable_sort(list.begin(), list.end(), [&](int64_t a, int64_t b) {
-      return recs[a].start != recs[b].start ? recs[a].start < recs[b].start
-                                            : recs[a].end < recs[b].end;
-    });
-    for (size_t k = 1; k < list.size(); ++k)
-      prev[list[k]] = list[k - 1];
+  bool inOrder = true;
+  {
+    std::vector<int64_t> last(p.streams.size(), -1);
+    for (size_t i = 0; i < recs.size() && inOrder; ++i) {
+      int64_t &l = last[recs[i].stream];
+      if (l >= 0 && earlier(static_cast<int64_t>(i), l))
+        inOrder = false;
+      prev[i] = l;
+      l = static_cast<int64_t>(i);
+    }
+  }
+  if (!inOrder) {
+    std::vector<std::vector<int64_t>> byStream(p.streams.size());
+    for (size_t i = 0; i < recs.size(); ++i)
+      byStream[recs[i].stream].push_back(static_cast<int64_t>(i));
+    std::fill(prev.begin(), prev.end(), -1);
+    for (std::vector<int64_t> &list : byStream) {
+      std::stable_sort(list.begin(), list.end(), earlier);
+      for (size_t k = 1; k < list.size(); ++k)
+        prev[list[k]] = list[k - 1];
+    }
   }
   // The last instruction to finish; on a tie the lowest stream, and in it
   // the latest (a zero-length halt after the instruction it follows).
@@ -264,14 +280,37 @@ Roofline rooflineOf(const OpSummary &op, double clockGhz,
 }
 
 std::vector<OpSummary> opSummaries(const Profile &p) {
-  // Keyed by op name id; kNoName (no op) sorts last among equal spans by
-  // its empty name.
-  std::map<uint32_t, OpSummary> byOp;
-  std::map<uint32_t, std::set<int>> cores;
+  // What each record adds depends on its stream and its mnemonic: both are
+  // looked up once, not per record.
+  struct StreamKind {
+    int engine = -1; ///< index into kEngineKinds, -1 for none
+    bool load = false, store = false;
+  };
+  std::vector<StreamKind> streamKind(p.streams.size());
+  for (size_t s = 0; s < p.streams.size(); ++s) {
+    const std::string_view kind = engineKind(p.streams[s].engine);
+    for (size_t k = 0; k < kEngineKinds.size(); ++k)
+      if (kEngineKinds[k] == kind)
+        streamKind[s].engine = static_cast<int>(k);
+    streamKind[s].load = kind == "dma.load";
+    streamKind[s].store = kind == "dma.store";
+  }
+  std::vector<bool> ringName(p.names.size(), false);
+  for (size_t n = 0; n < p.names.size(); ++n)
+    ringName[n] = p.names[n] == "send" || p.names[n] == "rsend";
+
+  // One slot per op name id, and the last for kNoName (no op), which sorts
+  // last among equal spans by its empty name.
+  const size_t noOp = p.names.size();
+  std::vector<OpSummary> byOp(noOp + 1);
+  std::vector<bool> seen(noOp + 1, false);
+  std::vector<std::vector<bool>> cores(noOp + 1);
   for (const InstrRecord &r : p.records) {
-    auto [it, inserted] = byOp.try_emplace(r.op);
-    OpSummary &o = it->second;
-    if (inserted) {
+    const size_t slot = r.op == kNoName ? noOp : r.op;
+    SPYRE_ASSERT(slot <= noOp, "op name index outside the profile's table");
+    OpSummary &o = byOp[slot];
+    if (!seen[slot]) {
+      seen[slot] = true;
       o.op = std::string(p.nameOf(r.op));
       o.first = r.start;
       o.last = r.end;
@@ -279,25 +318,30 @@ std::vector<OpSummary> opSummaries(const Profile &p) {
     o.first = std::min(o.first, r.start);
     o.last = std::max(o.last, r.end);
     ++o.instructions;
-    const std::string &engine = p.streams[r.stream].engine;
-    const std::string_view kind = engineKind(engine);
-    for (size_t k = 0; k < kEngineKinds.size(); ++k)
-      if (kEngineKinds[k] == kind)
-        o.busy[k] += r.busy;
-    const std::string_view mnemonic = p.nameOf(r.mnemonic);
-    if (kind == "dma.load")
+    const StreamKind &kind = streamKind[r.stream];
+    if (kind.engine >= 0)
+      o.busy[static_cast<size_t>(kind.engine)] += r.busy;
+    if (kind.load)
       o.readBytes += r.bytes;
-    else if (kind == "dma.store")
+    else if (kind.store)
       o.writeBytes += r.bytes;
-    else if (mnemonic == "send" || mnemonic == "rsend")
+    else if (r.mnemonic != kNoName && ringName[r.mnemonic])
       o.ringBytes += r.bytes;
     o.macs += r.macs;
     o.sticks += r.sticks;
-    cores[r.op].insert(p.streams[r.stream].core);
+    const auto core = static_cast<size_t>(p.streams[r.stream].core);
+    std::vector<bool> &used = cores[slot];
+    if (used.size() <= core)
+      used.resize(core + 1, false);
+    used[core] = true;
   }
   std::vector<OpSummary> out;
-  for (auto &[id, o] : byOp) {
-    o.cores = static_cast<int>(cores[id].size());
+  for (size_t slot = 0; slot <= noOp; ++slot) {
+    if (!seen[slot])
+      continue;
+    OpSummary &o = byOp[slot];
+    o.cores = static_cast<int>(
+        std::count(cores[slot].begin(), cores[slot].end(), true));
     o.roofline = rooflineOf(o, p.clockGhz, p.peakMacsPerCyclePerCore,
                             p.memoryPeakGbps);
     out.push_back(std::move(o));

@@ -53,7 +53,8 @@ Machine::Machine(const hw::HwConfig &config, const isa::Program &program,
   if (run_.options.trace) {
     records_ =
         std::make_unique<Recorder>(cores, streams, timing_.memory(),
-                                   timing_.dataRing(), timing_.reduceRing());
+                                   timing_.dataRing(), timing_.reduceRing(),
+                                   run_.options.activity);
     run_.records = records_.get();
   }
   // Host memory follows what the program uses: LX contents only for cores

@@ -19,11 +19,15 @@ void SliceLog::FreeChunk::operator()(TraceSlice *chunk) const {
 }
 
 Recorder::Recorder(int cores, int streams, const MemoryChannel &memory,
-                   const Ring &dataRing, const Ring &reduceRing)
+                   const Ring &dataRing, const Ring &reduceRing,
+                   bool activity)
     : memory_(memory), dataRing_(dataRing), reduceRing_(reduceRing),
-      cores_(cores), notes_(static_cast<size_t>(streams)) {}
+      cores_(cores), keepActivity_(activity),
+      notes_(static_cast<size_t>(streams)) {}
 
 void Recorder::addCore(int core, int64_t lxSticks) {
+  if (!keepActivity_)
+    return;
   // Sized on the first core that runs a stream: a program without streams
   // keeps no per-core tracks at all.
   activity_.lxFirstWrite.resize(static_cast<size_t>(cores_));
@@ -34,9 +38,6 @@ void Recorder::addCore(int core, int64_t lxSticks) {
 void Recorder::footprint(const StreamState &st, std::span<const Footprint> fp,
                          std::span<const StickSpan> spans) {
   TraceSlice &n = current(st.index);
-  std::vector<Cycle> &firstWrite =
-      activity_.lxFirstWrite[static_cast<size_t>(st.core)];
-  const auto lxSticks = static_cast<int64_t>(firstWrite.size());
   auto narrow = [](int64_t v) {
     return static_cast<int32_t>(
         std::clamp<int64_t>(v, 0, std::numeric_limits<int32_t>::max()));
@@ -57,7 +58,11 @@ void Recorder::footprint(const StreamState &st, std::span<const Footprint> fp,
       continue;
     }
     widen(n.lxWriteLo, n.lxWriteHi, span);
-    if (span.lowest < 0 || span.highest >= lxSticks)
+    if (!keepActivity_)
+      continue;
+    std::vector<Cycle> &firstWrite =
+        activity_.lxFirstWrite[static_cast<size_t>(st.core)];
+    if (span.lowest < 0 || span.highest >= static_cast<int64_t>(firstWrite.size()))
       continue; // out of bounds: reported, not performed
     f.region.forEachRun([&](int64_t first, int64_t len) {
       for (int64_t stick = first; stick < first + len; ++stick) {
@@ -70,6 +75,8 @@ void Recorder::footprint(const StreamState &st, std::span<const Footprint> fp,
 
 void Recorder::memoryBurst(bool load, const DmaRunTiming &timing,
                            uint64_t bytes) {
+  if (!keepActivity_)
+    return;
   const Cycle moved =
       timing.memory.dataDone > timing.memory.start + memory_.latencyCycles()
           ? timing.memory.dataDone - memory_.latencyCycles()
@@ -80,7 +87,7 @@ void Recorder::memoryBurst(bool load, const DmaRunTiming &timing,
 }
 
 void Recorder::ring(bool reduce, const RingTransferResult &tr, uint64_t bytes) {
-  if (tr.hops == 0 || bytes == 0)
+  if (!keepActivity_ || tr.hops == 0 || bytes == 0)
     return;
   const Ring &ring = reduce ? reduceRing_ : dataRing_;
   std::array<WindowCounter, 2> &counters =

@@ -134,10 +134,12 @@ struct ActivityCounters {
 
 class Recorder {
 public:
+  /// `activity` false: the records alone, no ActivityCounters.
   Recorder(int cores, int streams, const MemoryChannel &memory,
-           const Ring &dataRing, const Ring &reduceRing);
+           const Ring &dataRing, const Ring &reduceRing, bool activity);
 
-  /// Keeps LX first-write times for `core` (a core that runs a stream).
+  /// Keeps LX first-write times for `core` (a core that runs a stream),
+  /// when the recorder keeps activity.
   void addCore(int core, int64_t lxSticks);
 
   /// The index the next recorded slice gets.
@@ -190,6 +192,7 @@ private:
   const Ring &dataRing_;
   const Ring &reduceRing_;
   int cores_;
+  bool keepActivity_;
   std::vector<Note> notes_;
   SliceLog slices_;
   ActivityCounters activity_;

@@ -31,6 +31,10 @@ struct SimOptions {
   /// released it) and the activity counters: for traces, the critical path
   /// and the per-op statistics. Off, the run keeps only the totals.
   bool trace = false;
+  /// With `trace`: also keep the activity counters (device memory and ring
+  /// use, LX written, over time), which only the trace shows; a run for
+  /// statistics alone leaves them off.
+  bool activity = true;
   /// With `trace`: stop with a `max-records` finding once this many records
   /// are kept (they grow with the instructions executed, about 140 bytes
   /// each); 0 = no limit.

@@ -109,6 +109,7 @@ int runSim(const SimCliOptions &o) {
   // Per-instruction records feed the trace and the statistics' per-op
   // figures and critical path.
   options.trace = !o.trace.empty() || !o.stats.empty();
+  options.activity = !o.trace.empty();
   sim::Machine machine(config, program, options);
   if (options.numerics)
     sim::loadInputs(program, o.inputs, o.program, machine.deviceMemory());
