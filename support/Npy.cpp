@@ -128,7 +128,10 @@ private:
   size_t pos_ = 0;
 };
 
-NpyDtype parseDescr(const std::string &descr, const std::string &fileName) {
+/// `descr`'s dtype; `wide` is set for int64, which is read as int32.
+NpyDtype parseDescr(const std::string &descr, const std::string &fileName,
+                    bool &wide) {
+  wide = false;
   if (descr.size() < 3)
     fail(fileName, "unsupported dtype '" + descr + "'");
   char order = descr[0];
@@ -145,8 +148,13 @@ NpyDtype parseDescr(const std::string &descr, const std::string &fileName) {
     return NpyDtype::I8;
   if (kind == "i4")
     return NpyDtype::I32;
+  if (kind == "i8") {
+    wide = true;
+    return NpyDtype::I32;
+  }
   fail(fileName, "unsupported dtype '" + descr +
-                     "' (supported: float32, float16, int8, int32)");
+                     "' (supported: float32, float16, int8, int32, and int64 "
+                     "whose values fit in int32)");
 }
 
 const char *descrOf(NpyDtype d) {
@@ -239,7 +247,8 @@ NpyArray parseNpy(std::string_view bytes, const std::string &fileName) {
   if (fortran)
     fail(fileName, "Fortran-ordered arrays are not supported; save a C-ordered "
                    "array (numpy.ascontiguousarray)");
-  arr.dtype = parseDescr(descr, fileName);
+  bool wide = false;
+  arr.dtype = parseDescr(descr, fileName, wide);
 
   // Check the declared size against the bytes present without overflowing.
   // The product of the nonzero dims must fit in int64 even when a zero dim
@@ -259,13 +268,31 @@ NpyArray parseNpy(std::string_view bytes, const std::string &fileName) {
   uint64_t count = hasZero ? 0 : nonzero;
   size_t dataStart = headerStart + headerLen;
   uint64_t available = bytes.size() - dataStart;
-  auto elemSize = static_cast<uint64_t>(npyDtypeSize(arr.dtype));
+  auto elemSize = wide ? uint64_t{8}
+                      : static_cast<uint64_t>(npyDtypeSize(arr.dtype));
   if (count > available / elemSize || count * elemSize != available)
     fail(fileName, "data size " + std::to_string(available) +
                        " bytes does not match shape and dtype (" +
                        std::to_string(count) + " x " +
                        std::to_string(elemSize) + " bytes)");
-  arr.data.assign(bytes.substr(dataStart));
+  if (!wide) {
+    arr.data.assign(bytes.substr(dataStart));
+    return arr;
+  }
+  // int64 (as NumPy saves ids and positions by default) is held as int32:
+  // each value must fit.
+  arr.data.resize(static_cast<size_t>(count) * 4);
+  for (uint64_t i = 0; i < count; ++i) {
+    int64_t v = 0;
+    std::memcpy(&v, bytes.data() + dataStart + i * 8, 8);
+    if (v < std::numeric_limits<int32_t>::min() ||
+        v > std::numeric_limits<int32_t>::max())
+      fail(fileName, "int64 element " + std::to_string(i) + " is " +
+                         std::to_string(v) +
+                         ", outside int32, which int64 arrays are read as");
+    const auto narrow = static_cast<int32_t>(v);
+    std::memcpy(arr.data.data() + i * 4, &narrow, 4);
+  }
   return arr;
 }
 

@@ -68,7 +68,44 @@ TEST(Npy, WritesExactlyWhatNumpyWrites) {
 TEST(Npy, RejectsUnsupportedDtypeNamingIt) {
   EXPECT_EQ(errorOf(readFile(fixture("f64_2.npy"), kTextFileLimit), "f64_2.npy"),
             "f64_2.npy: error: invalid .npy file: unsupported dtype '<f8' "
-            "(supported: float32, float16, int8, int32)");
+            "(supported: float32, float16, int8, int32, and int64 whose values "
+            "fit in int32)");
+}
+
+/// `values` as NumPy saves an int64 array of that shape.
+std::string int64Npy(const std::vector<int64_t> &shape,
+                     const std::vector<int64_t> &values) {
+  NpyArray header;
+  header.dtype = NpyDtype::I32;
+  header.shape = shape;
+  header.data.assign(values.size() * 4, '\0');
+  std::string bytes = serializeNpy(header);
+  bytes.resize(bytes.size() - header.data.size());
+  const size_t at = bytes.find("<i4");
+  bytes.replace(at, 3, "<i8");
+  for (int64_t v : values)
+    bytes.append(reinterpret_cast<const char *>(&v), 8);
+  return bytes;
+}
+
+TEST(Npy, ReadsInt64AsInt32WhenEveryValueFits) {
+  // NumPy saves ids and positions as int64 by default.
+  NpyArray a = parseNpy(int64Npy({2, 2}, {0, 7, -3, 2147483647}), "ids.npy");
+  EXPECT_EQ(a.dtype, NpyDtype::I32);
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 2}));
+  std::vector<int32_t> got(4);
+  ASSERT_EQ(a.data.size(), 16u);
+  std::memcpy(got.data(), a.data.data(), 16);
+  EXPECT_EQ(got, (std::vector<int32_t>{0, 7, -3, 2147483647}));
+
+  EXPECT_EQ(errorOf(int64Npy({3}, {1, 2147483648, 5}), "ids.npy"),
+            "ids.npy: error: invalid .npy file: int64 element 1 is "
+            "2147483648, outside int32, which int64 arrays are read as");
+  // The data size is checked at 8 bytes per element.
+  std::string cut = int64Npy({3}, {1, 2, 3});
+  cut.resize(cut.size() - 4);
+  EXPECT_NE(errorOf(cut).find("does not match shape and dtype (3 x 8 bytes)"),
+            std::string::npos);
 }
 
 TEST(Npy, RejectsFortranOrderAndBigEndian) {

@@ -81,7 +81,8 @@ const BadCase kCases[] = {
                              "constant is declared f32"},
     {"constant_bad_npy", "constant_bad_npy.json: error: at 'constants[0].file': cannot "
                          "read constant file 'f64_3.npy': invalid .npy file: "
-                         "unsupported dtype '<f8' (supported: float32, float16, int8, int32)"},
+                         "unsupported dtype '<f8' (supported: float32, float16, int8, int32, "
+                         "and int64 whose values fit in int32)"},
     {"inline_count", "inline_count.json: error: at 'constants[0].data': expected a "
                      "flat list of 4 numbers for f32[2, 2], got 3"},
     {"inline_range", "inline_range.json: error: at 'constants[0].data[1]': 300 is out "
