@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <optional>
 
 namespace spyre::run {
@@ -48,7 +49,7 @@ std::string acceptedText(ElementType type, bool onnx) {
   case ElementType::I8:
     return onnx ? "INT8" : "int8";
   case ElementType::I32:
-    return onnx ? "INT32" : "int32";
+    return onnx ? "INT32 or INT64" : "int32 or int64";
   }
   SPYRE_UNREACHABLE("element type");
 }
@@ -70,7 +71,9 @@ std::optional<NpyDtype> npyDtypeOfOnnx(ElementType type, int32_t dataType) {
   }
   if (type == ElementType::I8 && dataType == TensorProto::INT8)
     return NpyDtype::I8;
-  if (type == ElementType::I32 && dataType == TensorProto::INT32)
+  // Ids are INT64 as exporters write them, held as i32 (checked to fit).
+  if (type == ElementType::I32 &&
+      (dataType == TensorProto::INT32 || dataType == TensorProto::INT64))
     return NpyDtype::I32;
   return std::nullopt;
 }
@@ -311,6 +314,15 @@ ModelInputs readOnnxFolder(const compiler::Graph &graph, const std::string &dir,
               " but the model's " +
               std::string(compiler::elementTypeName(v.type().elementType)) +
               " input needs " + acceptedText(v.type().elementType, true));
+    if (*dtype == NpyDtype::I32)
+      for (size_t k = 0; k < t.ints.size(); ++k)
+        if (t.ints[k] < std::numeric_limits<int32_t>::min() ||
+            t.ints[k] > std::numeric_limits<int32_t>::max())
+          throw UserError(SourceLoc{path},
+                          "input '" + v.name() + "': element " +
+                              std::to_string(k) + " is " +
+                              std::to_string(t.ints[k]) +
+                              ", outside int32, which the device holds ids in");
     in.files[v.name()] = path;
     in.arrays[v.name()] = npyFromOnnx(t, *dtype);
   }
@@ -395,9 +407,22 @@ ModelInputs randomInputs(const compiler::Graph &graph, uint64_t seed) {
   ModelInputs in;
   in.kind = InputsKind::Random;
   in.seed = seed;
-  for (const Value *v : graph.inputs())
+  for (const Value *v : graph.inputs()) {
+    // An input read only as the ids of embedding lookups gets ids of the
+    // smallest of their tables, so that a random run is a valid one.
+    int64_t idBound = 0;
+    const std::vector<compiler::OpUse> uses = graph.usesOf(v);
+    for (const compiler::OpUse &u : uses) {
+      if (u.op->kind() != compiler::OpKind::Embedding || u.operandIndex != 1) {
+        idBound = 0;
+        break;
+      }
+      const int64_t rows = u.op->operand(0)->type().shape.front();
+      idBound = idBound == 0 ? rows : std::min(idBound, rows);
+    }
     in.arrays[v->name()] =
-        compiler::ref::randomInput(v->type(), seed, v->name());
+        compiler::ref::randomInput(v->type(), seed, v->name(), idBound);
+  }
   return in;
 }
 

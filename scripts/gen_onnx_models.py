@@ -923,6 +923,36 @@ def gen_external_bad():
 # ---- Bad models ----
 
 
+def gen_embedding():
+    """Token and position embeddings as exporters write them: Gathers of
+    table rows by INT64 ids that are model inputs (one table a weight, one a
+    model input, as PyTorch exports weights), then a projection. The ids are
+    saved as int64, as NumPy saves them."""
+    vocab, positions, hidden, out = 40, 16, 64, 32
+    table, pos_table = rand(40, vocab, hidden), rand(41, positions, hidden)
+    w = rand(42, hidden, out, scale=0.2)
+    ids = rng(43).integers(0, vocab, (2, 5)).astype(np.int64)
+    pos = np.tile(np.arange(5, dtype=np.int64), (2, 1)) + np.array([[0], [7]])
+    I64 = TensorProto.INT64
+    nodes = [
+        helper.make_node("Gather", ["embed_tokens", "input_ids"], ["tok"],
+                         name="embed"),
+        helper.make_node("Gather", ["pos_table", "position_ids"], ["pos"],
+                         name="positions", axis=0),
+        helper.make_node("Add", ["tok", "pos"], ["h"], name="add"),
+        helper.make_node("MatMul", ["h", "w"], ["y"], name="proj"),
+    ]
+    m = model("embedding", nodes,
+              [tensor_info("input_ids", I64, [2, 5]),
+               tensor_info("position_ids", I64, [2, 5]),
+               tensor_info("pos_table", F32, [positions, hidden])],
+              [tensor_info("y", F32, [2, 5, out])],
+              [init("embed_tokens", table), init("w", w)])
+    save_good("embedding", m,
+              {"input_ids": ids, "position_ids": pos, "pos_table": pos_table},
+              {"y": (f64(table)[ids] + f64(pos_table)[pos]) @ f64(w)})
+
+
 def gen_bad():
     os.makedirs(os.path.join(OUT, "bad"))
     relu = model("relu", [helper.make_node("Relu", ["x"], ["y"], name="act")],
@@ -941,6 +971,20 @@ def gen_bad():
     save_bad("dynamic_dim", model(
         "dyn", [helper.make_node("Relu", ["x"], ["y"], name="act")],
         [tensor_info("x", F32, ["batch", 3])], [tensor_info("y", F32, ["batch", 3])]))
+    # Ids from a model input gather rows of a rank-2 table only.
+    save_bad("gather_rank3_table", model(
+        "g3", [helper.make_node("Gather", ["t", "ids"], ["y"], name="gather")],
+        [tensor_info("ids", TensorProto.INT64, [2])],
+        [tensor_info("y", F32, [2, 3, 4])],
+        [init("t", rand(44, 5, 3, 4))]))
+    # An integer model input read as anything but a Gather's indices.
+    save_bad("int_input_also_added", model(
+        "ia", [helper.make_node("Gather", ["t", "ids"], ["g"], name="gather"),
+               helper.make_node("Cast", ["ids"], ["f"], name="cast", to=F32),
+               helper.make_node("Add", ["f", "f"], ["y"], name="add")],
+        [tensor_info("ids", TensorProto.INT64, [2])],
+        [tensor_info("g", F32, [2, 4]), tensor_info("y", F32, [2])],
+        [init("t", rand(45, 5, 4))]))
     save_bad("unsupported_op", model(
         "hs", [helper.make_node("Relu", ["x"], ["r"], name="act"),
                helper.make_node("HardSwish", ["r"], ["y"], name="hswish")],
@@ -1008,7 +1052,7 @@ def main():
     os.makedirs(OUT)
     for gen in (gen_matmul, gen_gemm, gen_elementwise, gen_unary, gen_softmax,
                 gen_layernorm, gen_reduce, gen_shapes, gen_where, gen_float16,
-                gen_dynamic_batch, gen_gelu_erf, gen_rmsnorm, gen_causal_mask,
+                gen_dynamic_batch, gen_gelu_erf, gen_rmsnorm, gen_causal_mask, gen_embedding,
                 gen_attention_block, gen_granite_layer, gen_opset11, gen_opset18, gen_external_data,
                 gen_external_bad, gen_bad):
         gen()

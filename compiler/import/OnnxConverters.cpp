@@ -371,6 +371,25 @@ void Importer::convertConstant(const NodeProto &node) {
     materialize(node.output(0));
 }
 
+void Importer::convertGather(const NodeProto &node) {
+  // Constant indices (a rotary table's rows at fixed positions) are the
+  // host op's, which the import computes when the table is constant too.
+  if (isConstant(node.input(1)))
+    unsupported("its indices are constant; only ids read at run time "
+                "(an embedding lookup) are gathered on the device");
+  Value *ids = data(node, 1);
+  if (ids->type().elementType != ElementType::I32)
+    unsupported("its indices are not an integer model input");
+  Value *table = data(node, 0);
+  const int64_t axisAttr = intAttr(node, "axis", 0);
+  if (table->type().rank() != 2 ||
+      normalizeAxis(axisAttr, 2) != std::optional<int64_t>(0))
+    unsupported("only rows (axis 0) of a rank-2 table are gathered on the "
+                "device (an embedding lookup); this one gathers axis " +
+                std::to_string(axisAttr) + " of " + table->type().str());
+  emitOutput(OpKind::Embedding, {table, ids}, {});
+}
+
 void Importer::convertWhere(const NodeProto &node) {
   const OnnxTensorValues *cond = constInput(node, 0);
   if (!cond)
@@ -540,6 +559,7 @@ const OpRule kRules[] = {
     {"Erf", &Importer::convertUnary, OpKind::Erf},
     {"Exp", &Importer::convertUnary, OpKind::Exp},
     {"Flatten", &Importer::convertFlatten},
+    {"Gather", &Importer::convertGather, std::nullopt, kInput1, kInput1},
     {"Gemm", &Importer::convertGemm},
     {"Identity", &Importer::convertIdentity},
     {"LayerNormalization", &Importer::convertLayerNorm},

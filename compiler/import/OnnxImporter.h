@@ -241,6 +241,9 @@ private:
   std::string notNeededReason(const NodeProto &node) const;
 
   void addInputs();
+  /// Whether every reader of `name` takes it as a Gather's indices (and it
+  /// is no graph output).
+  bool readOnlyAsGatherIndices(const std::string &name) const;
 
   // ---- Converting nodes ----
 
@@ -405,6 +408,9 @@ public:
   void convertConstant(const NodeProto &node);
 
   void convertWhere(const NodeProto &node);
+  /// Gather of a table's rows by ids from an integer model input: an
+  /// `embedding` op.
+  void convertGather(const NodeProto &node);
 
 private:
   // ---- Causal masks ----

@@ -319,6 +319,18 @@ std::string Importer::notNeededReason(const NodeProto &node) const {
   return "not needed: nothing uses its results";
 }
 
+bool Importer::readOnlyAsGatherIndices(const std::string &name) const {
+  auto it = consumers_.find(name);
+  if (it == consumers_.end() || graphOutputs_.contains(name))
+    return false;
+  const auto &g = model_.graph();
+  for (const auto &[node, input] : it->second)
+    if (input != 1 || !isDefaultDomain(g.node(node)) ||
+        g.node(node).op_type() != "Gather")
+      return false;
+  return true;
+}
+
 void Importer::addInputs() {
   const auto &inputs = model_.graph().input();
   for (int i = 0; i < inputs.size(); ++i) {
@@ -333,12 +345,19 @@ void Importer::addInputs() {
       nonDataInputs_[in.name()] = "is not a tensor";
       continue;
     }
-    std::optional<ElementType> et =
-        elementTypeOf(type.tensor_type().elem_type());
+    const int32_t onnxType = type.tensor_type().elem_type();
+    std::optional<ElementType> et = elementTypeOf(onnxType);
+    // Integer ids (INT64 as exporters write them) are held as i32: an id
+    // outside int32 is an error where the input is read.
+    if (!et &&
+        (onnxType == TensorProto::INT32 || onnxType == TensorProto::INT64) &&
+        readOnlyAsGatherIndices(in.name()))
+      et = ElementType::I32;
     if (!et) {
-      nonDataInputs_[in.name()] = "has element type " +
-                                  onnxTypeName(type.tensor_type().elem_type()) +
-                                  "; model inputs must be FLOAT or FLOAT16";
+      nonDataInputs_[in.name()] =
+          "has element type " + onnxTypeName(onnxType) +
+          "; model inputs must be FLOAT or FLOAT16 (or integers read only as "
+          "the indices of a Gather, an embedding lookup)";
       continue;
     }
     if (!type.tensor_type().has_shape())

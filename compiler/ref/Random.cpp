@@ -29,7 +29,7 @@ double Pcg32::nextDouble() {
 }
 
 NpyArray randomInput(const TensorType &type, uint64_t seed,
-                     std::string_view name) {
+                     std::string_view name, int64_t idBound) {
   Pcg32 rng(seed, fnv1a64(name));
   NpyArray a;
   a.dtype = toNpyDtype(type.elementType);
@@ -53,7 +53,10 @@ NpyArray randomInput(const TensorType &type, uint64_t seed,
       p[i] = static_cast<char>(static_cast<int8_t>(static_cast<int>(rng.next() % 256) - 128));
       break;
     case ElementType::I32: {
-      auto v = static_cast<int32_t>(rng.next() % 2001) - 1000;
+      auto v = idBound > 0
+                   ? static_cast<int32_t>(rng.next() %
+                                          static_cast<uint64_t>(idBound))
+                   : static_cast<int32_t>(rng.next() % 2001) - 1000;
       std::memcpy(p + i * 4, &v, 4);
       break;
     }

@@ -32,8 +32,9 @@ private:
 /// PCG32 sequence (selected by the FNV-1a hash of its name), so its values
 /// do not depend on the other inputs. Floats are doubles uniform in [-1, 1)
 /// rounded to the element type (so within [-1, 1]); i8 is uniform over
-/// -128..127, i32 over -1000..1000.
+/// -128..127, i32 over -1000..1000, or over 0..idBound-1 when `idBound` is
+/// positive (ids of a table of that many rows).
 NpyArray randomInput(const TensorType &type, uint64_t seed,
-                     std::string_view name);
+                     std::string_view name, int64_t idBound = 0);
 
 } // namespace spyre::compiler::ref

@@ -455,6 +455,71 @@ TEST(RunBadInputs, TestDataMissingAndExtraInputs) {
   EXPECT_FALSE(fs::exists(dir + "/out"));
 }
 
+/// An INT64 TensorProto file of `values` with `shape`.
+void writeInt64Pb(const std::string &path, const std::string &name,
+                  const std::vector<int64_t> &shape,
+                  const std::vector<int64_t> &values) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : shape)
+    t.add_dims(d);
+  for (int64_t v : values)
+    t.add_int64_data(v);
+  std::string bytes;
+  ASSERT_TRUE(t.SerializeToString(&bytes));
+  writeFileAtomic(path, bytes);
+}
+
+TEST(RunOnnxTestData, IdsOfEmbeddingLookups) {
+  // tests/data/onnx/embedding: INT64 ids gather rows of two tables.
+  const std::string data = test::srcPath("tests/data/onnx/embedding");
+  const std::string model = data + "/model.onnx";
+  // Random inputs give ids within the tables, so a seeded run is valid.
+  ToolResult seeded = runSpyre({"run", model, "--seed", "1", "--check"});
+  ASSERT_EQ(seeded.exitCode, 0) << all(seeded);
+  EXPECT_NE(seeded.out.find("check      ok: 1 output within the tolerance"),
+            std::string::npos)
+      << seeded.out;
+
+  // INT64 test data as exporters write it, checked against NumPy's answer.
+  const std::string dir = test::makeTempDir() + "/set";
+  fs::create_directories(dir);
+  const std::vector<int64_t> ids = {3, 0, 39, 7, 7, 12, 1, 2, 30, 5};
+  const std::vector<int64_t> positions = {0, 1, 2, 3, 4, 7, 8, 9, 10, 11};
+  writeInt64Pb(dir + "/input_0.pb", "input_ids", {2, 5}, ids);
+  writeInt64Pb(dir + "/input_1.pb", "position_ids", {2, 5}, positions);
+  writePb(dir + "/input_2.pb", "pos_table",
+          readNpy(data + "/inputs/pos_table.npy"));
+  ToolResult pb = runSpyre({"run", model, "--inputs", dir, "--check"});
+  ASSERT_EQ(pb.exitCode, 0) << all(pb);
+  EXPECT_NE(pb.out.find("check      ok: 1 output within the tolerance"),
+            std::string::npos)
+      << pb.out;
+
+  // An id that int32 cannot hold is an error of the file; one outside the
+  // table is the device kernel's finding (the lookup's bounded `lr`).
+  std::vector<int64_t> wide = ids;
+  wide[4] = int64_t{1} << 40;
+  writeInt64Pb(dir + "/input_0.pb", "input_ids", {2, 5}, wide);
+  ToolResult tooWide = runSpyre({"run", model, "--inputs", dir});
+  EXPECT_EQ(tooWide.exitCode, 1) << all(tooWide);
+  EXPECT_EQ(firstLine(tooWide.err),
+            dir + "/input_0.pb: error: input 'input_ids': element 4 is "
+                  "1099511627776, outside int32, which the device holds ids "
+                  "in");
+  std::vector<int64_t> outside = ids;
+  outside[1] = 40;
+  writeInt64Pb(dir + "/input_0.pb", "input_ids", {2, 5}, outside);
+  ToolResult beyond = runSpyre({"run", model, "--inputs", dir});
+  EXPECT_EQ(beyond.exitCode, 3) << all(beyond);
+  EXPECT_NE(beyond.out.find("index-out-of-range: "), std::string::npos)
+      << beyond.out;
+  EXPECT_NE(beyond.out.find("[op embed]: index 40 (lane 1) is outside [0, 40)"),
+            std::string::npos)
+      << beyond.out;
+}
+
 TEST(RunBadInputs, TestDataOfTheWrongTensorOrType) {
   const std::string dir = test::makeTempDir();
   const std::string model = gemmTestData(dir + "/in");

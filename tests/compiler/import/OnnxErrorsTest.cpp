@@ -42,6 +42,19 @@ const BadModel kBadModels[] = {
      ": error: at 'graph.input[0]': input 'x': dimension 0 ('batch') "
      "is not static; give the input's shape with a shape override "
      "(--shape x=D0,D1,...)"},
+    {"gather_rank3_table",
+     ": error: at 'graph.node[0]': node 'gather' (Gather): only rows (axis "
+     "0) of a rank-2 table are gathered on the device (an embedding "
+     "lookup); this one gathers axis 0 of f32[5, 3, 4]; the host fallback "
+     "cannot run it either: the indices 'ids' is not a constant; the host "
+     "op needs it at compile time"},
+    {"int_input_also_added",
+     ": error: at 'graph.node[0]': node 'gather' (Gather): input 'ids' is a "
+     "model input that has element type INT64; model inputs must be FLOAT "
+     "or FLOAT16 (or integers read only as the indices of a Gather, an "
+     "embedding lookup); the host fallback cannot run it either: the "
+     "indices 'ids' is not a constant; the host op needs it at compile "
+     "time"},
     {"unsupported_op",
      ": error: at 'graph.node[1]': node 'hswish' (HardSwish): op "
      "type 'HardSwish' is not supported (docs/onnx.md lists the "
@@ -73,11 +86,13 @@ const BadModel kBadModels[] = {
     {"int_input",
      ": error: at 'graph.node[0]': node 'add' (Add): input 'x' is a "
      "model input that has element type INT32; model inputs must be "
-     "FLOAT or FLOAT16"},
+     "FLOAT or FLOAT16 (or integers read only as the indices of a Gather, "
+     "an embedding lookup)"},
     {"double_input",
      ": error: at 'graph.node[0]': node 'add' (Add): input 'x' is a "
      "model input that has element type DOUBLE; model inputs must be "
-     "FLOAT or FLOAT16"},
+     "FLOAT or FLOAT16 (or integers read only as the indices of a Gather, "
+     "an embedding lookup)"},
     {"pow_input_exponent",
      ": error: at 'graph.node[0]': node 'pow' (Pow): the exponent 'e' is not "
      "a constant; the device takes only a constant exponent with one element",

@@ -96,7 +96,8 @@ INSTANTIATE_TEST_SUITE_P(Families, OnnxModel,
                                            "unary", "softmax", "layernorm",
                                            "reduce", "shapes", "where",
                                            "float16", "gelu_erf", "rmsnorm",
-                                           "causal_mask", "attention_block",
+                                           "causal_mask", "embedding",
+                                           "attention_block",
                                            "opset11", "opset18",
                                            "external_data",
                                            "granite_layer_small",
@@ -219,6 +220,19 @@ TEST(OnnxModels, AttentionBlockUsesTheFusedOps) {
                                                     {"split", 1},
                                                     {"transpose", 4}}));
   expectMatchesNumPy(g, "attention_block");
+}
+
+TEST(OnnxModels, GathersOfRowsByIdsAreEmbeddingLookups) {
+  // Ids that are INT64 model inputs are i32 inputs; each Gather of a table's
+  // rows by them (a weight or a model input) is an embedding op, not a host
+  // op. The ids are int64 .npy files, as NumPy saves them.
+  Graph g = load("embedding");
+  EXPECT_EQ(g.findValue("input_ids")->type().str(), "i32[2, 5]");
+  EXPECT_EQ(g.findValue("position_ids")->type().str(), "i32[2, 5]");
+  EXPECT_EQ(opKinds(g), (std::map<std::string, int>{
+                            {"add", 1}, {"embedding", 2}, {"matmul", 1}}));
+  EXPECT_EQ(g.findOp("positions")->operand(0)->name(), "pos_table");
+  expectMatchesNumPy(g, "embedding");
 }
 
 TEST(OnnxModels, ExportedDecoderLayersRunNothingOnTheHost) {

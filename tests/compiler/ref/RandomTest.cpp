@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <set>
 
 namespace spyre::compiler::ref {
 namespace {
@@ -70,6 +71,15 @@ TEST(RandomInput, FillsEveryElementType) {
     EXPECT_GE(v, -1000);
     EXPECT_LE(v, 1000);
   }
+  // Ids of a table of 7 rows: each of 0..6 drawn, nothing else.
+  NpyArray ids = randomInput({ElementType::I32, {200}}, 1, "ids", 7);
+  std::set<int32_t> seen;
+  for (size_t k = 0; k < 200; ++k) {
+    int32_t v;
+    std::memcpy(&v, ids.data.data() + 4 * k, 4);
+    seen.insert(v);
+  }
+  EXPECT_EQ(seen, (std::set<int32_t>{0, 1, 2, 3, 4, 5, 6}));
 }
 
 } // namespace
