@@ -315,7 +315,11 @@ checkOutputs(const compiler::Graph &graph, const Simulation &sim,
       c.against = e->second.file;
     const std::vector<double> got =
         compiler::ref::tensorFromNpy(sim.outputs[i]).values;
-    c.tolerance = outputTolerance(want);
+    // Integer outputs (token ids, an arg-max) are exact: a tolerance scaled
+    // to their values would pass a neighbouring id.
+    c.tolerance = v->type().elementType == compiler::ElementType::I32
+                      ? Tolerance{0, 0}
+                      : outputTolerance(want);
     c.result = compareTensors(got, want, c.tolerance);
     c.got = got[c.result.worst];
     c.expected = want[c.result.worst];
@@ -329,9 +333,13 @@ std::string checkLine(const OutputCheck &c, size_t width) {
       c.output + std::string(width - std::min(width, c.output.size()), ' ');
   const std::string against =
       c.against.empty() ? std::string("the host reference") : c.against;
-  const std::string tolerance = fmt::format(
-      "{:.6g} x (|expected| + {:.6g})", c.tolerance.rtol,
-      c.tolerance.rtol > 0 ? c.tolerance.atol / c.tolerance.rtol : 0.0);
+  const std::string tolerance =
+      c.tolerance.rtol == 0 && c.tolerance.atol == 0
+          ? std::string("exact")
+          : fmt::format("{:.6g} x (|expected| + {:.6g})", c.tolerance.rtol,
+                        c.tolerance.rtol > 0
+                            ? c.tolerance.atol / c.tolerance.rtol
+                            : 0.0);
   if (c.result.ok())
     return fmt::format("  {}  ok: {} elements against {}, max |difference| "
                        "{:.6g}, tolerance {}\n",
