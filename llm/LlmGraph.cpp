@@ -133,6 +133,8 @@ public:
     }
     case Rung::LmHead:
       outputs_.push_back(lmHead(x));
+      if (s_.greedy)
+        outputs_.push_back(op(OpKind::Argmax, "next_token", {outputs_.back()}));
       break;
     }
     g_->setOutputs(outputs_);
@@ -745,6 +747,11 @@ run::ModelInputs llmInputs(const Graph &graph, const LlmConfig &config,
                                     name.rfind("rope.sin", 0) == 0));
       continue;
     }
+    if (name == "input_ids") {
+      inputs.arrays[name] =
+          compiler::ref::randomInput(type, seed, name, config.vocabSize);
+      continue;
+    }
     std::vector<double> values =
         compiler::ref::tensorFromNpy(compiler::ref::randomInput(type, seed,
                                                                 name))
@@ -779,6 +786,8 @@ StepBytes stepBytes(const LlmConfig &c, const StepShape &s) {
   b.weights = s.layers * c.layerParameters() * kDeviceBytes;
   if (s.lmHead)
     b.weights += (c.vocabSize + 1) * c.hiddenSize * kDeviceBytes;
+  if (s.tokenIds) // the embedding table's rows the ids select
+    b.weights += s.batch * s.tokens * c.hiddenSize * kDeviceBytes;
   if (s.mode == Mode::Decode)
     b.cache = s.layers * 2 * cachedTokens(s) * c.numKvHeads * c.headDim *
               kDeviceBytes;

@@ -105,6 +105,7 @@ std::unique_ptr<compiler::Graph> buildLlmGraph(const LlmConfig &config,
 ///   Mlp          (silu(h Wg^T) * (h Wu^T)) Wd^T
 ///   Layer        the decoder layer
 ///   LmHead       final norm and LM head of each sequence's last token
+///                (and with greedy, its arg-max, `next_token`)
 enum class Rung {
   ResidualAdd,
   RmsNorm,

@@ -61,20 +61,38 @@ uint64_t endOf(const isa::Program &p) {
   return end;
 }
 
-/// The embedding multiplier alone: hidden -> hidden * multiplier.
+/// What comes before the first layer: the lookup of the token ids
+/// (shape.tokenIds: input_ids -> rows of model.embed_tokens.weight) and the
+/// embedding multiplier (when the step asks for it and the config has one),
+/// or the multiplier alone on the looked-up rows (`hidden`).
 std::unique_ptr<Graph> embeddingGraph(const LlmConfig &c, const StepShape &s) {
   auto g = std::make_unique<Graph>("embedding");
-  const compiler::TensorType t{s.elementType,
-                               {s.batch, s.tokens, c.hiddenSize}};
-  Value *x = g->addInput("hidden", t);
-  Value *m = g->addConstant(
-      "embedding_multiplier",
-      compiler::ConstantData::fromDoubles(
-          compiler::TensorType{s.elementType, {}}, {c.embeddingMultiplier}));
-  compiler::Op *op = compiler::buildOp(*g, compiler::OpKind::Mul,
-                                       "embed_scale", {x, m}, {},
-                                       {"embed_scale"});
-  g->setOutputs({op->result(0)});
+  Value *x = nullptr;
+  if (s.tokenIds) {
+    Value *ids = g->addInput(
+        "input_ids", compiler::TensorType{compiler::ElementType::I32,
+                                          {s.batch, s.tokens}});
+    Value *table = g->addInput(
+        "model.embed_tokens.weight",
+        compiler::TensorType{s.elementType, {c.vocabSize, c.hiddenSize}});
+    x = compiler::buildOp(*g, compiler::OpKind::Embedding, "embed_tokens",
+                          {table, ids}, {}, {"embed_tokens"})
+            ->result(0);
+  } else {
+    x = g->addInput("hidden", compiler::TensorType{
+                                  s.elementType,
+                                  {s.batch, s.tokens, c.hiddenSize}});
+  }
+  if (s.embedding && c.embeddingMultiplier != 1.0) {
+    Value *m = g->addConstant(
+        "embedding_multiplier",
+        compiler::ConstantData::fromDoubles(
+            compiler::TensorType{s.elementType, {}}, {c.embeddingMultiplier}));
+    x = compiler::buildOp(*g, compiler::OpKind::Mul, "embed_scale", {x, m}, {},
+                          {"embed_scale"})
+            ->result(0);
+  }
+  g->setOutputs({x});
   return g;
 }
 
@@ -172,12 +190,15 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
                "a looped model with a resident cache is not built");
   checkStepShape(config, shape);
   const int64_t layers = shape.layers;
-  const bool embedding = shape.embedding && config.embeddingMultiplier != 1.0;
+  const bool embedding =
+      shape.tokenIds ||
+      (shape.embedding && config.embeddingMultiplier != 1.0);
 
   StepShape one = shape;
   one.layers = 1;
   one.embedding = false;
   one.lmHead = false;
+  one.tokenIds = false;
   const std::unique_ptr<Graph> layer = buildLlmGraph(config, one);
   std::unique_ptr<Graph> head =
       shape.lmHead ? buildRungGraph(config, one, Rung::LmHead) : nullptr;

@@ -2,9 +2,11 @@
 // (docs/llm.md#the-whole-model): one decoder layer compiled once and run
 // over every layer's weights in a hardware loop.
 //
-// The step's graph is compiled as up to three pieces: the embedding
-// multiplier (when the config has one and the step asks for it), one layer
-// (layer 0's graph), and the final norm and LM head (when asked for). The
+// The step's graph is compiled as up to three pieces: the embedding (the
+// lookup of the token ids when the step takes them, and the multiplier when
+// the config has one and the step asks for it), one layer (layer 0's
+// graph), and the final norm, LM head and greedy next token (when asked
+// for). The
 // hidden state between layers lives at one address: the layer's input and
 // its output are placed there (the output replaces the input in place), so
 // each layer reads what the one before it wrote. Each layer's own tensors

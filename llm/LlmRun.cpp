@@ -153,10 +153,14 @@ std::string llmSummaryText(const LlmReport &r, size_t topOps) {
                                      "context {}",
                                      s.batch, s.context));
   std::string parts = fmt::format("{} of {} layers", s.layers, c.numLayers);
-  if (s.embedding)
+  if (s.tokenIds)
+    parts += ", embedding lookup";
+  if (s.embedding && c.embeddingMultiplier != 1.0)
     parts += ", embedding multiplier";
   if (s.lmHead)
     parts += ", final norm and LM head";
+  if (s.lmHead && s.greedy)
+    parts += ", greedy next token";
   out += field("simulated", fmt::format("{}: {}", parts, duration(r.stepUs())));
   if (r.run.records)
     out += field("per layer",
@@ -171,9 +175,11 @@ std::string llmSummaryText(const LlmReport &r, size_t topOps) {
                              "layers x {}/{}{}), {}",
                              duration(r.modelUs()), c.numLayers, c.numLayers,
                              s.layers,
-                             s.lmHead ? "; embedding lookup not included"
-                                      : "; embedding lookup and LM head not "
-                                        "included",
+                             s.tokenIds && s.lmHead ? ""
+                             : s.lmHead ? "; embedding lookup not included"
+                             : s.tokenIds ? "; LM head not included"
+                                          : "; embedding lookup and LM head "
+                                            "not included",
                              what));
   else
     out += field(prefill ? "TTFT" : "per token",

@@ -39,8 +39,18 @@ TEST(LlmCli, TinyPrefillMatchesTheReference) {
   ToolResult r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode",
                            "prefill", "--tokens", "16", "--lm-head",
                            "--embedding", "--check"});
-  // logits and, per layer, the new keys and values.
-  expectChecked(r, "5");
+  // logits, per layer the new keys and values, and the greedy next token,
+  // which must be the reference's exactly.
+  expectChecked(r, "6");
+  EXPECT_NE(r.out.find("  next_token"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("max |difference| 0, tolerance exact\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("simulated  2 of 2 layers, embedding lookup, embedding "
+                       "multiplier, final norm and LM head, greedy next "
+                       "token: "),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("step       prefill: batch 1, 16 new tokens each"),
             std::string::npos)
       << r.out;
@@ -69,7 +79,7 @@ TEST(LlmCli, TinyLlamaDecodeWithLmHeadMatchesTheReference) {
   ToolResult r = runSpyre({"llm", "examples/llm/tiny-llama.json", "--mode",
                            "decode", "--batch", "3", "--context", "70",
                            "--lm-head", "--check"});
-  expectChecked(r, "3"); // logits, new key, new value
+  expectChecked(r, "4"); // logits, new key, new value, next token
   EXPECT_NE(r.out.find("LlamaForCausalLM: 1 layers"), std::string::npos)
       << r.out;
 }
@@ -199,7 +209,8 @@ TEST(LlmCli, TheWholeModelWithoutAMode) {
   for (const char *line :
        {"step       prefill: batch 1, 512 new tokens each, no cached context",
         "step       decode: batch 4, 1 new token each, context 4096",
-        "2 of 2 layers, embedding multiplier, final norm and LM head: ",
+        "2 of 2 layers, embedding lookup, embedding multiplier, final norm and "
+        "LM head, greedy next token: ",
         "for all 2 layers, simulated, time to first token",
         "for all 2 layers, simulated, per-token latency",
         "one layer's code in a loop over 2 layers\n"}) {

@@ -2,7 +2,9 @@
 // hardware loop over the layers computes, on the simulator, the very bits
 // the program with every layer's own copy of the code computes, for prefill
 // and decode steps of the tiny configs with 2 to 4 layers, the embedding
-// multiplier and the LM head; the race and memory checks find nothing; and
+// multiplier and the LM head, and the whole step as `spyre llm CONFIG`
+// runs it (token ids in, the lookup, the greedy next token out); the race
+// and memory checks find nothing; and
 // the program's code does not grow with the layers.
 #include "llm/LlmLoop.h"
 
@@ -25,12 +27,14 @@ struct Case {
   Mode mode;
   int64_t layers;
   bool ends; ///< the embedding multiplier and the LM head
+  bool ids = false; ///< with ends: token ids in, the greedy next token out
 };
 
 std::string caseName(const Case &c) {
   return std::string(c.file) +
          (c.mode == Mode::Prefill ? " prefill, " : " decode, ") +
-         std::to_string(c.layers) + " layers" + (c.ends ? ", head" : "");
+         std::to_string(c.layers) + " layers" + (c.ends ? ", head" : "") +
+         (c.ids ? ", ids" : "");
 }
 
 void PrintTo(const Case &c, std::ostream *os) { *os << caseName(c); }
@@ -41,6 +45,8 @@ StepShape shapeOf(const Case &c) {
   s.layers = c.layers;
   s.embedding = c.ends;
   s.lmHead = c.ends;
+  s.tokenIds = c.ids;
+  s.greedy = c.ids;
   if (c.mode == Mode::Prefill) {
     s.tokens = 48;
   } else {
@@ -110,7 +116,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"tiny-granite.json", Mode::Decode, 2, true},
                       Case{"tiny-llama.json", Mode::Prefill, 3, false},
                       Case{"tiny-llama.json", Mode::Decode, 4, false},
-                      Case{"tiny-granite.json", Mode::Decode, 4, true}),
+                      Case{"tiny-granite.json", Mode::Decode, 4, true},
+                      Case{"tiny-granite.json", Mode::Prefill, 2, true, true},
+                      Case{"tiny-llama.json", Mode::Decode, 3, true, true}),
     [](const ::testing::TestParamInfo<Case> &param) {
       std::string name = caseName(param.param);
       for (char &ch : name)

@@ -102,8 +102,12 @@ int runModelSteps(LlmCliOptions &o) {
     r.records = false;
     llm::StepShape &s = r.shape;
     s.mode = mode;
+    // The whole step: token ids in, the embedding lookup, the layers, the
+    // LM head and the greedy next token out.
     s.embedding = true;
+    s.tokenIds = true;
     s.lmHead = true;
+    s.greedy = true;
     if (mode == llm::Mode::Prefill) {
       s.batch = 1;
       s.tokens = o.tokens > 0 ? o.tokens : 512;
@@ -167,6 +171,8 @@ int runLlm(LlmCliOptions &o) {
           llm::runLadder(o.run.modelConfig, o.run.hwConfig, s));
       return 0;
     }
+    s.tokenIds = s.embedding;
+    s.greedy = s.lmHead;
     // A looped run of every layer needs no per-instruction records.
     o.run.records = false;
     const llm::LlmReport report = llm::runLlm(o.run);
@@ -229,11 +235,12 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                   "Decoder layers to simulate (default: all); the model's "
                   "figures are then extrapolated");
   cmd->add_flag("--lm-head", opts->run.shape.lmHead,
-                "Add the final norm and the LM head (the logits of each "
-                "sequence's last token)");
+                "Add the final norm, the LM head (the logits of each "
+                "sequence's last token) and the greedy next token on the "
+                "device (next_token)");
   cmd->add_flag("--embedding", opts->run.shape.embedding,
-                "Scale the input by Granite's embedding multiplier (the "
-                "lookup itself is the input)");
+                "Start from token ids (input_ids): the embedding lookup on "
+                "the device, then Granite's embedding multiplier");
   cmd->add_option("-O", opts->run.optLevel,
                   "Optimisation level: -O0, -O1, -O2 (default)")
       ->check(wholeNumberIn(0, 2));
