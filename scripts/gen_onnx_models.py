@@ -25,7 +25,8 @@ by default Granite-3.3-8B's prefill layer (512 tokens, no past); `--past N
 
     /usr/bin/python3 scripts/gen_onnx_models.py --granite-layer OUT.onnx \
         [--hidden 4096] [--heads 32] [--kv-heads 8] [--head-dim 128] \
-        [--ffn 12800] [--tokens 512] [--past 0] [--batch 1] [--no-present]
+        [--ffn 12800] [--tokens 512] [--past 0] [--batch 1] [--no-present] \
+        [--vocab 49159]
 """
 
 import math
@@ -517,7 +518,7 @@ def gen_attention_block():
 def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
                   tokens=8, past=0, batch=1, eps=1e-5, attention_scale=None,
                   residual=0.22, name="granite_layer", padding=0, present=True,
-                  tables=None):
+                  tables=None, vocab=0, embedding_multiplier=12.0):
     """One decoder layer of a Granite-shaped model in the form torch.onnx
     writes Hugging Face's eager implementation (opset 17, static shapes):
 
@@ -550,7 +551,11 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
     export `cos_cached[position_ids]`. Without `present` the joined keys and values are no outputs (only the
     hidden states are). With `padding` > 0 the mask is no causal mask but a padding one: -1e4
     over the first `padding` keys of every query (left padding), so the
-    attention is not the fused op.
+    attention is not the fused op. With `vocab` > 0 the layer starts from
+    token ids, as a whole model's export does: `input_ids` (INT64 [B, S])
+    gathers rows of `model.embed_tokens.weight` [vocab, hidden], scaled by
+    Granite's embedding multiplier, and with `tables` the positions are an
+    INT64 input too (`position_ids`), not constants.
 
     Returns (model, the names and shapes of its inputs)."""
     B, S, P, H, KV, hd = batch, tokens, past, heads, kv_heads, head_dim
@@ -561,12 +566,15 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
     a = pre + "self_attn."
     m = pre + "mlp."
     c = helper.make_node
-    inputs = [("hidden_states", [B, S, D])]
+    inputs = [("input_ids", [B, S])] if vocab else [("hidden_states", [B, S, D])]
+    if vocab and tables is not None:
+        inputs.append(("position_ids", [B, S]))
     if tables is None:
         inputs += [("cos", [B, S, hd]), ("sin", [B, S, hd])]
     if P > 0:
         inputs += [("past_key", [B, KV, P, hd]), ("past_value", [B, KV, P, hd])]
-    weights = [(pre + "input_layernorm.weight", [D]),
+    weights = [("model.embed_tokens.weight", [vocab, D])] if vocab else []
+    weights += [(pre + "input_layernorm.weight", [D]),
                (a + "q_proj.weight.T", [D, H * hd]),
                (a + "k_proj.weight.T", [D, KV * hd]),
                (a + "v_proj.weight.T", [D, KV * hd]),
@@ -618,12 +626,19 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
     shapes = []
     if tables is not None:
         positions = np.tile(np.arange(P, P + S, dtype=np.int64), (B, 1))
-        shapes += [init("rope.cos_cached", tables[0]), init("rope.sin_cached", tables[1]),
-                   init("position_ids", positions)]
+        shapes += [init("rope.cos_cached", tables[0]), init("rope.sin_cached", tables[1])]
+        if not vocab:
+            shapes.append(init("position_ids", positions))
         nodes += [c("Gather", ["rope.cos_cached", "position_ids"], ["cos"],
                     name="rope/Gather", axis=0),
                   c("Gather", ["rope.sin_cached", "position_ids"], ["sin"],
                     name="rope/Gather_1", axis=0)]
+    if vocab:
+        shapes.append(init("embedding_multiplier", np.array(embedding_multiplier, np.float32)))
+        nodes += [c("Gather", ["model.embed_tokens.weight", "input_ids"], ["embeds"],
+                    name="model.embed_tokens/Gather"),
+                  c("Mul", ["embeds", "embedding_multiplier"], ["hidden_states"],
+                    name="model/embedding_multiplier")]
     rmsnorm(pre + "input_layernorm", "hidden_states", pre + "input_layernorm.weight", "h")
     new_k = "present_key" if P == 0 else "k.rope"
     new_v = "present_value" if P == 0 else "v.heads"
@@ -684,7 +699,8 @@ def granite_layer(hidden=256, heads=4, kv_heads=2, head_dim=128, ffn=512,
         init("merged_shape", i64([B, S, H * hd])),
     ]
     all_inputs = inputs + weights
-    graph_inputs = [tensor_info(n, F32, s) for n, s in all_inputs]
+    graph_inputs = [tensor_info(n, TensorProto.INT64 if n.endswith("_ids") else F32, s)
+                    for n, s in all_inputs]
     outputs = [tensor_info("hidden_states_out", F32, [B, S, D])]
     if present:
         outputs += [tensor_info("present_key", F32, [B, KV, L, hd]),
@@ -698,6 +714,9 @@ def granite_layer_numpy(values, heads, kv_heads, head_dim, eps, attention_scale,
     pre = "model.layers.0."
     a, m = pre + "self_attn.", pre + "mlp."
     v = {k: f64(x) for k, x in values.items()}
+    if "input_ids" in values:
+        v["hidden_states"] = v["model.embed_tokens.weight"][values["input_ids"]] * \
+            float(np.float32(values["embedding_multiplier"]))
     x = v["hidden_states"]
     B, S, D = x.shape
     H, KV, hd = heads, kv_heads, head_dim
@@ -756,19 +775,29 @@ def gen_granite_layer():
                  attention_scale=0.25, residual=0.5)
     for seed, (name, tokens, past, padding) in enumerate(
             (("granite_layer_small", 6, 3, 0), ("granite_layer_padded", 8, 0, 2),
-             ("granite_layer_padded_decode", 1, 7, 2))):
+             ("granite_layer_padded_decode", 1, 7, 2), ("granite_layer_ids", 6, 3, 0))):
         hd = shape["head_dim"]
         pos = np.arange(0, past + tokens, dtype=np.float64)
         freq = 10000.0 ** (-np.arange(0, hd, 2) / hd)
         angles = np.concatenate([np.outer(pos, freq)] * 2, -1)
         cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
-        # granite_layer_small gathers its tables by position (constants).
-        tables = (cos, sin) if name == "granite_layer_small" else None
+        # granite_layer_small gathers its tables by position (constants);
+        # granite_layer_ids by the positions and token ids it is given.
+        ids = name == "granite_layer_ids"
+        tables = (cos, sin) if name in ("granite_layer_small", "granite_layer_ids") else None
+        vocab = 50 if ids else 0
         m, inputs = granite_layer(tokens=tokens, past=past, name=name, padding=padding,
-                                  tables=tables, **shape)
+                                  tables=tables, vocab=vocab, **shape)
         values = {}
         for i, (n, dims) in enumerate(inputs):
             if n in ("cos", "sin"):
+                continue
+            if n == "input_ids":
+                values[n] = rng(700 + seed).integers(0, vocab, dims).astype(np.int64)
+                continue
+            if n == "position_ids":
+                values[n] = np.tile(np.arange(past, past + tokens, dtype=np.int64),
+                                    (dims[0], 1))
                 continue
             fan_in = dims[0] if n.endswith(".T") else 1
             values[n] = rand(600 + 40 * seed + i, *dims, scale=1 / math.sqrt(fan_in))
@@ -777,7 +806,9 @@ def gen_granite_layer():
         rope = {"cos": cos[None, past:], "sin": sin[None, past:]}
         if tables is None:
             values.update(rope)
-        want = granite_layer_numpy({**values, **rope}, shape["heads"], shape["kv_heads"],
+        extra = {"embedding_multiplier": np.float32(12.0)} if ids else {}
+        want = granite_layer_numpy({**values, **rope, **extra}, shape["heads"],
+                                   shape["kv_heads"],
                                    hd, shape["eps"], shape["attention_scale"],
                                    shape["residual"], padding)
         save_good(name, m, values, want)
@@ -796,10 +827,13 @@ def write_granite_layer(argv):
     ap.add_argument("--eps", type=float, default=1e-5)
     ap.add_argument("--no-present", dest="present", action="store_false",
                     help="the joined keys and values are no outputs")
+    ap.add_argument("--vocab", type=int, default=0,
+                    help="start from INT64 token ids: a Gather of the embedding "
+                         "table [vocab, hidden] (Granite-3.3-8B: 49159)")
     o = ap.parse_args(argv)
     m, _ = granite_layer(o.hidden, o.heads, o.kv_heads, o.head_dim, o.ffn, o.tokens,
                          o.past, o.batch, o.eps, o.attention_scale, o.residual,
-                         present=o.present)
+                         present=o.present, vocab=o.vocab)
     onnx.save(m, o.out)
     return 0
 

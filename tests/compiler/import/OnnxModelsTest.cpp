@@ -102,7 +102,8 @@ INSTANTIATE_TEST_SUITE_P(Families, OnnxModel,
                                            "external_data",
                                            "granite_layer_small",
                                            "granite_layer_padded",
-                                           "granite_layer_padded_decode"));
+                                           "granite_layer_padded_decode",
+                                           "granite_layer_ids"));
 
 TEST(OnnxModels, ShapeOverrideFixesADynamicBatch) {
   // The reshape target comes from Shape/Gather/Concat on the input's shape;
@@ -233,6 +234,22 @@ TEST(OnnxModels, GathersOfRowsByIdsAreEmbeddingLookups) {
                             {"add", 1}, {"embedding", 2}, {"matmul", 1}}));
   EXPECT_EQ(g.findOp("positions")->operand(0)->name(), "pos_table");
   expectMatchesNumPy(g, "embedding");
+}
+
+TEST(OnnxModels, ALayerFromTokenIdsGathersOnTheDevice) {
+  // granite_layer_ids starts as a whole model's export does: INT64
+  // input_ids gather rows of the embedding table, scaled by the embedding
+  // multiplier, and INT64 position_ids gather the rotary tables' rows. The
+  // three Gathers are embedding ops; nothing runs on the host.
+  Graph g = load("granite_layer_ids");
+  std::map<std::string, int> kinds = opKinds(g);
+  EXPECT_EQ(kinds.count("host"), 0u);
+  EXPECT_EQ(kinds["embedding"], 3);
+  EXPECT_EQ(kinds["attention"], 1);
+  EXPECT_EQ(g.findValue("input_ids")->type().str(), "i32[1, 6]");
+  EXPECT_EQ(g.findValue("position_ids")->type().str(), "i32[1, 6]");
+  EXPECT_EQ(g.findOp("model.embed_tokens/Gather")->operand(0)->name(),
+            "model.embed_tokens.weight");
 }
 
 TEST(OnnxModels, ExportedDecoderLayersRunNothingOnTheHost) {
