@@ -172,10 +172,18 @@ TEST(LxShadow, FindsWhatAStickByStickWalkFinds) {
         hb.acquire(static_cast<int>(rng() % kStreams), hb.release(stream));
         continue;
       }
-      const int64_t first = static_cast<int64_t>(rng() % kSticks);
-      const int64_t count =
+      int64_t first = static_cast<int64_t>(rng() % kSticks);
+      int64_t count =
           1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(
                                               std::min<int64_t>(trial % 2 ? 24 : 150, kSticks - first)));
+      // Every third trial, half the accesses cover whole blocks (tiles that
+      // several engines read: a block keeps its readers' list), the others
+      // split them again.
+      if (trial % 3 == 2 && rng() % 2 == 0) {
+        first = first / 64 * 64;
+        count = std::min<int64_t>(64 * (1 + static_cast<int64_t>(rng() % 2)),
+                                  kSticks - first);
+      }
       const bool write = rng() % 3 == 0;
       const Epoch e = hb.epoch(stream, step % 5); // instructions repeat
       // Sometimes several runs of one row: ascending apart, touching or
