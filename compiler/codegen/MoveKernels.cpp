@@ -90,9 +90,8 @@ MovePlan emitTranspose(ProgramBuilder &pb, const TensorRef &x,
                "transpose: '" + x.name + "' has fewer than 2 dims");
   SPYRE_ASSERT(x.isDefault() && y.isDefault(),
                "transpose: tensors must be in the default layout");
-  SPYRE_ASSERT(x.dtype == y.dtype &&
-                   (x.dtype == isa::DType::Dl16 || x.dtype == isa::DType::Fp32),
-               "transpose: DL16 or FP32 tensors of one dtype");
+  SPYRE_ASSERT(x.dtype == y.dtype && x.dtype != isa::DType::Int8,
+               "transpose: DL16, FP32 or INT32 tensors of one dtype");
   std::vector<int64_t> swapped = x.shape;
   std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
   SPYRE_ASSERT(y.shape == swapped,
@@ -100,7 +99,9 @@ MovePlan emitTranspose(ProgramBuilder &pb, const TensorRef &x,
                    "' is not x with its last two dims swapped");
   const Resources res = resources(pb.config(), opt);
   const int units = res.units;
-  const bool f32 = x.dtype == isa::DType::Fp32;
+  // xpose moves 4-byte elements as bit patterns: INT32 (token ids) as FP32.
+  const bool f32 =
+      x.dtype == isa::DType::Fp32 || x.dtype == isa::DType::Int32;
   const int64_t lanes = x.lanes();
   const size_t r = x.shape.size();
   const int64_t p = x.shape[r - 2], q = x.shape[r - 1];

@@ -126,15 +126,22 @@ TEST(Embedding, AnIdOutsideTheVocabularyIsAFinding) {
 }
 
 /// Simulates argmax over rows of x and checks the ids against the
-/// reference's.
+/// reference's; with `squeezed`, the kept axis of 1 is reshaped away (the
+/// ids relaid out, as an ONNX ArgMax with keepdims = 0 asks).
 void checkArgmax(const std::vector<int64_t> &shape, const std::vector<float> &x,
-                 int level = 2) {
-  SCOPED_TRACE("x [" + dims(shape) + "], -O" + std::to_string(level));
+                 int level = 2, bool squeezed = false) {
+  SCOPED_TRACE("x [" + dims(shape) + "], -O" + std::to_string(level) +
+               (squeezed ? ", squeezed" : ""));
   std::vector<int64_t> y = shape;
   y.back() = 1;
+  std::vector<int64_t> z(shape.begin(), shape.end() - 1);
+  const std::string squeeze =
+      squeezed ? "\n  %z = reshape @squeeze(%y) {shape = [" + dims(z) +
+                     "]} : i32[" + dims(z) + "]\n  return %z\n}"
+               : "\n  return %y\n}";
   std::unique_ptr<Graph> g = test::parseGraphText(
       "graph @t {\n  input %x : f16[" + dims(shape) +
-      "]\n  %y = argmax @pick(%x) : i32[" + dims(y) + "]\n  return %y\n}");
+      "]\n  %y = argmax @pick(%x) : i32[" + dims(y) + "]" + squeeze);
   ASSERT_TRUE(g);
   std::optional<CompileResult> c = compile(*g, level);
   ASSERT_TRUE(c);
@@ -146,7 +153,7 @@ void checkArgmax(const std::vector<int64_t> &shape, const std::vector<float> &x,
   ref::TensorMap in;
   in["x"] = {shape, std::vector<double>(x.begin(), x.end())};
   std::vector<ref::RefTensor> want = ref::evaluateGraph(*g, in);
-  const std::vector<float> &got = sim.outputs["y"];
+  const std::vector<float> &got = sim.outputs[squeezed ? "z" : "y"];
   ASSERT_EQ(got.size(), want[0].values.size());
   for (size_t i = 0; i < got.size(); ++i)
     EXPECT_EQ(static_cast<double>(got[i]), want[0].values[i]) << "row " << i;
@@ -159,6 +166,18 @@ TEST(Argmax, RandomRowsMatchTheReference) {
               randomValues(2 * 40 * 200, 12, -4, 4, isa::DType::Dl16));
   checkArgmax({2, 40, 200},
               randomValues(2 * 40 * 200, 12, -4, 4, isa::DType::Dl16), 0);
+}
+
+TEST(Argmax, IdsReshapedWithoutTheKeptAxis) {
+  // The reshape moves each id from a stick of its own into rows of ids: a
+  // transpose of INT32 elements, moved as bit patterns (ids up to 49,158
+  // are denormal floats as FP32 bits).
+  checkArgmax({2, 40, 200},
+              randomValues(2 * 40 * 200, 14, -4, 4, isa::DType::Dl16), 2, true);
+  checkArgmax({3, 49159},
+              randomValues(3 * 49159, 15, -4, 4, isa::DType::Dl16), 2, true);
+  checkArgmax({70, 64}, randomValues(70 * 64, 16, -4, 4, isa::DType::Dl16),
+              0, true);
 }
 
 TEST(Argmax, GranitesVocabularyAndTies) {
