@@ -960,8 +960,9 @@ def gen_external_bad():
 def gen_embedding():
     """Token and position embeddings as exporters write them: Gathers of
     table rows by INT64 ids that are model inputs (one table a weight, one a
-    model input, as PyTorch exports weights), then a projection. The ids are
-    saved as int64, as NumPy saves them."""
+    model input, as PyTorch exports weights), then a projection to logits
+    and the greedy next token of each position (ArgMax over the last axis,
+    kept and dropped). The ids are saved as int64, as NumPy saves them."""
     vocab, positions, hidden, out = 40, 16, 64, 32
     table, pos_table = rand(40, vocab, hidden), rand(41, positions, hidden)
     w = rand(42, hidden, out, scale=0.2)
@@ -975,16 +976,21 @@ def gen_embedding():
                          name="positions", axis=0),
         helper.make_node("Add", ["tok", "pos"], ["h"], name="add"),
         helper.make_node("MatMul", ["h", "w"], ["y"], name="proj"),
+        helper.make_node("ArgMax", ["y"], ["next"], name="next", axis=-1),
+        helper.make_node("ArgMax", ["y"], ["next_flat"], name="next_flat", axis=2,
+                         keepdims=0),
     ]
     m = model("embedding", nodes,
               [tensor_info("input_ids", I64, [2, 5]),
                tensor_info("position_ids", I64, [2, 5]),
                tensor_info("pos_table", F32, [positions, hidden])],
-              [tensor_info("y", F32, [2, 5, out])],
+              [tensor_info("y", F32, [2, 5, out]), tensor_info("next", I64, [2, 5, 1]),
+               tensor_info("next_flat", I64, [2, 5])],
               [init("embed_tokens", table), init("w", w)])
+    y = (f64(table)[ids] + f64(pos_table)[pos]) @ f64(w)
     save_good("embedding", m,
               {"input_ids": ids, "position_ids": pos, "pos_table": pos_table},
-              {"y": (f64(table)[ids] + f64(pos_table)[pos]) @ f64(w)})
+              {"y": y, "next": y.argmax(-1)[..., None], "next_flat": y.argmax(-1)})
 
 
 def gen_bad():

@@ -390,6 +390,27 @@ void Importer::convertGather(const NodeProto &node) {
   emitOutput(OpKind::Embedding, {table, ids}, {});
 }
 
+void Importer::convertArgMax(const NodeProto &node) {
+  Value *x = data(node, 0);
+  const int64_t rank = x->type().rank();
+  const int64_t axisAttr = intAttr(node, "axis", 0);
+  if (normalizeAxis(axisAttr, rank) != std::optional<int64_t>(rank - 1))
+    unsupported("only the last axis is searched on the device (greedy "
+                "sampling of logits); this one searches axis " +
+                std::to_string(axisAttr) + " of " + x->type().str());
+  if (intAttr(node, "select_last_index", 0) != 0)
+    unsupported("select_last_index = 1 is not built: the device gives the "
+                "first of equal maxima");
+  if (intAttr(node, "keepdims", 1) != 0) {
+    emitOutput(OpKind::Argmax, {x}, {});
+    return;
+  }
+  Value *ids = emitHelper(OpKind::Argmax, {x}, {}, "argmax");
+  Shape shape = x->type().shape;
+  shape.pop_back();
+  emitOutput(OpKind::Reshape, {ids}, {{"shape", Attribute::ints(shape)}});
+}
+
 void Importer::convertWhere(const NodeProto &node) {
   const OnnxTensorValues *cond = constInput(node, 0);
   if (!cond)
@@ -553,6 +574,7 @@ constexpr unsigned kInput1 = 1u << 1;
 const OpRule kRules[] = {
     {"Abs", &Importer::convertUnary, OpKind::Abs},
     {"Add", &Importer::convertBinary, OpKind::Add},
+    {"ArgMax", &Importer::convertArgMax},
     {"Concat", &Importer::convertConcat},
     {"Constant", &Importer::convertConstant},
     {"Div", &Importer::convertBinary, OpKind::Div},

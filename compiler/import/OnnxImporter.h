@@ -411,6 +411,8 @@ public:
   /// Gather of a table's rows by ids from an integer model input: an
   /// `embedding` op.
   void convertGather(const NodeProto &node);
+  /// ArgMax over the last axis: an `argmax` op (greedy sampling).
+  void convertArgMax(const NodeProto &node);
 
 private:
   // ---- Causal masks ----

@@ -472,13 +472,14 @@ void writeInt64Pb(const std::string &path, const std::string &name,
 }
 
 TEST(RunOnnxTestData, IdsOfEmbeddingLookups) {
-  // tests/data/onnx/embedding: INT64 ids gather rows of two tables.
+  // tests/data/onnx/embedding: INT64 ids gather rows of two tables; the
+  // logits' ArgMax gives the next tokens.
   const std::string data = test::srcPath("tests/data/onnx/embedding");
   const std::string model = data + "/model.onnx";
   // Random inputs give ids within the tables, so a seeded run is valid.
   ToolResult seeded = runSpyre({"run", model, "--seed", "1", "--check"});
   ASSERT_EQ(seeded.exitCode, 0) << all(seeded);
-  EXPECT_NE(seeded.out.find("check      ok: 1 output within the tolerance"),
+  EXPECT_NE(seeded.out.find("check      ok: 3 outputs within the tolerance"),
             std::string::npos)
       << seeded.out;
 
@@ -493,7 +494,12 @@ TEST(RunOnnxTestData, IdsOfEmbeddingLookups) {
           readNpy(data + "/inputs/pos_table.npy"));
   ToolResult pb = runSpyre({"run", model, "--inputs", dir, "--check"});
   ASSERT_EQ(pb.exitCode, 0) << all(pb);
-  EXPECT_NE(pb.out.find("check      ok: 1 output within the tolerance"),
+  EXPECT_NE(pb.out.find("check      ok: 3 outputs within the tolerance"),
+            std::string::npos)
+      << pb.out;
+  // The greedy next tokens (ArgMax) are exactly the reference's.
+  EXPECT_NE(pb.out.find("  next_flat  ok: 10 elements against the host "
+                        "reference, max |difference| 0, tolerance exact"),
             std::string::npos)
       << pb.out;
 

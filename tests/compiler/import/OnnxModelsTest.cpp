@@ -230,9 +230,16 @@ TEST(OnnxModels, GathersOfRowsByIdsAreEmbeddingLookups) {
   Graph g = load("embedding");
   EXPECT_EQ(g.findValue("input_ids")->type().str(), "i32[2, 5]");
   EXPECT_EQ(g.findValue("position_ids")->type().str(), "i32[2, 5]");
-  EXPECT_EQ(opKinds(g), (std::map<std::string, int>{
-                            {"add", 1}, {"embedding", 2}, {"matmul", 1}}));
+  // The greedy next token of each position: ArgMax over the last axis,
+  // kept (argmax) and dropped (argmax, then a reshape).
+  EXPECT_EQ(opKinds(g), (std::map<std::string, int>{{"add", 1},
+                                                    {"argmax", 2},
+                                                    {"embedding", 2},
+                                                    {"matmul", 1},
+                                                    {"reshape", 1}}));
   EXPECT_EQ(g.findOp("positions")->operand(0)->name(), "pos_table");
+  EXPECT_EQ(g.findValue("next")->type().str(), "i32[2, 5, 1]");
+  EXPECT_EQ(g.findValue("next_flat")->type().str(), "i32[2, 5]");
   expectMatchesNumPy(g, "embedding");
 }
 
