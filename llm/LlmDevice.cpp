@@ -1,6 +1,7 @@
 #include "llm/LlmDevice.h"
 
 #include "compiler/ref/Evaluator.h"
+#include "llm/LlmLoop.h"
 #include "llm/LlmWeights.h"
 #include "numerics/Dlf16.h"
 #include "run/RunModel.h"
@@ -110,19 +111,69 @@ LlmDevice::LlmDevice(const LlmConfig &config, const hw::HwConfig &hw,
     if (checkpoint)
       loadWeights(*checkpoint, *graph, config_, drawn);
   }
+  // The weights outside the layers first; then, above the LX addresses
+  // (so that a looped step's code tells its layers' addresses from LX
+  // ones), one region per layer: its weights in layer 0's order, then its
+  // cache pages.
+  const auto sticksOf = [](const Value &v) {
+    return isa::sticksOf(
+        isa::deviceShapeOf(v.type().shape, isa::DType::Dl16));
+  };
+  const auto layerOf = [&](const std::string &name) -> int64_t {
+    for (int64_t l = 0; l < layers_; ++l)
+      if (name.rfind("model.layers." + std::to_string(l) + ".", 0) == 0)
+        return l;
+    return -1;
+  };
+  const auto keep = [&](const Value &v, uint64_t address) {
+    isa::TensorDecl t = run::Device::tensorAt(
+        v.name(), isa::DType::Dl16, v.type().shape, address);
+    if (options.numerics)
+      device_.write(t, drawn.arrays.at(v.name()));
+    weightBytes_ += static_cast<uint64_t>(v.type().elementCount() * kHostBytes);
+    weights_.emplace(v.name(), std::move(t));
+  };
+  std::map<std::string, uint64_t> layerOffset; // layer 0's, by name after it
+  uint64_t layerWeights = 0;
   for (const Value *v : graph->inputs()) {
     if (isStepInput(v->name()))
       continue;
-    const std::vector<int64_t> &dims = v->type().shape;
-    const uint64_t sticks =
-        isa::sticksOf(isa::deviceShapeOf(dims, isa::DType::Dl16));
-    isa::TensorDecl t = run::Device::tensorAt(v->name(), isa::DType::Dl16, dims,
-                                              device_.reserve(sticks));
-    if (options.numerics)
-      device_.write(t, drawn.arrays.at(v->name()));
-    weightBytes_ +=
-        static_cast<uint64_t>(v->type().elementCount() * kHostBytes);
-    weights_.emplace(v->name(), std::move(t));
+    if (layerOf(v->name()) < 0) {
+      keep(*v, device_.reserve(sticksOf(*v)));
+      continue;
+    }
+    if (layerOf(v->name()) == 0) {
+      layerOffset[v->name().substr(std::string("model.layers.0.").size())] =
+          layerWeights;
+      layerWeights += sticksOf(*v);
+    }
+  }
+  pageSticks_ = static_cast<uint64_t>(config_.numKvHeads * config_.headDim);
+  const int64_t perSlot = capacity_ / kCachePageTokens;
+  poolPages_ = options.paged && options.pages > 0 ? options.pages
+                                                  : options.slots * perSlot;
+  constexpr uint64_t kAlign = 64;
+  cacheOffset_ = (layerWeights + kAlign - 1) / kAlign * kAlign;
+  layerStride_ = (cacheOffset_ +
+                  static_cast<uint64_t>(2 * poolPages_) * pageSticks_ + kAlign -
+                  1) /
+                 kAlign * kAlign;
+  const auto lx = static_cast<uint64_t>(hw.lxSticks());
+  if (device_.firstFree() < lx)
+    device_.reserve(lx - device_.firstFree());
+  layersStart_ = device_.reserve(
+      static_cast<uint64_t>(layers_) * layerStride_, kAlign);
+  for (const Value *v : graph->inputs()) {
+    const int64_t l = layerOf(v->name());
+    if (l < 0 || isStepInput(v->name()))
+      continue;
+    const std::string rest = v->name().substr(
+        ("model.layers." + std::to_string(l) + ".").size());
+    SPYRE_ASSERT(layerOffset.count(rest),
+                 "layer " + std::to_string(l) + "'s weight '" + v->name() +
+                     "' has no layer 0 counterpart");
+    keep(*v, layersStart_ + static_cast<uint64_t>(l) * layerStride_ +
+                 layerOffset.at(rest));
   }
   weightLoadCycles_ = device_.transferCycles(weightBytes_);
 
@@ -150,12 +201,6 @@ LlmDevice::LlmDevice(const LlmConfig &config, const hw::HwConfig &hw,
     device_.write(weights_.at(kEmbeddingTable), f32Array({V, D}, embedding_));
   }
 
-  pageSticks_ = static_cast<uint64_t>(config_.numKvHeads * config_.headDim);
-  const int64_t perSlot = capacity_ / kCachePageTokens;
-  poolPages_ = options.paged && options.pages > 0 ? options.pages
-                                                  : options.slots * perSlot;
-  cacheStart_ = device_.reserve(
-      static_cast<uint64_t>(layers_ * 2 * poolPages_) * pageSticks_);
   positions_.assign(static_cast<size_t>(options.slots), 0);
   blocks_.resize(static_cast<size_t>(options.slots));
   pageHeld_.assign(static_cast<size_t>(poolPages_), false);
@@ -169,8 +214,9 @@ LlmDevice::LlmDevice(const LlmConfig &config, const hw::HwConfig &hw,
 
 uint64_t LlmDevice::pageAddress(int64_t layer, int64_t page, bool value) const {
   const auto index =
-      static_cast<uint64_t>((layer * 2 + (value ? 1 : 0)) * poolPages_ + page);
-  return cacheStart_ + index * pageSticks_;
+      static_cast<uint64_t>((value ? poolPages_ : 0) + page);
+  return layersStart_ + static_cast<uint64_t>(layer) * layerStride_ +
+         cacheOffset_ + index * pageSticks_;
 }
 
 const std::vector<int64_t> &LlmDevice::blockTable(int64_t slot) const {
@@ -428,13 +474,25 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
               pageAddress(l, current, value);
       }
     }
-  DiagnosticEngine diags;
-  compiler::CompileOutcome outcome =
-      compiler::compile(*graph, device_.config(), co, diags);
-  if (!outcome.result)
-    throw run::CompileError(diags, outcome.status ==
-                                       compiler::CompileStatus::InternalError);
-  const isa::Program &program = outcome.result->program;
+  isa::Program program;
+  if (layers_ > 1 && !options_.unrolled) {
+    // One layer's code in a loop over the layers' regions.
+    ResidentLayout layout;
+    layout.placement = co.placement;
+    layout.start = layersStart_;
+    layout.stride = layerStride_;
+    program = compileLoopedModel(config_, shape, device_.config(),
+                                 options_.optLevel, &layout)
+                  .program;
+  } else {
+    DiagnosticEngine diags;
+    compiler::CompileOutcome outcome =
+        compiler::compile(*graph, device_.config(), co, diags);
+    if (!outcome.result)
+      throw run::CompileError(diags, outcome.status ==
+                                         compiler::CompileStatus::InternalError);
+    program = std::move(outcome.result->program);
+  }
 
   DeviceStep out;
   out.shape = shape;

@@ -17,6 +17,12 @@
 // sticks): the cache is written in place, one page per layer and sequence,
 // never copied. A prefill writes its sequences' pages, run by run.
 //
+// Each layer's weights and cache pages are one region, the regions of one
+// layout a constant stride apart, so that a step of several layers runs
+// one layer's code in a loop over them (LlmLoop.h), as the whole model's
+// program does; with LlmDeviceOptions::unrolled it compiles every layer's
+// own copy instead.
+//
 // The step's tokens go in as ids: the embedding lookup is on the device (an
 // `embedding` op reading each id into a register, bounded by the
 // vocabulary), and so is greedy sampling (an `argmax` op), so a decode step
@@ -60,6 +66,9 @@ struct LlmDeviceOptions {
   /// one id per sequence.
   bool hostSampling = false;
   uint64_t seed = 1;    ///< of the random weights
+  /// Compile every layer's own copy of a step's code instead of one
+  /// layer's code in a loop over the layers (LlmLoop.h).
+  bool unrolled = false;
   /// A checkpoint (LlmWeights.h) the weights are read from instead; empty:
   /// none. Without numerics its headers are checked and no data is read.
   std::string weights;
@@ -164,7 +173,12 @@ private:
   run::Device device_;
   std::map<std::string, isa::TensorDecl> weights_;
   std::vector<double> embedding_; ///< [vocab, hidden], DL16 values
-  uint64_t cacheStart_ = 0;       ///< sticks
+  /// Every layer's weights and cache pages are in a region of its own, of
+  /// one layout, a constant stride apart (so that a step can loop over
+  /// the layers, LlmLoop.h): layer l's from layersStart_ + l x stride_.
+  uint64_t layersStart_ = 0; ///< sticks
+  uint64_t layerStride_ = 0; ///< sticks
+  uint64_t cacheOffset_ = 0; ///< of the cache pages in a layer's region
   uint64_t pageSticks_ = 0;       ///< KV x head_dim
   int64_t poolPages_ = 0;         ///< per layer, keys and values each
   std::vector<int64_t> positions_;

@@ -105,6 +105,7 @@ GenerateReport runGeneration(const GenerateOptions &o) {
   d.capacity = (o.context >= 0 ? o.context : o.promptTokens) + o.steps;
   d.layers = o.layers;
   d.paged = o.paged;
+  d.unrolled = o.unrolled;
   d.optLevel = o.optLevel;
   d.numerics = !o.timingOnly;
   d.seed = o.seed;
@@ -291,7 +292,10 @@ std::string generationText(const GenerateReport &r) {
                         ? "arg-max on the host (logits out)"
                         : "greedy arg-max on the device (token ids out)") +
                    "; transfers charged over PCIe; each step a program "
-                   "compiled for its positions");
+                   "compiled for its positions" +
+                   (r.layers > 1 && !o.unrolled
+                        ? ", one layer's code in a loop over the layers"
+                        : std::string()));
   size_t hostOps = 0;
   for (const DeviceStep &s : r.steps)
     hostOps += s.run.hostOps;

@@ -41,6 +41,9 @@ struct GenerateOptions {
   /// (the path of a sampler other than greedy), instead of the arg-max on
   /// the device sending back one id per sequence.
   bool hostSampling = false;
+  /// Every layer's own copy of each step's code instead of one layer's
+  /// code in a loop over the layers.
+  bool unrolled = false;
 };
 
 /// One sequence's check against the reference.

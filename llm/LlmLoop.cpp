@@ -185,9 +185,10 @@ void appendCode(codegen::ProgramBuilder &pb, codegen::StreamBuilder &out,
 
 LoopedProgram compileLoopedModel(const LlmConfig &config,
                                  const StepShape &shape,
-                                 const hw::HwConfig &hw, int optLevel) {
-  SPYRE_ASSERT(!shape.residentCache,
-               "a looped model with a resident cache is not built");
+                                 const hw::HwConfig &hw, int optLevel,
+                                 const ResidentLayout *resident) {
+  SPYRE_ASSERT(!shape.residentCache || resident,
+               "a looped step with a resident cache needs the device's layout");
   checkStepShape(config, shape);
   const int64_t layers = shape.layers;
   const bool embedding =
@@ -208,15 +209,30 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
   // Shared tensors first: the embedding's input, the hidden state between
   // layers, the rotary tables and the head's weights.
   compiler::Placement layerPlace, headPlace, embedPlace;
-  uint64_t next = 0;
+  // On a persistent device the step's own tensors go above what it keeps.
+  uint64_t next = resident ? resident->placement.firstFree : 0;
   const auto place = [&](compiler::Placement &p, const Value &v) {
     next = alignUp(next, kAlignSticks);
     p.addresses[v.name()] = next;
     next += sticksOfValue(v);
     return p.addresses[v.name()];
   };
+  /// The device's address of a resident tensor, if `v` is one.
+  const auto residentAt = [&](const Value &v) -> std::optional<uint64_t> {
+    if (!resident)
+      return std::nullopt;
+    auto it = resident->placement.addresses.find(v.name());
+    if (it == resident->placement.addresses.end())
+      return std::nullopt;
+    return it->second;
+  };
   if (embed)
-    place(embedPlace, *embed->inputs().front());
+    for (const Value *v : embed->inputs()) {
+      if (std::optional<uint64_t> at = residentAt(*v))
+        embedPlace.addresses[v->name()] = *at;
+      else if (v == embed->inputs().front())
+        place(embedPlace, *v);
+    }
   const Value &hiddenIn = *layer->inputs().front();
   SPYRE_ASSERT(hiddenIn.name() == "hidden", "the layer's first input");
   const uint64_t state = place(layerPlace, hiddenIn);
@@ -228,6 +244,8 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
     for (const Value *v : head->inputs()) {
       if (v->name() == "hidden")
         headPlace.addresses[v->name()] = state;
+      else if (std::optional<uint64_t> at = residentAt(*v))
+        headPlace.addresses[v->name()] = *at;
       else
         place(headPlace, *v);
     }
@@ -245,17 +263,33 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
       own.push_back(v);
 
   // The layers' region: above LX addresses, so that no `li` of an LX
-  // address is taken for one of a layer's tensors.
-  const uint64_t start =
-      alignUp(std::max<uint64_t>(next, static_cast<uint64_t>(hw.lxSticks())),
-              kAlignSticks);
-  uint64_t offset = 0;
-  for (const Value *v : own) {
-    offset = alignUp(offset, kAlignSticks);
-    layerPlace.addresses[v->name()] = start + offset;
-    offset += sticksOfValue(*v);
+  // address is taken for one of a layer's tensors. On a persistent device
+  // it is where the device keeps layer 0's weights and cache.
+  uint64_t start = 0, stride = 0;
+  if (resident) {
+    start = resident->start;
+    stride = resident->stride;
+    SPYRE_ASSERT(start >= static_cast<uint64_t>(hw.lxSticks()),
+                 "the device's layer regions start among the LX addresses");
+    for (const Value *v : own) {
+      std::optional<uint64_t> at = residentAt(*v);
+      SPYRE_ASSERT(at && *at >= start && *at + sticksOfValue(*v) <= start + stride,
+                   "layer 0's tensor '" + v->name() +
+                       "' is not in the device's region of layer 0");
+      layerPlace.addresses[v->name()] = *at;
+    }
+  } else {
+    start = alignUp(
+        std::max<uint64_t>(next, static_cast<uint64_t>(hw.lxSticks())),
+        kAlignSticks);
+    uint64_t offset = 0;
+    for (const Value *v : own) {
+      offset = alignUp(offset, kAlignSticks);
+      layerPlace.addresses[v->name()] = start + offset;
+      offset += sticksOfValue(*v);
+    }
+    stride = alignUp(std::max<uint64_t>(offset, 1), kAlignSticks);
   }
-  const uint64_t stride = alignUp(std::max<uint64_t>(offset, 1), kAlignSticks);
   if (stride >= kMaxStrideSticks)
     throw UserError(SourceLoc{"config.json"},
                     "one layer's weights and cache take " +
@@ -279,7 +313,9 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
   SPYRE_ASSERT(inner.limits.maxLoopDepth >= 2,
                "a loop over the layers needs two loop levels");
   inner.limits.maxLoopDepth -= 1;
-  layerPlace.firstFree = start + static_cast<uint64_t>(layers) * stride;
+  layerPlace.firstFree =
+      resident ? alignUp(next, kAlignSticks)
+               : start + static_cast<uint64_t>(layers) * stride;
   const isa::Program layerProgram =
       compilePiece(*layer, inner, optLevel, layerPlace);
   std::optional<isa::Program> headProgram, embedProgram;

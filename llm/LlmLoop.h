@@ -22,6 +22,7 @@
 // unrolled graph and runs wherever that graph's program runs.
 #pragma once
 
+#include "compiler/driver/Compile.h"
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
 #include "llm/LlmConfig.h"
@@ -30,6 +31,18 @@
 #include <cstdint>
 
 namespace spyre::llm {
+
+/// Where a persistent device (LlmDevice.h) keeps the tensors a step with a
+/// resident cache reads in place: every layer's weights and cache pages in
+/// regions of one layout, a constant stride apart.
+struct ResidentLayout {
+  /// The address of every resident tensor of the step (each layer's
+  /// weights and cache tensors, the embedding table, the head's weights);
+  /// firstFree: where the step's own tensors may go.
+  compiler::Placement placement;
+  uint64_t start = 0;  ///< layer 0's region, sticks (above the LX addresses)
+  uint64_t stride = 0; ///< between one layer's region and the next's
+};
 
 struct LoopedProgram {
   isa::Program program;
@@ -40,12 +53,15 @@ struct LoopedProgram {
 };
 
 /// Compiles the step (shape.layers layers, its embedding and LM head flags)
-/// as one program with the layers in a loop. The step must not have a
-/// resident cache. The compiler's refusal is a run::CompileError; a layer
-/// whose own tensors pass 2^23 sticks (1 GiB, what `addi` can step) or whose
-/// code passes a loop body's 65,535 instructions is a UserError.
+/// as one program with the layers in a loop. A step with a resident cache
+/// needs `resident`, where the device keeps its weights and cache: the
+/// layer's own tensors are then layer 0's there, and the loop steps
+/// `resident->stride`. The compiler's refusal is a run::CompileError; a
+/// layer whose own tensors pass 2^23 sticks (1 GiB, what `addi` can step)
+/// or whose code passes a loop body's 65,535 instructions is a UserError.
 LoopedProgram compileLoopedModel(const LlmConfig &config,
                                  const StepShape &shape,
-                                 const hw::HwConfig &hw, int optLevel);
+                                 const hw::HwConfig &hw, int optLevel,
+                                 const ResidentLayout *resident = nullptr);
 
 } // namespace spyre::llm

@@ -288,6 +288,54 @@ TEST(LlmDevice, PagedCacheFollowsEachSequencesBlockTable) {
   EXPECT_EQ(device.blockTable(2), std::vector<int64_t>{1});
 }
 
+TEST(LlmDevice, LoopedStepsComputeWhatUnrolledStepsCompute) {
+  // Three layers of tiny Llama on a paged cache where a sequence's pages
+  // are two runs (0, then 2 and 3, after a release): each step as one
+  // layer's code in a loop over the layers' regions and as every layer's
+  // own code give the very same bits, the reference's tokens, and the loop
+  // makes the smaller program.
+  LlmConfig config = load("tiny-llama.json");
+  config.numLayers = 3;
+  LlmDeviceOptions o;
+  o.slots = 2;
+  o.capacity = 192;
+  o.paged = true;
+  o.pages = 4;
+  LlmDeviceOptions unrolledOptions = o;
+  unrolledOptions.unrolled = true;
+  LlmDevice looped(config, hw::loadConfigOrDefault(""), o);
+  LlmDevice unrolled(config, hw::loadConfigOrDefault(""), unrolledOptions);
+  const std::vector<int64_t> first = prompt(10, config.vocabSize, 5),
+                             second = prompt(130, config.vocabSize, 6);
+  std::vector<std::vector<int64_t>> got(2);
+  for (LlmDevice *d : {&looped, &unrolled}) {
+    d->prefill({0}, {first});
+    d->prefill({1}, {prompt(10, config.vocabSize, 7)});
+    d->release(0);
+    const DeviceStep a = d->prefill({0}, {second});
+    const DeviceStep b = d->decode({0}, {a.tokens[0]});
+    EXPECT_EQ(d->blockTable(0), (std::vector<int64_t>{0, 2, 3}));
+    EXPECT_EQ(b.shape.pageRuns, (std::vector<std::vector<int64_t>>{{1, 1}}));
+    const DeviceStep c = d->decode({0}, {b.tokens[0]});
+    for (const DeviceStep *step : {&a, &b, &c}) {
+      EXPECT_TRUE(step->run.findings.empty()) << step->run.findings.front();
+      got[d == &looped ? 0 : 1].push_back(step->tokens[0]);
+    }
+  }
+  EXPECT_EQ(got[0], got[1]);
+  const DeviceStep l = looped.decode({0}, {got[0].back()});
+  const DeviceStep u = unrolled.decode({0}, {got[1].back()});
+  EXPECT_EQ(l.tokens, u.tokens);
+  ASSERT_EQ(l.logits.size(), 1u);
+  EXPECT_EQ(l.logits, u.logits); // bit for bit
+  EXPECT_LT(l.programBytes, u.programBytes);
+  const ReferenceGeneration ref =
+      referenceGenerate(config, config.numLayers, looped.storedWeights(),
+                        looped.embeddingTable(), second, 3);
+  got[0].push_back(l.tokens[0]);
+  EXPECT_EQ(got[0], ref.tokens);
+}
+
 TEST(LlmDevice, RefusesAStepThePoolCannotHoldWhole) {
   // Two sequences of one full page each and one free page: a step of both
   // needs two new pages and is refused before either takes one.

@@ -65,6 +65,7 @@ int runGenerate(LlmCliOptions &o) {
     g.promptTokens = o.prompt;
   g.steps = o.generate;
   g.paged = o.paged;
+  g.unrolled = o.run.unrolled;
   g.hostSampling = o.hostSampling;
   if (o.context >= 0) {
     if (o.promptGiven)
