@@ -92,6 +92,11 @@ StepCost SimulatedStepCost::cost(const StepShape &shape) {
   o.shape.batch = shape.batch;
   o.shape.tokens = shape.tokens;
   o.shape.context = shape.context;
+  // The step as the server runs it: token ids in (the embedding lookup on
+  // the device), the layers, the final norm and LM head; the logits go to
+  // the host, which samples (HostCosts).
+  o.shape.tokenIds = true;
+  o.shape.embedding = true;
   o.shape.lmHead = true;
   const llm::LlmReport r = llm::runLlm(o);
   const double clockMhz = r.run.clockGhz * 1000.0;

@@ -53,6 +53,9 @@ double simulatedUs(llm::Mode mode, int64_t batch, int64_t tokens,
   o.shape.batch = batch;
   o.shape.tokens = tokens;
   o.shape.context = context;
+  // As the server runs a step: token ids in, the logits out.
+  o.shape.tokenIds = true;
+  o.shape.embedding = true;
   o.shape.lmHead = true;
   o.timingOnly = true;
   o.useSystemC = false;
