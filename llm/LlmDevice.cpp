@@ -20,9 +20,22 @@ using compiler::Value;
 
 constexpr int64_t kHostBytes = 2; ///< fp16 on the host link
 
+/// What the host sends with a step (the rest is kept on the device): its
+/// token ids and positions, or the rotary tables of its positions.
 bool isStepInput(const std::string &name) {
-  return name == "hidden" || name == "input_ids" ||
-         name.rfind("rope.", 0) == 0;
+  return name == "hidden" || name == "input_ids" || name == "position_ids" ||
+         (name.rfind("rope.", 0) == 0 && !name.ends_with(".table"));
+}
+
+/// The rotary tables of every position the cache holds stay on the device
+/// and each step gathers its positions' rows, when the rotary op can read
+/// them (head_dim a multiple of 128); otherwise the host sends the step's.
+void gatherRotary(StepShape &shape, const LlmConfig &config,
+                  int64_t capacity) {
+  if (config.headDim % 128 != 0)
+    return;
+  shape.rotary = Rotary::Ids;
+  shape.rotaryRows = capacity;
 }
 
 constexpr const char *kEmbeddingTable = "model.embed_tokens.weight";
@@ -99,6 +112,7 @@ LlmDevice::LlmDevice(const LlmConfig &config, const hw::HwConfig &hw,
   shape.greedy = !options.hostSampling;
   shape.residentCache = true;
   shape.positions = {0};
+  gatherRotary(shape, config_, capacity_);
   const std::unique_ptr<compiler::Graph> graph = buildLlmGraph(config_, shape);
   run::ModelInputs drawn;
   std::optional<Checkpoint> checkpoint;
@@ -391,6 +405,7 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
   shape.tokenIds = true;
   shape.greedy = !options_.hostSampling;
   shape.residentCache = true;
+  gatherRotary(shape, config_, capacity_);
   for (size_t b = 0; b < slots.size(); ++b) {
     if (positions_[static_cast<size_t>(slots[b])] + shape.tokens > capacity_)
       throw UserError(
@@ -497,12 +512,12 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
   DeviceStep out;
   out.shape = shape;
   out.programBytes = isa::writeProgram(program).size();
-  // The step's own inputs, sent by the host: its token ids and the rotary
-  // tables of its positions.
+  // The step's own inputs, sent by the host: its token ids, and its
+  // positions (or the rotary tables of its positions).
   for (const Value *v : graph->inputs()) {
     if (!isStepInput(v->name()))
       continue;
-    const bool ids = v->name() == "input_ids";
+    const bool ids = v->name() == "input_ids" || v->name() == "position_ids";
     out.inputBytes += static_cast<uint64_t>(v->type().elementCount() *
                                             (ids ? kIdBytes : kHostBytes));
     if (!device_.numerics())
@@ -511,6 +526,10 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
         run::findTensor(program, v->name(), isa::TensorKind::Input);
     if (!t)
       continue;
+    if (v->name() == "position_ids") {
+      device_.write(*t, i32Array(v->type().shape, {positionIds(shape)}));
+      continue;
+    }
     if (ids) {
       device_.write(*t, i32Array(v->type().shape, tokens));
       continue;

@@ -27,10 +27,12 @@
 // `embedding` op reading each id into a register, bounded by the
 // vocabulary), and so is greedy sampling (an `argmax` op), so a decode step
 // sends B ids and takes B ids back. Around the programs, on the host and
-// charged over PCIe (Device::transfer): the ids, the rotary tables of the
-// step's positions, and the next tokens back, or with hostSampling the
-// logits back (for a sampler other than greedy; the arg-max is then taken
-// on the host).
+// charged over PCIe (Device::transfer): the ids and positions in (the
+// rotary tables of every position stay on the device and a step gathers
+// its rows; with a head_dim the rotary op cannot take, the host sends the
+// tables of the step's positions instead), and the next tokens back, or
+// with hostSampling the logits back (for a sampler other than greedy; the
+// arg-max is then taken on the host).
 #pragma once
 
 #include "compiler/ref/Evaluator.h"
@@ -83,7 +85,8 @@ struct DeviceStep {
   std::vector<int64_t> tokens;
   std::vector<std::vector<double>> logits;
   uint64_t programCycles = 0; ///< the step's program on the device
-  uint64_t inputCycles = 0;   ///< token ids and rotary tables, host to device
+  /// Token ids and positions (or rotary tables), host to device.
+  uint64_t inputCycles = 0;
   uint64_t outputCycles = 0;  ///< next tokens (or logits), device to host
   /// Whether the next tokens came from the device's arg-max (else from
   /// the logits on the host).

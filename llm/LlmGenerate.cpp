@@ -256,11 +256,13 @@ std::string generationText(const GenerateReport &r) {
   if (first.shape.mode == Mode::Prefill)
     out += field("TTFT",
                  fmt::format("{} (prefill of {} tokens x {}: program {}, token "
-                             "ids and rotary tables in {}, launch {}, {} "
-                             "out {})",
+                             "ids and {} in {}, launch {}, {} out {})",
                              duration(r.us(first.cycles())), first.shape.tokens,
                              first.shape.batch,
                              duration(r.us(first.programCycles)),
+                             first.shape.rotary == Rotary::Ids
+                                 ? "positions"
+                                 : "rotary tables",
                              duration(r.us(first.inputCycles)),
                              duration(r.us(first.launchCycles)),
                              first.greedyOnDevice ? "next tokens" : "logits",

@@ -232,6 +232,27 @@ private:
   /// The tables every layer shares, inputs in a fixed order.
   void rotaryTables() {
     const int64_t B = s_.batch, S = s_.tokens;
+    if (s_.rotary != Rotary::Tables) {
+      SPYRE_ASSERT(rotaryOp(), "rotary tables gathered on the device need "
+                               "the rotary op (head_dim a multiple of 128)");
+      if (s_.rotary == Rotary::Gathered) {
+        cosQ_ = cosK_ = input("rope.cos", {B, S, c_.headDim});
+        sinQ_ = sinK_ = input("rope.sin", {B, S, c_.headDim});
+        return;
+      }
+      Value *ids = g_->addInput("position_ids",
+                                TensorType{ElementType::I32, {B, S}});
+      for (const char *part : {"cos", "sin"}) {
+        Value *table = input(std::string("rope.") + part + ".table",
+                             {s_.rotaryRows, c_.headDim});
+        Value *rows = op(OpKind::Embedding, std::string("rope.") + part,
+                         {table, ids});
+        (std::string(part) == "cos" ? cosQ_ : sinQ_) = rows;
+      }
+      cosK_ = cosQ_;
+      sinK_ = sinQ_;
+      return;
+    }
     // The rotary op takes one head's angles per token, the same for every
     // head: [B, S, hd].
     auto table = [&](const char *name, int64_t heads) {
@@ -576,7 +597,10 @@ NpyArray arrayOf(const TensorType &type, const std::vector<double> &values) {
   a.shape = type.shape;
   a.data.resize(static_cast<size_t>(type.byteSize()));
   for (size_t i = 0; i < values.size(); ++i) {
-    if (type.elementType == ElementType::F16) {
+    if (type.elementType == ElementType::I32) {
+      const auto v = static_cast<int32_t>(values[i]);
+      std::memcpy(a.data.data() + 4 * i, &v, 4);
+    } else if (type.elementType == ElementType::F16) {
       const uint16_t h = half::floatToHalf(static_cast<float>(values[i]));
       std::memcpy(a.data.data() + 2 * i, &h, 2);
     } else {
@@ -631,6 +655,32 @@ std::vector<double> rotaryTable(const TensorType &type, const LlmConfig &c,
           out.push_back(sine ? (d < half ? -1.0 : 1.0) * std::sin(angle)
                              : std::cos(angle));
         }
+  return out;
+}
+
+std::vector<double> rotaryRows(const LlmConfig &c, int64_t rows, bool sine) {
+  const int64_t hd = c.headDim, half = hd / 2;
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(rows * hd));
+  for (int64_t p = 0; p < rows; ++p)
+    for (int64_t d = 0; d < hd; ++d) {
+      const double angle =
+          static_cast<double>(p) * c.ropeInverseFrequency(d % half);
+      out.push_back(sine ? (d < half ? -1.0 : 1.0) * std::sin(angle)
+                         : std::cos(angle));
+    }
+  return out;
+}
+
+std::vector<int64_t> positionIds(const StepShape &shape) {
+  std::vector<int64_t> out;
+  for (int64_t b = 0; b < shape.batch; ++b) {
+    const int64_t first = shape.residentCache
+                              ? shape.positions[static_cast<size_t>(b)]
+                              : shape.context;
+    for (int64_t s = 0; s < shape.tokens; ++s)
+      out.push_back(first + s);
+  }
   return out;
 }
 
@@ -741,6 +791,19 @@ run::ModelInputs llmInputs(const Graph &graph, const LlmConfig &config,
   for (const Value *v : graph.inputs()) {
     const std::string &name = v->name();
     const TensorType &type = v->type();
+    if (name == "rope.cos.table" || name == "rope.sin.table") {
+      inputs.arrays[name] =
+          arrayOf(type, rotaryRows(config, type.shape[0],
+                                   name == "rope.sin.table"));
+      continue;
+    }
+    if (name == "position_ids") {
+      std::vector<double> ids;
+      for (int64_t p : positionIds(shape))
+        ids.push_back(static_cast<double>(p));
+      inputs.arrays[name] = arrayOf(type, ids);
+      continue;
+    }
     if (name.rfind("rope.", 0) == 0) {
       inputs.arrays[name] =
           arrayOf(type, rotaryTable(type, config, shape,

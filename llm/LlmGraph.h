@@ -28,6 +28,23 @@ namespace spyre::llm {
 
 enum class Mode { Prefill, Decode };
 
+/// Where a step's rotary tables (cos and sin of each token's angles) come
+/// from.
+enum class Rotary {
+  /// Inputs the host sends with every step, per token: rope.cos_q,
+  /// rope.sin_q, rope.cos_k, rope.sin_k.
+  Tables,
+  /// Gathered on the device: the step takes `position_ids` (i32 [B, S]) and
+  /// looks up the rows of `rope.cos.table` and `rope.sin.table`
+  /// ([StepShape::rotaryRows, head_dim], kept on the device) with
+  /// `embedding` ops, into rope.cos and rope.sin [B, S, head_dim], which q
+  /// and k share. Needs the rotary op (head_dim a multiple of 128).
+  Ids,
+  /// rope.cos and rope.sin [B, S, head_dim] are inputs (a looped step's
+  /// layer, whose tables the step gathered before the loop).
+  Gathered,
+};
+
 struct StepShape {
   Mode mode = Mode::Prefill;
   int64_t batch = 1;
@@ -52,6 +69,9 @@ struct StepShape {
   /// [B, 1, 1], the arg-max of its logits on the device, as the last
   /// output (the logits stay the first).
   bool greedy = false;
+  Rotary rotary = Rotary::Tables;
+  /// With Rotary::Ids: the positions the tables hold, [0, rotaryRows).
+  int64_t rotaryRows = 0;
   compiler::ElementType elementType = compiler::ElementType::F16;
   /// The key/value cache stays in device memory between steps
   /// (LlmDevice.h): each sequence's keys and values are stored transposed,
@@ -158,6 +178,16 @@ run::ModelInputs llmInputs(const compiler::Graph &graph,
 std::vector<double> rotaryTable(const compiler::TensorType &type,
                                 const LlmConfig &config, const StepShape &shape,
                                 bool sine);
+
+/// The rotary tables a step with Rotary::Ids gathers from, rows
+/// positions 0 .. rows - 1, [rows, head_dim]: cos, or sin with the sign of
+/// rotate_half folded in, as rotaryTable's rows.
+std::vector<double> rotaryRows(const LlmConfig &config, int64_t rows,
+                               bool sine);
+
+/// The position of each of the step's tokens, [B, S] row-major (context +
+/// s, or with a resident cache positions[b] + s).
+std::vector<int64_t> positionIds(const StepShape &shape);
 
 /// Tokens in the caches of all the step's sequences before it.
 int64_t cachedTokens(const StepShape &shape);

@@ -92,7 +92,24 @@ std::unique_ptr<Graph> embeddingGraph(const LlmConfig &c, const StepShape &s) {
                           {"embed_scale"})
             ->result(0);
   }
-  g->setOutputs({x});
+  std::vector<Value *> outputs = {x};
+  if (s.rotary == Rotary::Ids) {
+    // The rotary tables of the step's positions, gathered once for every
+    // layer (the layer reads them as rope.cos and rope.sin).
+    Value *ids = g->addInput(
+        "position_ids", compiler::TensorType{compiler::ElementType::I32,
+                                             {s.batch, s.tokens}});
+    for (const char *part : {"cos", "sin"}) {
+      const std::string name = std::string("rope.") + part;
+      Value *table = g->addInput(
+          name + ".table",
+          compiler::TensorType{s.elementType, {s.rotaryRows, c.headDim}});
+      outputs.push_back(compiler::buildOp(*g, compiler::OpKind::Embedding,
+                                          name, {table, ids}, {}, {name})
+                            ->result(0));
+    }
+  }
+  g->setOutputs(outputs);
   return g;
 }
 
@@ -192,7 +209,7 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
   checkStepShape(config, shape);
   const int64_t layers = shape.layers;
   const bool embedding =
-      shape.tokenIds ||
+      shape.tokenIds || shape.rotary == Rotary::Ids ||
       (shape.embedding && config.embeddingMultiplier != 1.0);
 
   StepShape one = shape;
@@ -200,6 +217,8 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
   one.embedding = false;
   one.lmHead = false;
   one.tokenIds = false;
+  if (shape.rotary == Rotary::Ids)
+    one.rotary = Rotary::Gathered;
   const std::unique_ptr<Graph> layer = buildLlmGraph(config, one);
   std::unique_ptr<Graph> head =
       shape.lmHead ? buildRungGraph(config, one, Rung::LmHead) : nullptr;
@@ -230,7 +249,7 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
     for (const Value *v : embed->inputs()) {
       if (std::optional<uint64_t> at = residentAt(*v))
         embedPlace.addresses[v->name()] = *at;
-      else if (v == embed->inputs().front())
+      else if (v == embed->inputs().front() || v->name() == "position_ids")
         place(embedPlace, *v);
     }
   const Value &hiddenIn = *layer->inputs().front();
@@ -261,6 +280,15 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
   for (const Value *v : layer->outputs())
     if (v != &layerOut)
       own.push_back(v);
+  // The rotary tables the embedding piece gathers go where the layer reads
+  // them.
+  std::set<std::string> gathered;
+  if (embed)
+    for (const Value *v : embed->outputs())
+      if (v != embed->outputs().front()) {
+        embedPlace.addresses[v->name()] = layerPlace.addresses.at(v->name());
+        gathered.insert(v->name());
+      }
 
   // The layers' region: above LX addresses, so that no `li` of an LX
   // address is taken for one of a layer's tensors. On a persistent device
@@ -455,6 +483,8 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
       }
       continue;
     }
+    if (gathered.count(t.name))
+      continue; // the embedding piece's, declared below
     add(t, "layer.");
   }
   if (embed)
@@ -463,6 +493,12 @@ LoopedProgram compileLoopedModel(const LlmConfig &config,
         if (!head)
           continue; // declared as the step's output
         isa::TensorDecl x = t;
+        x.kind = isa::TensorKind::Scratch;
+        add(std::move(x), "");
+        continue;
+      }
+      if (gathered.count(t.name)) {
+        isa::TensorDecl x = t; // made and read on the device
         x.kind = isa::TensorKind::Scratch;
         add(std::move(x), "");
         continue;

@@ -77,15 +77,6 @@ TEST(LlmDevice, HostSamplingGivesTheSameTokens) {
   expectGenerationMatches("tiny-llama.json", 60, 3, true);
 }
 
-/// Bytes of a step's rotary tables (2 bytes an element, as sent).
-uint64_t rotaryBytes(const LlmConfig &config, const StepShape &shape) {
-  uint64_t bytes = 0;
-  const std::unique_ptr<compiler::Graph> graph = buildLlmGraph(config, shape);
-  for (const compiler::Value *v : graph->inputs())
-    if (v->name().rfind("rope.", 0) == 0)
-      bytes += static_cast<uint64_t>(v->type().elementCount() * 2);
-  return bytes;
-}
 
 TEST(LlmDevice, StepsMoveTokenIdsOverPcieNotRowsOrLogits) {
   const LlmConfig config = load("tiny-llama.json");
@@ -103,8 +94,10 @@ TEST(LlmDevice, StepsMoveTokenIdsOverPcieNotRowsOrLogits) {
     for (const DeviceStep *s : {&pre, &step}) {
       const auto tokens =
           static_cast<uint64_t>(s->shape.batch * s->shape.tokens);
-      // In: 4 bytes an id and the rotary tables; no hidden rows.
-      EXPECT_EQ(s->inputBytes, 4 * tokens + rotaryBytes(config, s->shape));
+      // In: 4 bytes an id and 4 a position; no hidden rows, and no rotary
+      // tables: the device keeps them and gathers its positions' rows.
+      EXPECT_EQ(s->shape.rotary, Rotary::Ids);
+      EXPECT_EQ(s->inputBytes, 4 * tokens + 4 * tokens);
       // Out: an id per sequence, or its logits.
       EXPECT_EQ(s->outputBytes,
                 hostSampling ? 2u * 2 * static_cast<uint64_t>(config.vocabSize)

@@ -3,6 +3,7 @@
 // outputs for more layers and the LM head, and only device ops.
 #include "compiler/ir/Printer.h"
 #include "compiler/ir/Verifier.h"
+#include "compiler/ref/Evaluator.h"
 #include "llm/LlmGraph.h"
 #include "support/Diagnostic.h"
 #include "testlib/Golden.h"
@@ -53,6 +54,49 @@ TEST(LlmGraph, RotaryTablesFollowTheRopeScaling) {
     const size_t last = static_cast<size_t>(plain.headDim / 2 - 1);
     EXPECT_EQ(a[0], b[0]);
     EXPECT_NE(a[last], b[last]);
+  }
+}
+
+TEST(LlmGraph, RotaryRowsGatheredByPositionAreTheStepsTables) {
+  // A step that gathers its rotary tables on the device (Rotary::Ids)
+  // computes, on the reference, exactly what the step given its tables
+  // computes: prefill after no context and decode at context 8, the
+  // positions and the tables' rows from llmInputs.
+  const LlmConfig c = tiny();
+  for (Mode mode : {Mode::Prefill, Mode::Decode}) {
+    StepShape tables;
+    tables.mode = mode;
+    tables.layers = 2;
+    tables.lmHead = true;
+    tables.batch = mode == Mode::Prefill ? 1 : 2;
+    tables.tokens = mode == Mode::Prefill ? 5 : 1;
+    tables.context = mode == Mode::Prefill ? 0 : 8;
+    StepShape ids = tables;
+    ids.rotary = Rotary::Ids;
+    ids.rotaryRows = 16;
+    const auto a = buildLlmGraph(c, tables), b = buildLlmGraph(c, ids);
+    expectDeviceOnly(*b);
+    EXPECT_EQ(shapeOf(*b, "position_ids"), "i32[" +
+                                               std::to_string(tables.batch) +
+                                               ", " +
+                                               std::to_string(tables.tokens) +
+                                               "]");
+    EXPECT_EQ(shapeOf(*b, "rope.cos.table"), "f16[16, 128]");
+    EXPECT_EQ(shapeOf(*b, "rope.cos_q"), "missing");
+    const run::ModelInputs ia = llmInputs(*a, c, tables, 3),
+                           ib = llmInputs(*b, c, ids, 3);
+    compiler::ref::TensorMap ma, mb;
+    for (const auto &[name, array] : ia.arrays)
+      ma[name] = compiler::ref::tensorFromNpy(array);
+    for (const auto &[name, array] : ib.arrays)
+      mb[name] = compiler::ref::tensorFromNpy(array);
+    const std::vector<compiler::ref::RefTensor> ra =
+        compiler::ref::evaluateGraph(*a, ma);
+    const std::vector<compiler::ref::RefTensor> rb =
+        compiler::ref::evaluateGraph(*b, mb);
+    ASSERT_EQ(ra.size(), rb.size());
+    for (size_t i = 0; i < ra.size(); ++i)
+      EXPECT_EQ(ra[i].values, rb[i].values) << "output " << i;
   }
 }
 
