@@ -142,7 +142,12 @@ LlmDevice::LlmDevice(const LlmConfig &config, const hw::HwConfig &hw,
   const auto keep = [&](const Value &v, uint64_t address) {
     isa::TensorDecl t = run::Device::tensorAt(
         v.name(), isa::DType::Dl16, v.type().shape, address);
-    if (options.numerics)
+    if (options.numerics && v.name().ends_with(".table"))
+      // The rotary tables from double precision, as a step's are sent.
+      device_.write(t, f32Array(v.type().shape,
+                                rotaryRows(config_, v.type().shape[0],
+                                           v.name() == "rope.sin.table")));
+    else if (options.numerics)
       device_.write(t, drawn.arrays.at(v.name()));
     weightBytes_ += static_cast<uint64_t>(v.type().elementCount() * kHostBytes);
     weights_.emplace(v.name(), std::move(t));
