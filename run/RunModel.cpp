@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -92,19 +93,30 @@ public:
   }
   void write(const std::string &path, std::string bytes) {
     if (isStdout(path)) {
-      stdout_ = std::move(bytes);
+      toStdout_ = [bytes = std::move(bytes)] {
+        writeFileAtomic(kStdoutPath, bytes);
+      };
       return;
     }
-    std::error_code ec;
-    const bool existed = fs::exists(path, ec);
-    writeFileAtomic(path, bytes);
-    if (!existed)
-      created_.push_back(path);
+    place(path, [&] { writeFileAtomic(path, bytes); });
+  }
+  /// Writes what `produce` makes as it comes, gzipped when `path` ends in
+  /// `.gz` (writeFileEncoded). For standard output `produce` runs in
+  /// finish(), so what it reads must live until then.
+  void writeEncoded(const std::string &path,
+                    std::function<void(ByteSink &)> produce) {
+    if (isStdout(path)) {
+      toStdout_ = [produce = std::move(produce)] {
+        writeFileEncoded(kStdoutPath, produce);
+      };
+      return;
+    }
+    place(path, [&] { writeFileEncoded(path, produce); });
   }
   /// Writes what goes to standard output, after the files.
   void finish() {
-    if (stdout_)
-      writeFileAtomic(kStdoutPath, *stdout_);
+    if (toStdout_)
+      toStdout_();
   }
   void rollback() {
     std::error_code ec;
@@ -115,9 +127,18 @@ public:
   }
 
 private:
+  /// Runs `writeIt`, which writes `path`, and remembers a file it created.
+  void place(const std::string &path, const std::function<void()> &writeIt) {
+    std::error_code ec;
+    const bool existed = fs::exists(path, ec);
+    writeIt();
+    if (!existed)
+      created_.push_back(path);
+  }
+
   std::vector<std::string> created_;
   std::string createdDir_;
-  std::optional<std::string> stdout_;
+  std::function<void()> toStdout_;
 };
 
 /// Whether `dir` is the folder that holds the model file.
@@ -497,8 +518,9 @@ RunReport runModel(const RunOptions &o) {
     if (!o.stats.empty())
       written.write(o.stats, sim::statsJson(machine, &report.estimates));
     if (!o.trace.empty())
-      written.write(o.trace,
-                    encodeForPath(o.trace, sim::traceJson(machine, traceFilter)));
+      written.writeEncoded(o.trace, [&](ByteSink &out) {
+        sim::writeTraceJson(machine, out, traceFilter);
+      });
     written.finish();
   } catch (...) {
     written.rollback();

@@ -167,54 +167,95 @@ namespace {
                   std::string("cannot write file: ") + std::strerror(err));
 }
 
-/// Writes `bytes` to `file` from its start; 0, or the errno of what failed.
-int writeAll(const std::string &file, std::string_view bytes) {
-  std::FILE *f = std::fopen(file.c_str(), "wb");
-  if (!f)
-    return errno;
-  size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
-  int err = written == bytes.size() ? 0 : errno;
-  if (std::fclose(f) != 0 && err == 0)
-    err = errno;
-  return err;
-}
-
 } // namespace
 
-void writeFileAtomic(const std::string &path, std::string_view bytes) {
+FileSink::FileSink(const std::string &path) : path_(path), target_(path) {
   if (isStdout(path)) {
-    std::cout.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    std::cout.flush();
-    if (!std::cout.good())
-      throw UserError(SourceLoc{path}, "cannot write standard output");
+    stdout_ = true;
     return;
   }
   // A device or a pipe (`-o /dev/null`) is written in place: a rename
   // would replace it by a regular file.
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
-      !S_ISDIR(st.st_mode)) {
-    if (int err = writeAll(path, bytes))
-      cannotWrite(path, err);
+  const bool inPlace = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
+                       !S_ISDIR(st.st_mode);
+  if (!inPlace) {
+    // A symlink stays one: the file it points to is what gets replaced.
+    std::error_code ec;
+    if (std::filesystem::is_symlink(path, ec)) {
+      std::filesystem::path resolved =
+          std::filesystem::weakly_canonical(path, ec);
+      if (!ec)
+        target_ = resolved.string();
+    }
+    tmp_ = target_ + ".tmp." + std::to_string(::getpid());
+  }
+  file_ = std::fopen((inPlace ? target_ : tmp_).c_str(), "wb");
+  if (!file_)
+    fail(errno);
+}
+
+FileSink::~FileSink() {
+  if (!committed_)
+    discard();
+}
+
+void FileSink::write(std::string_view bytes) {
+  SPYRE_ASSERT(!committed_, "a write to the committed file '" + path_ + "'");
+  if (stdout_) {
+    std::cout.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!std::cout.good())
+      throw UserError(SourceLoc{path_}, "cannot write standard output");
     return;
   }
-  // A symlink stays one: the file it points to is what gets replaced.
-  std::string target = path;
-  std::error_code ec;
-  if (std::filesystem::is_symlink(path, ec)) {
-    std::filesystem::path resolved =
-        std::filesystem::weakly_canonical(path, ec);
-    if (!ec)
-      target = resolved.string();
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
+    fail(errno);
+}
+
+void FileSink::commit() {
+  SPYRE_ASSERT(!committed_, "'" + path_ + "' committed twice");
+  if (stdout_) {
+    std::cout.flush();
+    if (!std::cout.good())
+      throw UserError(SourceLoc{path_}, "cannot write standard output");
+    committed_ = true;
+    return;
   }
-  std::string tmp = target + ".tmp." + std::to_string(::getpid());
-  int err = writeAll(tmp, bytes);
-  if (err == 0 && std::rename(tmp.c_str(), target.c_str()) != 0)
-    err = errno;
-  if (err != 0) {
-    std::remove(tmp.c_str());
-    cannotWrite(path, err);
-  }
+  // A full disk may show only when the last buffered bytes are written.
+  const int closed = std::fclose(file_);
+  file_ = nullptr;
+  if (closed != 0)
+    fail(errno);
+  if (!tmp_.empty() && std::rename(tmp_.c_str(), target_.c_str()) != 0)
+    fail(errno);
+  committed_ = true;
+}
+
+void FileSink::fail(int err) {
+  discard();
+  cannotWrite(path_, err);
+}
+
+void FileSink::discard() {
+  if (file_)
+    std::fclose(file_);
+  file_ = nullptr;
+  if (!tmp_.empty())
+    std::remove(tmp_.c_str());
+}
+
+void writeFileStreamed(const std::string &path,
+                       const std::function<void(ByteSink &)> &produce) {
+  FileSink file(path);
+  produce(file);
+  file.finish();
+  file.commit();
+}
+
+void writeFileAtomic(const std::string &path, std::string_view bytes) {
+  FileSink file(path);
+  file.write(bytes);
+  file.commit();
 }
 
 void checkWritable(const std::string &path) {

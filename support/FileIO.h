@@ -1,7 +1,11 @@
 // Reading and writing whole files with user-facing errors.
 #pragma once
 
+#include "support/ByteSink.h"
+
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -85,6 +89,41 @@ void checkNotAnInput(const std::vector<std::string> &outputs,
 /// is written in place. An unwritable path is a UserError naming it. `-`
 /// writes standard output.
 void writeFileAtomic(const std::string &path, std::string_view bytes);
+
+/// An output file written as its bytes come, by writeFileAtomic's rules:
+/// the bytes go to `TARGET.tmp.PID` in the target's folder, which commit()
+/// renames over the target; destroyed without commit() (an exception while
+/// the bytes were made, a failed write) it removes the temporary file, so
+/// nothing partial is left. A symlink is followed (the link stays); a device
+/// or pipe is written in place; `-` streams standard output. Opening,
+/// writing or committing fails with a UserError naming the path.
+class FileSink final : public ByteSink {
+public:
+  explicit FileSink(const std::string &path);
+  ~FileSink() override;
+  FileSink(const FileSink &) = delete;
+  FileSink &operator=(const FileSink &) = delete;
+
+  void write(std::string_view bytes) override;
+  /// Closes the file and puts it in place.
+  void commit();
+
+private:
+  [[noreturn]] void fail(int err);
+  void discard();
+
+  std::string path_; ///< as given, for messages
+  std::string target_;
+  std::string tmp_; ///< empty when written in place
+  std::FILE *file_ = nullptr;
+  bool stdout_ = false;
+  bool committed_ = false;
+};
+
+/// Writes to `path` what `produce` writes to the sink it is given, as it
+/// comes (FileSink), and commits it once `produce` returns.
+void writeFileStreamed(const std::string &path,
+                       const std::function<void(ByteSink &)> &produce);
 
 /// Fails early, before any long work, when `path` could not be written
 /// later: a UserError naming it. Leaves no file behind. Standard output

@@ -254,7 +254,8 @@ int simulate(const Options &o) {
   if (!o.stats.empty())
     writeFileAtomic(o.stats, sim::statsJson(machine));
   if (!o.trace.empty())
-    writeFileAtomic(o.trace, sim::traceJson(machine));
+    writeFileStreamed(
+        o.trace, [&](ByteSink &out) { sim::writeTraceJson(machine, out); });
   std::cout << sim::summaryText(machine);
   if (memory)
     std::cout << "memory       " << memory->transactions() << " transactions, "

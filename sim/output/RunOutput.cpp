@@ -2,6 +2,7 @@
 #include "sim/output/RunOutput.h"
 
 #include "sim/analysis/Summary.h"
+#include "support/ByteSink.h"
 #include "support/Diagnostic.h"
 #include "support/Hash.h"
 
@@ -11,6 +12,7 @@
 #include <map>
 #include <optional>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -303,11 +305,37 @@ Profile profileOf(const Machine &m) {
 
 namespace {
 
+/// Whole nanoseconds printed as microseconds with three decimals.
+struct Micros {
+  uint64_t ns;
+};
+
+} // namespace
+} // namespace spyre::sim
+
+template <> struct fmt::formatter<spyre::sim::Micros> {
+  constexpr auto parse(format_parse_context &ctx) { return ctx.begin(); }
+  template <typename Context>
+  auto format(const spyre::sim::Micros &t, Context &ctx) const {
+    return fmt::format_to(ctx.out(), FMT_COMPILE("{}.{:03d}"), t.ns / 1000,
+                          t.ns % 1000);
+  }
+};
+
+namespace spyre::sim {
+
+namespace {
+
 /// Writes the trace's events with the number formats Perfetto imports
-/// exactly (see traceJson).
+/// exactly (see writeTraceJson), into a buffer handed to the sink whenever
+/// it holds a piece's worth.
 class TraceWriter {
 public:
-  explicit TraceWriter(double clockGhz) : ghz_(clockGhz) {}
+  static constexpr size_t kPieceBytes = size_t{1} << 20;
+
+  TraceWriter(double clockGhz, ByteSink &out) : ghz_(clockGhz), out_(out) {
+    buf_.reserve(kPieceBytes + (kPieceBytes >> 2));
+  }
 
   /// Whole nanoseconds of a cycle: Perfetto turns microsecond timestamps
   /// into whole nanoseconds, rounding ts and dur separately. Rounding each
@@ -316,113 +344,212 @@ public:
   uint64_t ns(Cycle c) const {
     return static_cast<uint64_t>(std::llround(static_cast<double>(c) / ghz_));
   }
-  static std::string usText(uint64_t nanos) {
-    return fmt::format("{}.{:03d}", nanos / 1000, nanos % 1000);
-  }
-  std::string us(Cycle c) const { return usText(ns(c)); }
-  std::string durUs(Cycle start, Cycle end) const { return usText(ns(end) - ns(start)); }
+  Micros us(Cycle c) const { return {ns(c)}; }
+  Micros durUs(Cycle start, Cycle end) const { return {ns(end) - ns(start)}; }
 
-  void emit(const std::string &event) {
-    if (!out_.empty())
-      out_ += ",\n";
-    out_ += event;
+  /// The text before the events.
+  void header(std::string_view text) {
+    SPYRE_ASSERT(!anyEvent_ && pending_.size() == 0,
+                 "the trace header after an event");
+    buf_.append(text);
+  }
+  /// Starts an event: what to append it to. endEvent() closes it.
+  fmt::memory_buffer &beginEvent() {
+    writePending();
+    separate();
+    return buf_;
+  }
+  void endEvent() { spill(); }
+  /// An event from a format compiled with FMT_COMPILE.
+  template <typename Format, typename... Args>
+  void emit(const Format &format, Args &&...args) {
+    fmt::format_to(fmt::appender(beginEvent()), format,
+                   std::forward<Args>(args)...);
+    endEvent();
   }
   /// A counter sample; samples of one track that land on the same
-  /// nanosecond keep the last value, so a track's timestamps increase.
+  /// nanosecond keep the last value, so a track's timestamps increase. The
+  /// last sample waits until the next event shows it is not replaced.
   void counter(int64_t pid, const std::string &name, Cycle at,
-               const std::string &argsJson) {
-    CounterKey key{pid, name};
+               std::string_view argsJson) {
     const uint64_t t = ns(at);
-    if (key == lastKey_ && t == lastNs_)
-      out_.resize(lastEnd_); // replaces the sample just written
-    lastEnd_ = out_.size();
-    emit(fmt::format("{{\"ph\":\"C\",\"name\":{},\"pid\":{},\"ts\":{},\"args\":{}}}",
-                     str(name), pid, usText(t), argsJson));
-    lastKey_ = std::move(key);
-    lastNs_ = t;
+    const bool replaces = pending_.size() > 0 && pid == pendingPid_ &&
+                          name == pendingName_ && t == pendingNs_;
+    if (!replaces)
+      writePending();
+    pending_.clear();
+    fmt::format_to(
+        fmt::appender(pending_),
+        FMT_COMPILE(
+            "{{\"ph\":\"C\",\"name\":{},\"pid\":{},\"ts\":{},\"args\":{}}}"),
+        str(name), pid, Micros{t}, argsJson);
+    pendingPid_ = pid;
+    pendingName_ = name;
+    pendingNs_ = t;
   }
-  static std::string str(const std::string &s) {
-    return nlohmann::ordered_json(s).dump(-1, ' ', false,
-                                          nlohmann::ordered_json::error_handler_t::replace);
+  /// Writes the last counter sample and `tail`, and hands everything
+  /// buffered to the sink.
+  void finish(std::string_view tail) {
+    writePending();
+    buf_.append(tail);
+    out_.write(std::string_view(buf_.data(), buf_.size()));
+    buf_.clear();
   }
-  std::string take() { return std::move(out_); }
+  static std::string str(std::string_view s) {
+    return nlohmann::ordered_json(s).dump(
+        -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  }
 
 private:
-  using CounterKey = std::pair<int64_t, std::string>;
+  void separate() {
+    if (anyEvent_)
+      buf_.append(std::string_view(",\n"));
+    anyEvent_ = true;
+  }
+  void writePending() {
+    if (pending_.size() == 0)
+      return;
+    separate();
+    buf_.append(pending_);
+    pending_.clear();
+    spill();
+  }
+  /// Hands the buffer to the sink once it holds a piece (between events).
+  void spill() {
+    if (buf_.size() < kPieceBytes)
+      return;
+    out_.write(std::string_view(buf_.data(), buf_.size()));
+    buf_.clear();
+  }
+
   double ghz_;
-  std::string out_;
-  /// The last counter sample written: its track, nanosecond, and where the
-  /// text stood before it (samples of one track are written together).
-  CounterKey lastKey_{-1, ""};
-  uint64_t lastNs_ = 0;
-  size_t lastEnd_ = 0;
+  ByteSink &out_;
+  fmt::memory_buffer buf_;
+  bool anyEvent_ = false;
+  /// The counter sample not yet written (empty when none) and its track
+  /// and nanosecond.
+  fmt::memory_buffer pending_;
+  int64_t pendingPid_ = -1;
+  std::string pendingName_;
+  uint64_t pendingNs_ = 0;
 };
 
-/// `[0x1000, 0x2000)`: the byte range of sticks [lo, hi].
-std::string byteRange(int64_t lo, int64_t hi) {
-  return fmt::format("\"[{}, {})\"", isa::hexText(lo * isa::kStickBytes),
-                     isa::hexText((hi + 1) * isa::kStickBytes));
+/// The JSON strings of a stream's slices, escaped once per instruction
+/// rather than once per execution.
+struct StreamText {
+  struct Instr {
+    std::string mnemonic, text, op;
+  };
+  std::string category;
+  std::vector<Instr> instrs; ///< empty until the stream's first slice
+};
+
+const StreamText::Instr &instrText(const Machine &m,
+                                   std::vector<StreamText> &texts,
+                                   uint32_t stream, uint32_t index) {
+  StreamText &st = texts[stream];
+  if (st.instrs.empty()) {
+    const isa::Stream &code = m.streamCode(static_cast<int>(stream));
+    st.category = TraceWriter::str(isa::engineName(code.engine));
+    st.instrs.reserve(code.code.size());
+    for (size_t i = 0; i < code.code.size(); ++i) {
+      const isa::Instr &in = code.code[i];
+      const std::string *op = m.program().provenanceOf(code, i);
+      st.instrs.push_back({TraceWriter::str(in.desc().mnemonic),
+                           TraceWriter::str(isa::formatInstr(in)),
+                           TraceWriter::str(op ? std::string_view(*op) : "")});
+    }
+  }
+  return st.instrs[index];
 }
 
-std::string sliceArgs(const Machine &m, size_t seq, const std::string &op) {
+/// `"[0x1000, 0x2000)"`: the byte range of sticks [lo, hi] (lo >= 0).
+void byteRange(fmt::memory_buffer &out, const char *key, int64_t lo,
+               int64_t hi) {
+  fmt::format_to(fmt::appender(out), FMT_COMPILE(",\"{}\":\"[{:#x}, {:#x})\""),
+                 key, lo * isa::kStickBytes, (hi + 1) * isa::kStickBytes);
+}
+
+/// A slice's `args` members.
+void sliceArgs(fmt::memory_buffer &out, const Machine &m, size_t seq,
+               const StreamText::Instr &text) {
   const TraceSlice &t = m.trace()[seq];
   const isa::Stream &code = m.streamCode(static_cast<int>(t.stream));
   const isa::Instr &in = code.code[t.instr];
-  std::string a = fmt::format("\"instr\":{},\"index\":{},\"op\":{}",
-                              TraceWriter::str(isa::formatInstr(in)), t.instr,
-                              TraceWriter::str(op));
-  a += fmt::format(",\"seq\":{},\"start_cycle\":{},\"end_cycle\":{}",
-                   seq, t.start, t.end);
+  auto at = fmt::appender(out);
+  fmt::format_to(
+      at,
+      FMT_COMPILE(
+          "\"instr\":{},\"index\":{},\"op\":{},\"seq\":{},\"start_cycle\":{},"
+          "\"end_cycle\":{}"),
+      text.text, t.instr, text.op, seq, t.start, t.end);
   if (t.edge != ReleaseEdge::None)
-    a += fmt::format(",\"ready_cycle\":{},\"released_by\":{},\"edge\":\"{}\"", t.ready,
-                     t.releasedBy, releaseEdgeName(t.edge));
-  a += fmt::format(",\"busy\":{}", t.busy);
-  std::string stalls;
+    fmt::format_to(
+        at,
+        FMT_COMPILE(",\"ready_cycle\":{},\"released_by\":{},\"edge\":\"{}\""),
+        t.ready, t.releasedBy, releaseEdgeName(t.edge));
+  fmt::format_to(at, FMT_COMPILE(",\"busy\":{}"), t.busy);
   const StallCycles stall = t.stalls();
+  bool anyStall = false;
   for (int r = 0; r < kNumStallReasons; ++r)
-    if (Cycle c = stall[static_cast<size_t>(r)]; c > 0)
-      stalls += fmt::format("{}\"{}\":{}", stalls.empty() ? "" : ",",
-                            stallReasonName(static_cast<StallReason>(r)), c);
-  if (!stalls.empty())
-    a += ",\"stall\":{" + stalls + "}";
+    if (Cycle c = stall[static_cast<size_t>(r)]; c > 0) {
+      fmt::format_to(at, FMT_COMPILE("{}\"{}\":{}"),
+                     anyStall ? "," : ",\"stall\":{",
+                     stallReasonName(static_cast<StallReason>(r)), c);
+      anyStall = true;
+    }
+  if (anyStall)
+    out.push_back('}');
   if (t.lxReadLo >= 0)
-    a += ",\"lx_read\":" + byteRange(t.lxReadLo, t.lxReadHi);
+    byteRange(out, "lx_read", t.lxReadLo, t.lxReadHi);
   if (t.lxWriteLo >= 0)
-    a += ",\"lx_write\":" + byteRange(t.lxWriteLo, t.lxWriteHi);
+    byteRange(out, "lx_write", t.lxWriteLo, t.lxWriteHi);
   if (t.memLo >= 0)
-    a += std::string(in.opcode == isa::Opcode::St ? ",\"mem_write\":" : ",\"mem_read\":") +
-         byteRange(t.memLo, t.memHi);
+    byteRange(out, in.opcode == isa::Opcode::St ? "mem_write" : "mem_read",
+              t.memLo, t.memHi);
   const isa::InstrDesc &d = in.desc();
   if (d.runsOn(isa::Engine::DmaLoad) || d.runsOn(isa::Engine::DmaStore) ||
       d.runsOn(isa::Engine::Ring))
     if (t.memLo >= 0 || t.bytes > 0)
-      a += fmt::format(",\"bytes\":{}", t.bytes);
+      fmt::format_to(at, FMT_COMPILE(",\"bytes\":{}"), t.bytes);
   if (in.opcode == isa::Opcode::Mm || in.opcode == isa::Opcode::Mmi8)
-    a += fmt::format(",\"macs\":{}", t.work);
+    fmt::format_to(at, FMT_COMPILE(",\"macs\":{}"), t.work);
   else if (t.work > 0)
-    a += fmt::format(",\"sticks\":{}", t.work);
-  return a;
+    fmt::format_to(at, FMT_COMPILE(",\"sticks\":{}"), t.work);
 }
 
 } // namespace
 
-std::string traceJson(const Machine &m, const TraceFilter &filter) {
+void writeTraceJson(const Machine &m, ByteSink &out,
+                    const TraceFilter &filter) {
   const hw::HwConfig &cfg = m.config();
   const double ghz = cfg.chip.clockGhz;
   const int chipPid = cfg.chip.cores; // after every core id
-  TraceWriter w(ghz);
+  TraceWriter w(ghz, out);
   const SliceLog &slices = m.trace();
   const Cycle total = m.totalCycles();
   const Cycle winStart = std::min(filter.start, total);
   const Cycle winEnd = std::min(filter.end, total);
 
+  w.header(fmt::format(
+      "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"program\":{},"
+      "\"total_cycles\":{},\"clock_ghz\":{},\"peak_macs_per_cycle_per_core\":{}"
+      ","
+      "\"memory_peak_gbps\":{},\"counter_window_cycles\":{},\"complete\":{}}},"
+      "\"traceEvents\":[\n",
+      TraceWriter::str(m.program().name), total, nlohmann::json(ghz).dump(),
+      nlohmann::json(peakMacsPerCyclePerCore(cfg)).dump(),
+      nlohmann::json(m.timing().memory().peakGBps()).dump(),
+      kCounterWindowCycles, filter.everything() ? "true" : "false"));
+
   // Names: the chip first, then one process per core, one thread per stream.
-  w.emit(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},"
-                     "\"args\":{{\"name\":\"chip\"}}}}",
-                     chipPid));
-  w.emit(fmt::format("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},"
-                     "\"args\":{{\"sort_index\":-1}}}}",
-                     chipPid));
+  w.emit(FMT_COMPILE("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},"
+                     "\"args\":{{\"name\":\"chip\"}}}}"),
+         chipPid);
+  w.emit(
+      FMT_COMPILE("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},"
+                  "\"args\":{{\"sort_index\":-1}}}}"),
+      chipPid);
   std::vector<bool> namedCore(static_cast<size_t>(cfg.chip.cores), false);
   for (int s = 0; s < m.numStreams(); ++s) {
     const isa::Stream &code = m.streamCode(s);
@@ -430,21 +557,24 @@ std::string traceJson(const Machine &m, const TraceFilter &filter) {
       continue;
     if (!namedCore[static_cast<size_t>(code.core)]) {
       namedCore[static_cast<size_t>(code.core)] = true;
-      w.emit(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},"
-                         "\"args\":{{\"name\":\"core {}\"}}}}",
-                         code.core, code.core));
-      w.emit(fmt::format("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},"
-                         "\"args\":{{\"sort_index\":{}}}}}",
-                         code.core, code.core));
+      w.emit(FMT_COMPILE("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},"
+                         "\"args\":{{\"name\":\"core {}\"}}}}"),
+             code.core, code.core);
+      w.emit(FMT_COMPILE(
+                 "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},"
+                 "\"args\":{{\"sort_index\":{}}}}}"),
+             code.core, code.core);
     }
-    w.emit(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},"
-                       "\"args\":{{\"name\":{}}}}}",
-                       code.core, s,
-                       TraceWriter::str(isa::engineUnitName(code.engine, code.unit))));
+    w.emit(FMT_COMPILE(
+               "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},"
+               "\"args\":{{\"name\":{}}}}}"),
+           code.core, s,
+           TraceWriter::str(isa::engineUnitName(code.engine, code.unit)));
   }
 
   // Slices.
   std::vector<bool> shown(slices.size(), false);
+  std::vector<StreamText> texts(static_cast<size_t>(m.numStreams()));
   for (size_t i = 0; i < slices.size(); ++i) {
     const TraceSlice &t = slices[i];
     const isa::Stream &code = m.streamCode(static_cast<int>(t.stream));
@@ -454,43 +584,49 @@ std::string traceJson(const Machine &m, const TraceFilter &filter) {
     if (!inWindow || !filter.showsCore(code.core))
       continue;
     shown[i] = true;
-    const std::string *op = m.program().provenanceOf(code, t.instr);
-    w.emit(fmt::format(
-        "{{\"ph\":\"X\",\"name\":{},\"cat\":{},\"pid\":{},\"tid\":{},\"ts\":{},"
-        "\"dur\":{},\"args\":{{{}}}}}",
-        TraceWriter::str(std::string(code.code[t.instr].desc().mnemonic)),
-        TraceWriter::str(std::string(isa::engineName(code.engine))), code.core,
-        t.stream, w.us(t.start), w.durUs(t.start, t.end),
-        sliceArgs(m, i, op ? *op : std::string())));
+    const StreamText::Instr &text = instrText(m, texts, t.stream, t.instr);
+    fmt::memory_buffer &event = w.beginEvent();
+    fmt::format_to(
+        fmt::appender(event),
+        FMT_COMPILE(
+            "{{\"ph\":\"X\",\"name\":{},\"cat\":{},\"pid\":{},\"tid\":{},"
+            "\"ts\":{},\"dur\":{},\"args\":{{"),
+        text.mnemonic, texts[t.stream].category, code.core, t.stream,
+        w.us(t.start), w.durUs(t.start, t.end));
+    sliceArgs(event, m, i, text);
+    event.append(std::string_view("}}"));
+    w.endEvent();
   }
 
   // Host fallback ops: a `host` process after the chip, with the PCIe link
   // and the host CPU as tracks; each op is three slices named after it.
   if (!m.hostRuns().empty()) {
     const int hostPid = chipPid + 1;
-    w.emit(fmt::format("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},"
-                       "\"args\":{{\"name\":\"host\"}}}}",
-                       hostPid));
-    w.emit(fmt::format("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},"
-                       "\"args\":{{\"sort_index\":{}}}}}",
-                       hostPid, hostPid));
+    w.emit(FMT_COMPILE("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},"
+                       "\"args\":{{\"name\":\"host\"}}}}"),
+           hostPid);
+    w.emit(
+        FMT_COMPILE("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},"
+                    "\"args\":{{\"sort_index\":{}}}}}"),
+        hostPid, hostPid);
     for (int tid = 0; tid < 2; ++tid)
-      w.emit(fmt::format("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},"
-                         "\"tid\":{},\"args\":{{\"name\":\"{}\"}}}}",
-                         hostPid, tid, tid == 0 ? "pcie" : "cpu"));
+      w.emit(FMT_COMPILE("{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},"
+                         "\"tid\":{},\"args\":{{\"name\":\"{}\"}}}}"),
+             hostPid, tid, tid == 0 ? "pcie" : "cpu");
     for (const HostRun &r : m.hostRuns()) {
       const isa::HostOpDecl &h = m.program().hostOps[r.op];
       auto part = [&](int tid, const char *what, Cycle from, Cycle to,
                       uint64_t bytes) {
         if (from >= filter.end || to <= filter.start)
           return;
-        w.emit(fmt::format(
-            "{{\"ph\":\"X\",\"name\":{},\"cat\":\"host\",\"pid\":{},"
-            "\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"op\":{},"
-            "\"op_type\":{},\"part\":\"{}\",\"bytes\":{},\"cycles\":{}}}}}",
-            TraceWriter::str(h.name), hostPid, tid, w.us(from),
-            w.durUs(from, to), TraceWriter::str(h.name),
-            TraceWriter::str(h.opType), what, bytes, to - from));
+        w.emit(FMT_COMPILE(
+                   "{{\"ph\":\"X\",\"name\":{},\"cat\":\"host\",\"pid\":{},"
+                   "\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"op\":{},"
+                   "\"op_type\":{},\"part\":\"{}\",\"bytes\":{},\"cycles\":{}}}"
+                   "}}"),
+               TraceWriter::str(h.name), hostPid, tid, w.us(from),
+               w.durUs(from, to), TraceWriter::str(h.name),
+               TraceWriter::str(h.opType), what, bytes, to - from);
       };
       part(0, "to host", r.start, r.toHostEnd, r.bytesToHost);
       part(1, "compute", r.toHostEnd, r.computeEnd, 0);
@@ -504,14 +640,16 @@ std::string traceJson(const Machine &m, const TraceFilter &filter) {
                   Cycle fromAt, Cycle toAt) {
     const TraceSlice &a = slices[from], &b = slices[to];
     ++flowId;
-    w.emit(fmt::format("{{\"ph\":\"s\",\"name\":\"{}\",\"cat\":\"{}\",\"id\":{},"
-                       "\"pid\":{},\"tid\":{},\"ts\":{}}}",
-                       name, cat, flowId, m.streamCode(static_cast<int>(a.stream)).core,
-                       a.stream, w.us(fromAt)));
-    w.emit(fmt::format("{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"{}\",\"cat\":\"{}\","
-                       "\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{}}}",
-                       name, cat, flowId, m.streamCode(static_cast<int>(b.stream)).core,
-                       b.stream, w.us(toAt)));
+    w.emit(
+        FMT_COMPILE("{{\"ph\":\"s\",\"name\":\"{}\",\"cat\":\"{}\",\"id\":{},"
+                    "\"pid\":{},\"tid\":{},\"ts\":{}}}"),
+        name, cat, flowId, m.streamCode(static_cast<int>(a.stream)).core,
+        a.stream, w.us(fromAt));
+    w.emit(FMT_COMPILE(
+               "{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"{}\",\"cat\":\"{}\","
+               "\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{}}}"),
+           name, cat, flowId, m.streamCode(static_cast<int>(b.stream)).core,
+           b.stream, w.us(toAt));
   };
   for (size_t i = 0; i < slices.size(); ++i) {
     const TraceSlice &t = slices[i];
@@ -597,24 +735,19 @@ std::string traceJson(const Machine &m, const TraceFilter &filter) {
     if (f.cycle < filter.start || f.cycle >= filter.end ||
         (f.core >= 0 && !filter.showsCore(f.core)))
       continue;
-    w.emit(fmt::format("{{\"ph\":\"i\",\"s\":\"g\",\"name\":{},\"pid\":{},"
-                       "\"ts\":{},\"args\":{{\"message\":{}}}}}",
-                       TraceWriter::str(std::string(findingKindName(f.kind))),
-                       chipPid, w.us(f.cycle), TraceWriter::str(f.str())));
+    w.emit(FMT_COMPILE("{{\"ph\":\"i\",\"s\":\"g\",\"name\":{},\"pid\":{},"
+                       "\"ts\":{},\"args\":{{\"message\":{}}}}}"),
+           TraceWriter::str(findingKindName(f.kind)), chipPid, w.us(f.cycle),
+           TraceWriter::str(f.str()));
   }
 
-  std::string out = fmt::format(
-      "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"program\":{},"
-      "\"total_cycles\":{},\"clock_ghz\":{},\"peak_macs_per_cycle_per_core\":{},"
-      "\"memory_peak_gbps\":{},\"counter_window_cycles\":{},\"complete\":{}}},"
-      "\"traceEvents\":[\n",
-      TraceWriter::str(m.program().name), total, nlohmann::json(ghz).dump(),
-      nlohmann::json(peakMacsPerCyclePerCore(cfg)).dump(),
-      nlohmann::json(m.timing().memory().peakGBps()).dump(), kCounterWindowCycles,
-      filter.everything() ? "true" : "false");
-  out += w.take();
-  out += "\n]}\n";
-  return out;
+  w.finish("\n]}\n");
+}
+
+std::string traceJson(const Machine &m, const TraceFilter &filter) {
+  StringSink out;
+  writeTraceJson(m, out, filter);
+  return out.take();
 }
 
 std::string summaryText(const Machine &m) {

@@ -6,6 +6,7 @@
 
 #include "sim/analysis/Profile.h"
 #include "sim/core/Machine.h"
+#include "support/ByteSink.h"
 
 #include <limits>
 #include <map>
@@ -56,6 +57,11 @@ TraceFilter traceFilterOf(bool tracing, const std::string &window,
 /// with what it touched and what released it, flow arrows for the sync edges
 /// that released a wait or barrier and for every send -> receive pair, and
 /// counters for device-memory bandwidth, ring use and LX written per core.
+/// Written to `out` in pieces of about a MiB as it is made, never whole in
+/// memory; `out` is not finished.
+void writeTraceJson(const Machine &machine, ByteSink &out,
+                    const TraceFilter &filter = {});
+/// The trace of writeTraceJson as one string.
 std::string traceJson(const Machine &machine, const TraceFilter &filter = {});
 
 /// The run's per-instruction records as the schedule analyses read them

@@ -7,6 +7,7 @@
 #include "compiler/import/OnnxTensor.h"
 #include "support/FileIO.h"
 #include "support/Npy.h"
+#include "testlib/FileSizeLimit.h"
 #include "testlib/Golden.h"
 #include "testlib/RunTool.h"
 
@@ -634,6 +635,27 @@ TEST(RunBadInputs, UnwritableOutputsFolderIsRefusedBeforeTheRun) {
   EXPECT_EQ(firstLine(r.err).rfind("out: error: ", 0), 0u) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_FALSE(fs::exists(dir + "/stats.json"));
+}
+
+// The trace is the last file written and goes out as it is made: when its
+// write fails part way (a limit on file size, as a disk that fills up), the
+// outputs and statistics written before it are removed again with it.
+TEST(RunBadInputs, TraceWriteFailingPartWayRemovesWhatTheRunWrote) {
+  const std::string dir = test::makeTempDir();
+  const std::string model =
+      test::srcPath("examples/models/norm_softmax/model.json");
+  ToolResult r;
+  {
+    // Above the statistics (about 100 KB), below the trace (about 500 KB).
+    test::FileSizeLimit limit(256 << 10);
+    r = runSpyre({"run", model, "--seed", "3", "--outputs", "out", "--stats",
+                  "stats.json", "--trace", "trace.json"},
+                 dir);
+  }
+  EXPECT_EQ(r.exitCode, 1) << all(r);
+  EXPECT_EQ(firstLine(r.err),
+            "trace.json: error: cannot write file: File too large");
+  EXPECT_TRUE(fs::is_empty(dir)) << all(r);
 }
 
 // ------------------------------------------------------------ compile

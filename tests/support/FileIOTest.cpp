@@ -1,11 +1,14 @@
 #include "support/FileIO.h"
 
 #include "support/Diagnostic.h"
+#include "testlib/FileSizeLimit.h"
 #include "testlib/Golden.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -65,4 +68,126 @@ TEST(FileIO, PipeIsWrittenInPlaceNotReplaced) {
   struct stat st {};
   ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
+}
+
+namespace {
+
+/// The names in `dir`, sorted.
+std::vector<std::string> namesIn(const std::string &dir) {
+  std::vector<std::string> names;
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+} // namespace
+
+TEST(FileSink, CommitPutsTheFileInPlaceOnlyAtTheEnd) {
+  std::string dir = test::makeTempDir();
+  const std::string path = dir + "/trace.json";
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  FileSink file(path);
+  file.write("{\"a\":");
+  file.write("");
+  file.write("1}\n");
+  EXPECT_EQ(namesIn(dir), std::vector<std::string>{
+                              std::filesystem::path(tmp).filename().string()});
+  file.commit();
+  EXPECT_EQ(namesIn(dir), std::vector<std::string>{"trace.json"});
+  EXPECT_EQ(readFile(path, kTextFileLimit), "{\"a\":1}\n");
+}
+
+TEST(FileSink, WithoutCommitTheOldFileStaysAndNothingIsAdded) {
+  std::string dir = test::makeTempDir();
+  const std::string path = dir + "/trace.json";
+  writeFileAtomic(path, "old");
+  {
+    FileSink file(path);
+    file.write("half of a new");
+  }
+  EXPECT_EQ(namesIn(dir), std::vector<std::string>{"trace.json"});
+  EXPECT_EQ(readFile(path, kTextFileLimit), "old");
+}
+
+TEST(FileSink, SymlinkStaysALinkAndItsTargetGetsTheBytes) {
+  std::string dir = test::makeTempDir();
+  writeFileAtomic(dir + "/target.bin", "old");
+  std::filesystem::create_symlink("target.bin", dir + "/link.bin");
+  FileSink file(dir + "/link.bin");
+  file.write("ne");
+  file.write("w");
+  file.commit();
+  EXPECT_TRUE(std::filesystem::is_symlink(dir + "/link.bin"));
+  EXPECT_EQ(readFile(dir + "/target.bin", kTextFileLimit), "new");
+}
+
+TEST(FileSink, UnwritablePathIsUserErrorNamingIt) {
+  std::string dir = test::makeTempDir();
+  const std::string path = dir + "/no/such/dir/trace.json";
+  try {
+    FileSink file(path);
+    FAIL();
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.diagnostic().str(),
+              path + ": error: cannot write file: No such file or directory");
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+TEST(FileSink, WriteErrorMidwayIsUserErrorAndLeavesNoFile) {
+  std::string dir = test::makeTempDir();
+  const std::string path = dir + "/trace.json";
+  const std::string piece(size_t{1} << 16, 'x');
+  std::optional<std::string> message;
+  {
+    test::FileSizeLimit limit(size_t{1} << 18);
+    try {
+      writeFileStreamed(path, [&](ByteSink &out) {
+        for (int i = 0; i < 64; ++i)
+          out.write(piece);
+      });
+    } catch (const UserError &e) {
+      message = e.diagnostic().str();
+    }
+  }
+  EXPECT_EQ(message, path + ": error: cannot write file: File too large");
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+TEST(FileSink, ADeviceIsWrittenInPlaceAndAFullOneIsAnError) {
+  if (!std::filesystem::exists("/dev/full"))
+    GTEST_SKIP() << "no /dev/full";
+  try {
+    writeFileStreamed("/dev/full", [](ByteSink &out) {
+      out.write(std::string(size_t{1} << 16, 'x'));
+    });
+    FAIL();
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.diagnostic().str(),
+              "/dev/full: error: cannot write file: No space left on device");
+  }
+}
+
+TEST(WriteFileStreamed, AnErrorWhileTheBytesAreMadeLeavesNoFile) {
+  std::string dir = test::makeTempDir();
+  EXPECT_THROW(writeFileStreamed(dir + "/trace.json",
+                                 [](ByteSink &out) {
+                                   out.write("{\"traceEvents\":[");
+                                   throw UserError(SourceLoc{"x"}, "failed");
+                                 }),
+               UserError);
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+TEST(WriteFileStreamed, WritesThePiecesInOrder) {
+  std::string dir = test::makeTempDir();
+  writeFileStreamed(dir + "/f.txt", [](ByteSink &out) {
+    for (int i = 0; i < 1000; ++i)
+      out.write(std::to_string(i) + ",");
+  });
+  std::string expected;
+  for (int i = 0; i < 1000; ++i)
+    expected += std::to_string(i) + ",";
+  EXPECT_EQ(readFile(dir + "/f.txt", kTextFileLimit), expected);
 }

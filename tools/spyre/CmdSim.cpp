@@ -124,7 +124,9 @@ int runSim(const SimCliOptions &o) {
   if (!o.stats.empty())
     writeFileAtomic(o.stats, sim::statsJson(machine));
   if (!o.trace.empty())
-    writeFileAtomic(o.trace, encodeForPath(o.trace, sim::traceJson(machine, traceFilter)));
+    writeFileEncoded(o.trace, [&](ByteSink &out) {
+      sim::writeTraceJson(machine, out, traceFilter);
+    });
   // With an output on standard output the summary goes to the side.
   const bool stdoutTaken = std::any_of(
       outputs.begin(), outputs.end(),

@@ -5,6 +5,7 @@
 #include "SimRun.h"
 
 #include "support/Hash.h"
+#include "testlib/FileSizeLimit.h"
 #include "testlib/Golden.h"
 
 #include <gtest/gtest.h>
@@ -241,6 +242,31 @@ TEST(SimBadInput, UnwritableOutputPaths) {
   expectError(
       {"sim", program, "--timing-only", "--trace", file + "/trace.json"}, 1,
       file + "/trace.json: error: cannot write file: Not a directory");
+}
+
+// The trace goes to its file as it is made: a write that fails part way
+// (a limit on file size, as a disk that fills up) is the located error of
+// any unwritable path, and neither the trace nor its temporary file stays.
+TEST(SimBadInput, TraceWriteFailingPartWayLeavesNoFile) {
+  std::string dir = makeTempDir();
+  std::string program = assembleExample("pt_matmul", dir);
+  std::string out = makeTempDir();
+  for (const char *name : {"trace.json", "trace.json.gz"}) {
+    const std::string trace = out + "/" + name;
+    ToolResult r;
+    {
+      FileSizeLimit limit(512);
+      r = runSpyre({"sim", program, "--timing-only", "--trace", trace});
+    }
+    EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+    EXPECT_EQ(firstLine(r.err),
+              trace + ": error: cannot write file: File too large");
+    EXPECT_TRUE(fs::is_empty(out)) << name;
+  }
+  // A device is written in place, and a full one says so.
+  if (fs::exists("/dev/full"))
+    expectError({"sim", program, "--timing-only", "--trace", "/dev/full"}, 1,
+                "/dev/full: error: cannot write file: No space left on device");
 }
 
 TEST(SimBadInput, TimingOnlyHasNoOutputs) {
