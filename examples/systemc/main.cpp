@@ -20,6 +20,7 @@
 #include "sim/systemc/ChipModule.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
+#include "support/Gzip.h"
 #include "support/Npy.h"
 
 #include <systemc>
@@ -209,6 +210,7 @@ int simulate(const Options &o) {
   sim::SimOptions options;
   options.numerics = !o.timingOnly;
   options.trace = !o.trace.empty() || !o.stats.empty();
+  options.activity = !o.trace.empty(); // only the trace shows them
   sim::Machine machine(config, program, options);
   if (options.numerics)
     sim::loadInputs(program, o.inputs, o.program, machine.deviceMemory());
@@ -253,8 +255,8 @@ int simulate(const Options &o) {
     sim::saveOutputs(program, o.outputs, machine.deviceMemory());
   if (!o.stats.empty())
     writeFileAtomic(o.stats, sim::statsJson(machine));
-  if (!o.trace.empty())
-    writeFileStreamed(
+  if (!o.trace.empty()) // gzipped when it ends in .gz, as spyre sim's
+    writeFileEncoded(
         o.trace, [&](ByteSink &out) { sim::writeTraceJson(machine, out); });
   std::cout << sim::summaryText(machine);
   if (memory)

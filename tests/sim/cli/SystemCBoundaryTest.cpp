@@ -6,6 +6,7 @@
 // latency implies; debug transport reads a tensor back out of either memory.
 #include "SimRun.h"
 
+#include "support/Gzip.h"
 #include "testlib/Golden.h"
 
 #include <gtest/gtest.h>
@@ -109,6 +110,16 @@ TEST(SystemCBoundary, BuiltInMemoryWritesWhatSpyreSimWrites) {
     EXPECT_TRUE(filesOf(dir + "/out") == filesOf(sim.outputs()))
         << "outputs differ";
   }
+  // A trace named .gz is gzipped, as spyre sim's: the same bytes as
+  // gzipCompress of the plain trace.
+  const std::string program = assembleExample("dma_copy", makeTempDir());
+  const SimRun sim = simulate(program, {.timingOnly = true});
+  const std::string dir = makeTempDir();
+  ToolResult gz = runExample({program, "--memory", "builtin", "--timing-only",
+                              "--trace", dir + "/trace.json.gz"});
+  EXPECT_EQ(gz.exitCode, 0) << gz.err;
+  EXPECT_TRUE(readBytes(dir + "/trace.json.gz") == gzipCompress(sim.traceText))
+      << "the gzipped trace differs";
 }
 
 TEST(SystemCBoundary, ReplacedMemoryKeepsOutputsAndAddsItsLatency) {
