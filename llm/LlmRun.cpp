@@ -70,7 +70,8 @@ LlmReport runLlm(const LlmRunOptions &o) {
   report.shape = o.shape;
   report.shape.layers = o.layers > 0 ? o.layers : report.config.numLayers;
   checkStepShape(report.config, report.shape);
-  const hw::HwConfig hw = hw::loadConfigOrDefault(o.hwConfig);
+  const hw::HwConfig hw =
+      o.hwObject ? *o.hwObject : hw::loadConfigOrDefault(o.hwConfig);
 
   const std::unique_ptr<compiler::Graph> graph =
       buildLlmGraph(report.config, report.shape);
@@ -79,6 +80,7 @@ LlmReport runLlm(const LlmRunOptions &o) {
   ro.model = o.modelConfig;
   ro.graph = graph.get();
   ro.config = o.hwConfig;
+  ro.configObject = o.hwObject;
   ro.optLevel = o.optLevel;
   ro.timingOnly = o.timingOnly;
   ro.check = o.check;

@@ -21,6 +21,9 @@ struct LlmRunOptions {
   /// The model's layer count is used when 0.
   int64_t layers = 0;
   std::string hwConfig; ///< hardware config YAML; empty: built-in
+  /// A config already loaded, used instead of `hwConfig`; must outlive the
+  /// run.
+  const hw::HwConfig *hwObject = nullptr;
   int optLevel = 2;
   bool timingOnly = false;
   bool check = false;

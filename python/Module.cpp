@@ -13,6 +13,7 @@
 #include "hw/ConfigSchema.h"
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
+#include "llm/LlmRun.h"
 #include "run/Inputs.h"
 #include "run/RunModel.h"
 #include "sim/analysis/RunReport.h"
@@ -413,6 +414,71 @@ void writeOutput(const Result &r, const std::string &path, Make make) {
 /// Runs a sweep spec in this process: every point that has no result yet
 /// in `outDir`, one after another, then results.csv; returns the results
 /// table (header, rows of values) and the summary text.
+/// One step of a decoder LLM, timing only, as `spyre llm CONFIG --mode
+/// MODE` runs it with --embedding --lm-head: from its token ids to its
+/// greedy next token. tokens, context and layers <= 0: the command's
+/// defaults (512 new tokens in prefill, a context of 4096 in decode, all
+/// the model's layers).
+py::dict runLlmStep(const std::string &model,
+                    const std::optional<hw::HwConfig> &config,
+                    const std::string &mode, int64_t batch, int64_t tokens,
+                    int64_t context, int64_t layers, int level,
+                    bool unrolled) {
+  if (mode != "prefill" && mode != "decode")
+    throw usage("spyre.llm",
+                "mode is 'prefill' or 'decode', got '" + mode + "'");
+  if (level < 0 || level > 2)
+    throw usage("spyre.llm",
+                "level is 0, 1 or 2, got " + std::to_string(level));
+  llm::LlmRunOptions o;
+  o.modelConfig = model;
+  if (config)
+    o.hwObject = &*config;
+  o.optLevel = level;
+  o.timingOnly = true;
+  o.useSystemC = false;
+  o.records = false;
+  o.unrolled = unrolled;
+  o.layers = layers > 0 ? layers : 0;
+  llm::StepShape &s = o.shape;
+  const bool prefill = mode == "prefill";
+  s.mode = prefill ? llm::Mode::Prefill : llm::Mode::Decode;
+  s.batch = batch;
+  s.tokens = tokens > 0 ? tokens : prefill ? 512 : 1;
+  s.context = context >= 0 ? context : prefill ? 0 : 4096;
+  s.embedding = s.tokenIds = s.lmHead = s.greedy = true;
+  llm::LlmReport r;
+  {
+    py::gil_scoped_release unlocked;
+    r = llm::runLlm(o);
+  }
+  py::dict d;
+  d["mode"] = mode;
+  d["batch"] = r.shape.batch;
+  d["tokens"] = r.shape.tokens;
+  d["context"] = r.shape.context;
+  d["layers"] = r.shape.layers;
+  d["model_layers"] = r.config.numLayers;
+  d["cycles"] = r.run.cycles;
+  d["step_us"] = r.stepUs();
+  d["model_us"] = r.modelUs();
+  d["extrapolated"] = r.extrapolated();
+  d["bound_us"] = r.boundUs();
+  d["memory_bound_us"] = r.memoryBoundUs();
+  d["compute_bound_us"] = r.computeBoundUs();
+  d["bound_reached"] = r.boundReached();
+  d["weights_bytes"] = r.bytes.weights;
+  d["cache_bytes"] = r.bytes.cache;
+  d["macs"] = r.macs;
+  d["program_bytes"] = r.programBytes;
+  d["instructions"] = r.instructions;
+  d["looped"] = r.looped;
+  d["host_ops"] = r.run.hostOps;
+  d["findings"] = py::cast(r.run.findings);
+  d["summary"] = llm::llmSummaryText(r);
+  return d;
+}
+
 py::tuple runSweep(const std::string &spec, const std::string &outDir,
                    bool retryFailed) {
   std::string summary;
@@ -653,4 +719,8 @@ PYBIND11_MODULE(_spyre, m) {
         py::arg("config"), py::arg("shapes"), py::arg("host_fallback"));
   m.def("_sweep", &runSweep, py::arg("spec"), py::arg("out_dir"),
         py::arg("retry_failed"));
+  m.def("_llm", &runLlmStep, py::arg("model"), py::arg("config"),
+        py::arg("mode"), py::arg("batch"), py::arg("tokens"),
+        py::arg("context"), py::arg("layers"), py::arg("level"),
+        py::arg("unrolled"));
 }

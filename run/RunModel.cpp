@@ -401,7 +401,9 @@ RunReport runModel(const RunOptions &o) {
     if (!path->empty())
       checkWritable(*path);
 
-  const hw::HwConfig config = hw::loadConfig({o.config, o.configSettings, o.configRoot});
+  const hw::HwConfig config =
+      o.configObject ? *o.configObject
+                     : hw::loadConfig({o.config, o.configSettings, o.configRoot});
   const sim::TraceFilter traceFilter = sim::traceFilterOf(
       !o.trace.empty(), o.traceWindow, o.traceCores, config.chip.cores);
   std::unique_ptr<compiler::Graph> loaded;

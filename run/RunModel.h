@@ -41,6 +41,9 @@ struct RunOptions {
   /// The inputs to run with (not owned), instead of `inputs` or `seed`.
   const ModelInputs *given = nullptr;
   std::string config; ///< hardware config YAML; empty: the built-in config
+  /// A config already loaded, used instead of `config` (the Python
+  /// package's spyre.Config); must outlive the run.
+  const hw::HwConfig *configObject = nullptr;
   /// `KEY=VALUE` settings over `config` (`--set`; hw::ConfigSource).
   std::vector<std::string> configSettings;
   /// The folder `config`'s bases must lie in (`--config-root`); empty: its

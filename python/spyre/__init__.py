@@ -32,7 +32,7 @@ from . import _spyre
 
 __all__ = [
     "CheckError", "Config", "Error", "InputError", "InternalError", "Program",
-    "Result", "UsageError", "compile", "sweep",
+    "Result", "UsageError", "compile", "llm", "sweep",
 ]
 
 
@@ -85,6 +85,55 @@ def _stats(result):
 
 
 Result.stats = property(_stats, doc=_stats.__doc__)
+
+
+def _count(where, name, value, lowest):
+    """An int of at least `lowest` (None stays None), else a UsageError."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < lowest:
+        raise _usage(where, "%s is an int of at least %d, got %r"
+                     % (name, lowest, value))
+    return value
+
+
+def llm(model, mode="decode", *, batch=None, tokens=None, context=None,
+        layers=None, level=2, config=None, unrolled=False, **options):
+    """Times one step of a decoder language model given by its Hugging Face
+    config.json, as `spyre llm MODEL --mode MODE --embedding --lm-head
+    --timing-only` does (docs/llm.md): from the step's token ids (the
+    embedding lookup on the device) through its layers, in a loop, to the
+    LM head and the greedy next token. mode is "prefill" (`tokens` new
+    tokens, default 512, batch 1) or "decode" (one new token per sequence
+    against `context` cached ones, default 4096, `batch` default 4).
+    `layers` simulates fewer layers and extrapolates to the model's.
+    Returns a dict: the step's simulated time (`step_us`, `cycles`), the
+    model's (`model_us`: the time to first token of a prefill, the
+    per-token latency of a decode step; `extrapolated`), its bound and how
+    much of it the step reaches, the bytes, MACs, program size, findings,
+    and `summary`, the command's text."""
+    _check_options("spyre.llm", options,
+                   ["mode", "batch", "tokens", "context", "layers", "level",
+                    "config", "unrolled"])
+    where = "spyre.llm"
+    if mode not in ("prefill", "decode"):
+        raise _usage(where, "mode is 'prefill' or 'decode', got %r" % (mode,))
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise _usage(where, "level is 0, 1 or 2, got %r" % (level,))
+    if config is not None and not isinstance(config, Config):
+        raise _usage(where, "config is a spyre.Config (load a file with "
+                     "spyre.Config.load(path))")
+    batch = _count(where, "batch", batch, 1)
+    if batch is None:
+        batch = 1 if mode == "prefill" else 4
+    tokens = _count(where, "tokens", tokens, 1)
+    context = _count(where, "context", context, 0)
+    layers = _count(where, "layers", layers, 1)
+    return _spyre._llm(_os.fspath(model), config, mode, batch,
+                       -1 if tokens is None else tokens,
+                       -1 if context is None else context,
+                       -1 if layers is None else layers, level,
+                       bool(unrolled))
 
 
 def sweep(spec, out_dir=None, *, retry_failed=False, **options):

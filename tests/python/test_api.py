@@ -236,3 +236,61 @@ def test_sweep_rows_are_the_commands_results(run_cli, tmp_path):
     again = spyre.sweep(str(spec), tmp_path / "mine")
     assert len(again) == 4
     assert [p.stat().st_mtime_ns for p in points] == before
+
+
+TINY = os.path.join(ROOT, "examples", "llm", "tiny-granite.json")
+
+
+def test_llm_step_is_the_commands(run_cli):
+    # The same step as `spyre llm --mode decode --embedding --lm-head
+    # --timing-only`: the same cycles and the same figures.
+    r = spyre.llm(TINY, "decode", batch=2, context=128)
+    code, out, err = run_cli("llm", TINY, "--mode", "decode", "--batch", "2",
+                             "--context", "128", "--embedding", "--lm-head",
+                             "--timing-only")
+    assert code == 0, err
+    assert "cycles     %d (" % r["cycles"] in out
+    # Every line but the compile's wall time.
+    def steady(text):
+        return [line for line in text.splitlines()
+                if not line.startswith("compile ")]
+    assert steady(r["summary"]) == steady(out)[-len(steady(r["summary"])):]
+    assert (r["mode"], r["batch"], r["tokens"], r["context"]) == \
+        ("decode", 2, 1, 128)
+    assert r["layers"] == r["model_layers"] == 2
+    assert r["looped"] and not r["extrapolated"]
+    assert r["model_us"] == r["step_us"]
+    assert 0 < r["bound_reached"] <= 1
+    assert r["bound_us"] == max(r["memory_bound_us"], r["compute_bound_us"])
+    assert r["cache_bytes"] > 0 and r["host_ops"] == 0 and r["findings"] == []
+
+
+def test_llm_defaults_layers_and_config():
+    # Prefill takes 512 tokens by default; fewer layers extrapolate; a
+    # spyre.Config is the hardware, and a faster memory makes a faster step.
+    first = spyre.llm(TINY, "prefill", layers=1, tokens=64)
+    assert (first["batch"], first["tokens"], first["context"]) == (1, 64, 0)
+    assert first["extrapolated"] and first["layers"] == 1
+    assert first["model_us"] == pytest.approx(
+        first["step_us"] * 2, rel=0.3)  # the head is not scaled
+    assert spyre.llm(TINY, "prefill")["tokens"] == 512
+    fast = spyre.Config()
+    fast.update({"memory.peak_gb_per_s": 409.6,
+                 "memory.sustained_read_gb_per_s": 300.0})
+    default = spyre.llm(TINY, "decode", batch=1, context=256)
+    quicker = spyre.llm(TINY, "decode", batch=1, context=256, config=fast)
+    assert quicker["cycles"] < default["cycles"]
+
+
+def test_llm_bad_arguments_are_usage_errors():
+    for kwargs, message in [
+            ({"mode": "train"}, "mode is 'prefill' or 'decode'"),
+            ({"batch": 0}, "batch is an int of at least 1"),
+            ({"tokens": True}, "tokens is an int of at least 1"),
+            ({"level": 3}, "level is 0, 1 or 2"),
+            ({"config": "spyre.yaml"}, "config is a spyre.Config"),
+            ({"seed": 1}, "unknown option 'seed'")]:
+        with pytest.raises(spyre.UsageError, match=message):
+            spyre.llm(TINY, **kwargs)
+    with pytest.raises(spyre.InputError):
+        spyre.llm(os.path.join(ROOT, "examples", "llm", "missing.json"))
