@@ -641,6 +641,20 @@ TEST(RunBadInputs, UnwritableOutputsFolderIsRefusedBeforeTheRun) {
 // write fails part way (a limit on file size, as a disk that fills up), the
 // outputs and statistics written before it are removed again with it.
 TEST(RunBadInputs, TraceWriteFailingPartWayRemovesWhatTheRunWrote) {
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+  constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
+#else
+  constexpr bool kAddressSanitizer = false;
+#endif
+  // The error is thrown after the SystemC kernel ran the model on its
+  // coroutines' stacks, which Debian's SystemC does not announce to
+  // AddressSanitizer: its unwinding then reports a stack overflow inside
+  // ASan itself ("ignoring requested __asan_handle_no_return ... false
+  // positive error reports may follow"). The Release suite runs it.
+  if (kAddressSanitizer)
+    GTEST_SKIP() << "AddressSanitizer misreads the stack after SystemC ran";
   const std::string dir = test::makeTempDir();
   const std::string model =
       test::srcPath("examples/models/norm_softmax/model.json");
