@@ -329,6 +329,37 @@ TEST(LlmDevice, LoopedStepsComputeWhatUnrolledStepsCompute) {
   EXPECT_EQ(got[0], ref.tokens);
 }
 
+TEST(LlmDevice, HeadsTheRotaryOpCannotTakeKeepTheHostsTables) {
+  // Heads of 64: the rotary op needs whole sticks per half, so the step
+  // takes its positions' tables from the host (Rotary::Tables), and its two
+  // layers still run in a loop; generation gives the reference's tokens.
+  LlmConfig config = load("tiny-llama.json");
+  config.numHeads = 4;
+  config.numKvHeads = 2;
+  config.headDim = 64;
+  config.numLayers = 2;
+  LlmDeviceOptions o;
+  o.capacity = 64;
+  LlmDevice device(config, hw::loadConfigOrDefault(""), o);
+  const std::vector<int64_t> tokens = prompt(20, config.vocabSize, 3);
+  std::vector<int64_t> got;
+  DeviceStep step = device.prefill({0}, {tokens});
+  EXPECT_EQ(step.shape.rotary, Rotary::Tables);
+  // In: the ids, and cos and sin per token for each of q's 4 heads and k's
+  // 2 (2 bytes an element): the tables at q's and k's shapes.
+  EXPECT_EQ(step.inputBytes, 20u * 4 + 2 * 20 * (4 + 2) * 64 * 2);
+  got.push_back(step.tokens[0]);
+  for (int i = 0; i < 2; ++i) {
+    step = device.decode({0}, {got.back()});
+    EXPECT_TRUE(step.run.findings.empty()) << step.run.findings.front();
+    got.push_back(step.tokens[0]);
+  }
+  const ReferenceGeneration ref =
+      referenceGenerate(config, config.numLayers, device.storedWeights(),
+                        device.embeddingTable(), tokens, 2);
+  EXPECT_EQ(got, ref.tokens);
+}
+
 TEST(LlmDevice, RefusesAStepThePoolCannotHoldWhole) {
   // Two sequences of one full page each and one free page: a step of both
   // needs two new pages and is refused before either takes one.
