@@ -6,8 +6,10 @@
 #include "numerics/Half.h"
 #include "support/Diagnostic.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 
 namespace spyre::llm {
 
@@ -42,11 +44,7 @@ public:
     const int64_t B = s_.batch, S = s_.tokens;
     Value *x = nullptr;
     if (s_.tokenIds) {
-      Value *ids = g_->addInput("input_ids", TensorType{ElementType::I32, {B, S}});
-      x = op(OpKind::Embedding, "embed_tokens",
-             {input("model.embed_tokens.weight",
-                    {c_.vocabSize, c_.hiddenSize}),
-              ids});
+      x = lookUpTokens(*g_, c_, s_);
     } else {
       x = input("hidden", {B, S, c_.hiddenSize});
     }
@@ -240,15 +238,7 @@ private:
         sinQ_ = sinK_ = input("rope.sin", {B, S, c_.headDim});
         return;
       }
-      Value *ids = g_->addInput("position_ids",
-                                TensorType{ElementType::I32, {B, S}});
-      for (const char *part : {"cos", "sin"}) {
-        Value *table = input(std::string("rope.") + part + ".table",
-                             {s_.rotaryRows, c_.headDim});
-        Value *rows = op(OpKind::Embedding, std::string("rope.") + part,
-                         {table, ids});
-        (std::string(part) == "cos" ? cosQ_ : sinQ_) = rows;
-      }
+      std::tie(cosQ_, sinQ_) = gatherRotaryRows(*g_, c_, s_);
       cosK_ = cosQ_;
       sinK_ = sinQ_;
       return;
@@ -656,6 +646,32 @@ std::vector<double> rotaryTable(const TensorType &type, const LlmConfig &c,
                              : std::cos(angle));
         }
   return out;
+}
+
+Value *lookUpTokens(Graph &g, const LlmConfig &c, const StepShape &s) {
+  Value *ids =
+      g.addInput("input_ids", TensorType{ElementType::I32, {s.batch, s.tokens}});
+  Value *table = g.addInput("model.embed_tokens.weight",
+                            TensorType{s.elementType, {c.vocabSize, c.hiddenSize}});
+  return compiler::buildOp(g, OpKind::Embedding, "embed_tokens", {table, ids},
+                           {}, {"embed_tokens"})
+      ->result(0);
+}
+
+std::pair<Value *, Value *> gatherRotaryRows(Graph &g, const LlmConfig &c,
+                                             const StepShape &s) {
+  Value *ids = g.addInput("position_ids",
+                          TensorType{ElementType::I32, {s.batch, s.tokens}});
+  std::array<Value *, 2> rows{};
+  for (int k = 0; k < 2; ++k) {
+    const std::string name = k == 0 ? "rope.cos" : "rope.sin";
+    Value *table = g.addInput(name + ".table",
+                              TensorType{s.elementType, {s.rotaryRows, c.headDim}});
+    rows[static_cast<size_t>(k)] =
+        compiler::buildOp(g, OpKind::Embedding, name, {table, ids}, {}, {name})
+            ->result(0);
+  }
+  return {rows[0], rows[1]};
 }
 
 std::vector<double> rotaryRows(const LlmConfig &c, int64_t rows, bool sine) {

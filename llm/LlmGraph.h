@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace spyre::llm {
@@ -178,6 +179,20 @@ run::ModelInputs llmInputs(const compiler::Graph &graph,
 std::vector<double> rotaryTable(const compiler::TensorType &type,
                                 const LlmConfig &config, const StepShape &shape,
                                 bool sine);
+
+/// The step's token ids (`input_ids`, i32 [B, S]) looked up in
+/// `model.embed_tokens.weight` [vocab, hidden] by an `embedding` op: the
+/// rows [B, S, hidden]. The step's graph and a looped program's first piece
+/// (LlmLoop.h) both start so.
+compiler::Value *lookUpTokens(compiler::Graph &graph, const LlmConfig &config,
+                              const StepShape &shape);
+
+/// Rotary::Ids: the step's `position_ids` (i32 [B, S]) gathering rows of
+/// `rope.cos.table` and `rope.sin.table` into rope.cos and rope.sin
+/// [B, S, head_dim] (cos first).
+std::pair<compiler::Value *, compiler::Value *>
+gatherRotaryRows(compiler::Graph &graph, const LlmConfig &config,
+                 const StepShape &shape);
 
 /// The rotary tables a step with Rotary::Ids gathers from, rows
 /// positions 0 .. rows - 1, [rows, head_dim]: cos, or sin with the sign of

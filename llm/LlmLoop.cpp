@@ -69,15 +69,7 @@ std::unique_ptr<Graph> embeddingGraph(const LlmConfig &c, const StepShape &s) {
   auto g = std::make_unique<Graph>("embedding");
   Value *x = nullptr;
   if (s.tokenIds) {
-    Value *ids = g->addInput(
-        "input_ids", compiler::TensorType{compiler::ElementType::I32,
-                                          {s.batch, s.tokens}});
-    Value *table = g->addInput(
-        "model.embed_tokens.weight",
-        compiler::TensorType{s.elementType, {c.vocabSize, c.hiddenSize}});
-    x = compiler::buildOp(*g, compiler::OpKind::Embedding, "embed_tokens",
-                          {table, ids}, {}, {"embed_tokens"})
-            ->result(0);
+    x = lookUpTokens(*g, c, s);
   } else {
     x = g->addInput("hidden", compiler::TensorType{
                                   s.elementType,
@@ -96,18 +88,9 @@ std::unique_ptr<Graph> embeddingGraph(const LlmConfig &c, const StepShape &s) {
   if (s.rotary == Rotary::Ids) {
     // The rotary tables of the step's positions, gathered once for every
     // layer (the layer reads them as rope.cos and rope.sin).
-    Value *ids = g->addInput(
-        "position_ids", compiler::TensorType{compiler::ElementType::I32,
-                                             {s.batch, s.tokens}});
-    for (const char *part : {"cos", "sin"}) {
-      const std::string name = std::string("rope.") + part;
-      Value *table = g->addInput(
-          name + ".table",
-          compiler::TensorType{s.elementType, {s.rotaryRows, c.headDim}});
-      outputs.push_back(compiler::buildOp(*g, compiler::OpKind::Embedding,
-                                          name, {table, ids}, {}, {name})
-                            ->result(0));
-    }
+    const auto [cos, sin] = gatherRotaryRows(*g, c, s);
+    outputs.push_back(cos);
+    outputs.push_back(sin);
   }
   g->setOutputs(outputs);
   return g;
