@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace spyre::llm {
 namespace {
 
@@ -301,6 +303,7 @@ TEST(LlmDevice, LoopedStepsComputeWhatUnrolledStepsCompute) {
   const std::vector<int64_t> first = prompt(10, config.vocabSize, 5),
                              second = prompt(130, config.vocabSize, 6);
   std::vector<std::vector<int64_t>> got(2);
+  std::vector<std::vector<std::vector<double>>> logits(2);
   for (LlmDevice *d : {&looped, &unrolled}) {
     d->prefill({0}, {first});
     d->prefill({1}, {prompt(10, config.vocabSize, 7)});
@@ -313,9 +316,28 @@ TEST(LlmDevice, LoopedStepsComputeWhatUnrolledStepsCompute) {
     for (const DeviceStep *step : {&a, &b, &c}) {
       EXPECT_TRUE(step->run.findings.empty()) << step->run.findings.front();
       got[d == &looped ? 0 : 1].push_back(step->tokens[0]);
+      logits[d == &looped ? 0 : 1].push_back(step->logits[0]);
     }
   }
   EXPECT_EQ(got[0], got[1]);
+  EXPECT_EQ(logits[0], logits[1]); // bit for bit, every step
+  // And every layer's cache pages hold the same bits: the looped steps
+  // wrote each layer's keys and values in place, where the unrolled did.
+  for (int64_t layer = 0; layer < config.numLayers; ++layer)
+    for (int64_t page = 0; page < 4; ++page)
+      for (bool value : {false, true})
+        EXPECT_EQ(sim::readTensorValues(looped.pageTensor(layer, page, value),
+                                        looped.device().memory()),
+                  sim::readTensorValues(unrolled.pageTensor(layer, page, value),
+                                        unrolled.device().memory()))
+            << "layer " << layer << ", page " << page
+            << (value ? ", values" : ", keys");
+  // (The last layer's first page holds the sequence's first 64 keys.)
+  const std::vector<double> last = sim::readTensorValues(
+      looped.pageTensor(config.numLayers - 1, 0, false),
+      looped.device().memory());
+  EXPECT_NE(std::count(last.begin(), last.end(), 0.0),
+            static_cast<std::ptrdiff_t>(last.size()));
   const DeviceStep l = looped.decode({0}, {got[0].back()});
   const DeviceStep u = unrolled.decode({0}, {got[1].back()});
   EXPECT_EQ(l.tokens, u.tokens);
