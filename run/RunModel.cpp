@@ -292,7 +292,8 @@ Simulation simulate(const compiler::Graph &graph, const isa::Program &program,
 
 void recordRun(const sim::Machine &machine, RunReport &report) {
   const hw::HwConfig &config = machine.config();
-  const sim::Profile profile = sim::profileOf(machine);
+  const sim::MachineRecords records(machine);
+  const sim::Profile &profile = records.profile();
   report.cycles = machine.totalCycles();
   report.clockGhz = config.chip.clockGhz;
   report.macs = machine.macOps();
@@ -306,7 +307,7 @@ void recordRun(const sim::Machine &machine, RunReport &report) {
   report.cores = config.chip.cores;
   report.peakMacsPerCyclePerCore = profile.peakMacsPerCyclePerCore;
   report.memoryPeakGbps = profile.memoryPeakGbps;
-  report.ops = sim::opSummaries(profile);
+  report.ops = sim::opSummaries(profile, records);
   for (const sim::Finding &f : machine.findings())
     report.findings.push_back(f.str());
   report.findingsDropped = machine.findingsDropped();

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,47 @@ struct Profile {
 
 private:
   std::map<std::string, uint32_t, std::less<>> nameIndex_;
+};
+
+/// What the analyses (Summary.h) read of one record: an InstrRecord with
+/// its bandwidth stalls summed instead of the stall of each reason.
+struct RecordView {
+  uint32_t stream = 0;
+  uint32_t mnemonic = kNoName;
+  uint32_t op = kNoName;
+  Cycle start = 0;
+  Cycle end = 0;
+  Cycle ready = 0;
+  Cycle busy = 0;
+  /// Cycles stalled on the memory channel, the rings and DMA slots.
+  Cycle bandwidthStall = 0;
+  int64_t releasedBy = -1;
+  ReleaseEdge edge = ReleaseEdge::None;
+  uint64_t bytes = 0;
+  uint64_t macs = 0;
+  uint64_t sticks = 0;
+};
+
+/// A run's records as the analyses read them, a block at a time: a
+/// Profile's own, or the simulator's still in its log (read where they are,
+/// so that the statistics of a long run make no copy of its records).
+class RecordSource {
+public:
+  virtual ~RecordSource() = default;
+  virtual size_t size() const = 0;
+  /// Fills `out` with the records from `first` on; they exist.
+  virtual void read(size_t first, std::span<RecordView> out) const = 0;
+};
+
+/// The records of a Profile as a source.
+class ProfileRecords final : public RecordSource {
+public:
+  explicit ProfileRecords(const Profile &p) : p_(p) {}
+  size_t size() const override { return p_.records.size(); }
+  void read(size_t first, std::span<RecordView> out) const override;
+
+private:
+  const Profile &p_;
 };
 
 /// The engine kind of a stream name: `pt.0` -> `pt`, `dma.load` stays.

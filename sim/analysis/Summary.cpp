@@ -27,10 +27,23 @@ struct Piece {
   Cycle end = 0;
 };
 
-Cycle bandwidthStall(const InstrRecord &r) {
-  return r.stall[static_cast<size_t>(StallReason::Memory)] +
-         r.stall[static_cast<size_t>(StallReason::Ring)] +
-         r.stall[static_cast<size_t>(StallReason::DmaSlots)];
+/// Calls `fn(index, record)` for every record of `src` in order, reading
+/// them a block at a time.
+template <typename Fn> void forEachRecord(const RecordSource &src, Fn &&fn) {
+  constexpr size_t kBlock = 1024;
+  std::vector<RecordView> block(std::min(kBlock, src.size()));
+  for (size_t first = 0; first < src.size(); first += kBlock) {
+    const size_t n = std::min(kBlock, src.size() - first);
+    src.read(first, std::span(block.data(), n));
+    for (size_t k = 0; k < n; ++k)
+      fn(first + k, block[k]);
+  }
+}
+
+RecordView recordAt(const RecordSource &src, int64_t i) {
+  RecordView v;
+  src.read(static_cast<size_t>(i), std::span(&v, 1));
+  return v;
 }
 
 /// Appends `mnemonic` to a folded list: `ld x2, signal`.
@@ -69,9 +82,14 @@ Cycle EngineSummary::stalled() const {
 }
 
 std::vector<PathSegment> criticalPath(const Profile &p) {
-  const std::vector<InstrRecord> &recs = p.records;
+  return criticalPath(p, ProfileRecords(p));
+}
+
+std::vector<PathSegment> criticalPath(const Profile &p,
+                                      const RecordSource &recs) {
+  const size_t n = recs.size();
   std::vector<PathSegment> out;
-  if (recs.empty()) {
+  if (n == 0) {
     if (p.totalCycles > 0)
       out.push_back({ReleaseEdge::None, std::string(kOutside), "", "", 0,
                      p.totalCycles, 0, 0, 0});
@@ -80,74 +98,84 @@ std::vector<PathSegment> criticalPath(const Profile &p) {
   // Each record's predecessor in its stream's time order. The simulator's
   // records are in that order already (a stream's instructions complete in
   // turn): one pass finds them. A trace's may not be: its streams are sorted.
-  auto earlier = [&](int64_t x, int64_t y) {
-    return recs[x].start != recs[y].start ? recs[x].start < recs[y].start
-                                          : recs[x].end < recs[y].end;
-  };
-  std::vector<int64_t> prev(recs.size(), -1);
+  using Times = std::pair<Cycle, Cycle>; // start, end
+  std::vector<int64_t> prev(n, -1);
   bool inOrder = true;
+  // The last instruction to finish; on a tie the lowest stream, and in it
+  // the latest (a zero-length halt after the instruction it follows).
+  int64_t cur = 0;
   {
     std::vector<int64_t> last(p.streams.size(), -1);
-    for (size_t i = 0; i < recs.size() && inOrder; ++i) {
-      int64_t &l = last[recs[i].stream];
-      if (l >= 0 && earlier(static_cast<int64_t>(i), l))
-        inOrder = false;
-      prev[i] = l;
-      l = static_cast<int64_t>(i);
-    }
+    std::vector<Times> lastTimes(p.streams.size());
+    RecordView best;
+    forEachRecord(recs, [&](size_t i, const RecordView &r) {
+      if (inOrder) {
+        int64_t &l = last[r.stream];
+        const Times t{r.start, r.end};
+        if (l >= 0 && t < lastTimes[r.stream])
+          inOrder = false;
+        prev[i] = l;
+        l = static_cast<int64_t>(i);
+        lastTimes[r.stream] = t;
+      }
+      if (i == 0 || r.end > best.end ||
+          (r.end == best.end && r.stream < best.stream) ||
+          (r.end == best.end && r.stream == best.stream &&
+           r.start >= best.start)) {
+        cur = static_cast<int64_t>(i);
+        best = r;
+      }
+    });
   }
   if (!inOrder) {
     std::vector<std::vector<int64_t>> byStream(p.streams.size());
-    for (size_t i = 0; i < recs.size(); ++i)
-      byStream[recs[i].stream].push_back(static_cast<int64_t>(i));
+    std::vector<Times> times(n);
+    forEachRecord(recs, [&](size_t i, const RecordView &r) {
+      byStream[r.stream].push_back(static_cast<int64_t>(i));
+      times[i] = {r.start, r.end};
+    });
     std::fill(prev.begin(), prev.end(), -1);
     for (std::vector<int64_t> &list : byStream) {
-      std::stable_sort(list.begin(), list.end(), earlier);
+      std::stable_sort(list.begin(), list.end(), [&](int64_t x, int64_t y) {
+        return times[static_cast<size_t>(x)] < times[static_cast<size_t>(y)];
+      });
       for (size_t k = 1; k < list.size(); ++k)
         prev[list[k]] = list[k - 1];
     }
   }
-  // The last instruction to finish; on a tie the lowest stream, and in it
-  // the latest (a zero-length halt after the instruction it follows).
-  int64_t cur = 0;
-  for (size_t i = 1; i < recs.size(); ++i) {
-    const InstrRecord &a = recs[i], &b = recs[cur];
-    if (a.end > b.end || (a.end == b.end && a.stream < b.stream) ||
-        (a.end == b.end && a.stream == b.stream && a.start >= b.start))
-      cur = static_cast<int64_t>(i);
-  }
 
   std::vector<Piece> pieces;
-  if (recs[cur].end < p.totalCycles)
-    pieces.push_back({ReleaseEdge::None, -1, -1, recs[cur].end, p.totalCycles});
+  if (const Cycle end = recordAt(recs, cur).end; end < p.totalCycles)
+    pieces.push_back({ReleaseEdge::None, -1, -1, end, p.totalCycles});
   // Every step moves to an instruction that ended no later than the current
   // one was released; the bound only guards against a corrupt trace.
-  for (size_t steps = 0; steps <= 2 * recs.size(); ++steps) {
-    const InstrRecord &r = recs[cur];
+  for (size_t steps = 0; steps <= 2 * n; ++steps) {
+    const RecordView r = recordAt(recs, cur);
     const Cycle ready = std::clamp(r.ready, r.start, r.end);
     pieces.push_back({ReleaseEdge::None, cur, -1, ready, r.end});
     if (r.edge != ReleaseEdge::None && ready > r.start) {
       const int64_t by = r.releasedBy;
-      if (by < 0 || by >= static_cast<int64_t>(recs.size())) {
+      if (by < 0 || by >= static_cast<int64_t>(n)) {
         pieces.push_back({r.edge, -1, cur, 0, ready});
         break;
       }
       // A signal's token leaves when the signal ends; a transfer or a
       // barrier is released by the other side's posting or arrival, that
       // is when the instruction before it ended.
-      const int64_t q = recs[by].end <= ready ? by : prev[by];
-      if (q < 0 || recs[q].end > ready) {
+      const int64_t q = recordAt(recs, by).end <= ready ? by : prev[by];
+      const Cycle qEnd = q < 0 ? 0 : recordAt(recs, q).end;
+      if (q < 0 || qEnd > ready) {
         pieces.push_back({r.edge, -1, cur, 0, ready});
         break;
       }
-      pieces.push_back({r.edge, q, cur, recs[q].end, ready});
+      pieces.push_back({r.edge, q, cur, qEnd, ready});
       cur = q;
       continue;
     }
     if (r.start == 0 && prev[cur] < 0)
       break;
     const int64_t before = prev[cur];
-    if (before < 0 || recs[before].end != r.start) {
+    if (before < 0 || recordAt(recs, before).end != r.start) {
       pieces.push_back({ReleaseEdge::None, -1, -1, 0, r.start});
       break;
     }
@@ -176,20 +204,20 @@ std::vector<PathSegment> criticalPath(const Profile &p) {
       seg.where = pc.edge == ReleaseEdge::None
                       ? std::string(kOutside)
                       : std::string(kOutside) + " -> " +
-                            streamLabel(p, recs[pc.to].stream);
+                            streamLabel(p, recordAt(recs, pc.to).stream);
       seg.start = pc.start;
       seg.end = pc.end;
       out.push_back(seg);
       continue;
     }
-    const InstrRecord &r = recs[pc.record];
+    const RecordView r = recordAt(recs, pc.record);
     if (pc.edge != ReleaseEdge::None) {
       flushGroups();
       groupStream = -1;
       PathSegment seg;
       seg.edge = pc.edge;
       seg.where = streamLabel(p, r.stream) + " -> " +
-                  streamLabel(p, recs[pc.to].stream);
+                  streamLabel(p, recordAt(recs, pc.to).stream);
       seg.start = pc.start;
       seg.end = pc.end;
       out.push_back(seg);
@@ -209,7 +237,7 @@ std::vector<PathSegment> criticalPath(const Profile &p) {
     seg.end = pc.end;
     ++seg.instructions;
     seg.busy += r.busy;
-    seg.bandwidth += bandwidthStall(r);
+    seg.bandwidth += r.bandwidthStall;
     appendFolded(groups, p.nameOf(r.mnemonic));
   }
   flushGroups();
@@ -280,6 +308,11 @@ Roofline rooflineOf(const OpSummary &op, double clockGhz,
 }
 
 std::vector<OpSummary> opSummaries(const Profile &p) {
+  return opSummaries(p, ProfileRecords(p));
+}
+
+std::vector<OpSummary> opSummaries(const Profile &p,
+                                   const RecordSource &records) {
   // What each record adds depends on its stream and its mnemonic: both are
   // looked up once, not per record.
   struct StreamKind {
@@ -305,7 +338,7 @@ std::vector<OpSummary> opSummaries(const Profile &p) {
   std::vector<OpSummary> byOp(noOp + 1);
   std::vector<bool> seen(noOp + 1, false);
   std::vector<std::vector<bool>> cores(noOp + 1);
-  for (const InstrRecord &r : p.records) {
+  forEachRecord(records, [&](size_t, const RecordView &r) {
     const size_t slot = r.op == kNoName ? noOp : r.op;
     SPYRE_ASSERT(slot <= noOp, "op name index outside the profile's table");
     OpSummary &o = byOp[slot];
@@ -334,7 +367,7 @@ std::vector<OpSummary> opSummaries(const Profile &p) {
     if (used.size() <= core)
       used.resize(core + 1, false);
     used[core] = true;
-  }
+  });
   std::vector<OpSummary> out;
   for (size_t slot = 0; slot <= noOp; ++slot) {
     if (!seen[slot])

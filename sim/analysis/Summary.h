@@ -129,12 +129,19 @@ struct Summary {
 /// to the run's total (a partial profile adds a run named `(outside the
 /// trace)` for the time before its first record).
 std::vector<PathSegment> criticalPath(const Profile &profile);
+/// The same of `records`, with `profile`'s figures, streams and names (its
+/// own records are not read).
+std::vector<PathSegment> criticalPath(const Profile &profile,
+                                      const RecordSource &records);
 
 /// Busy, stalls and idle of each stream, from the records.
 std::vector<EngineSummary> engineSummaries(const Profile &profile);
 
 /// Per source op: span, busy per engine kind, bytes, MACs and roofline.
 std::vector<OpSummary> opSummaries(const Profile &profile);
+/// The same of `records`, with `profile`'s figures, streams and names.
+std::vector<OpSummary> opSummaries(const Profile &profile,
+                                   const RecordSource &records);
 
 Roofline rooflineOf(const OpSummary &op, double clockGhz,
                     double peakMacsPerCyclePerCore, double memoryPeakGbps);

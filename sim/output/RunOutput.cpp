@@ -154,8 +154,8 @@ std::string statsJson(const Machine &m, const OpEstimates *estimates) {
                                      : 0.0}};
   }
   if (m.tracing()) {
-    Profile profile = profileOf(m);
-    j["ops"] = opsJson(opSummaries(profile));
+    const MachineRecords records(m);
+    j["ops"] = opsJson(opSummaries(records.profile(), records));
     if (estimates)
       for (ordered_json &op : j["ops"]) {
         auto it = estimates->find(op["op"].get<std::string>());
@@ -168,7 +168,8 @@ std::string statsJson(const Machine &m, const OpEstimates *estimates) {
                            static_cast<double>(span)
                      : 0.0;
       }
-    j["critical_path"] = criticalPathJson(criticalPath(profile));
+    j["critical_path"] =
+        criticalPathJson(criticalPath(records.profile(), records));
   }
   // Program and op names are bytes from the program file, not always UTF-8.
   return j.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n";
@@ -253,38 +254,74 @@ void parseTraceCores(const std::string &text, int numCores, TraceFilter &filter)
   filter.cores = std::move(cores);
 }
 
-Profile profileOf(const Machine &m) {
+MachineRecords::MachineRecords(const Machine &m) : machine_(m) {
   const hw::HwConfig &cfg = m.config();
-  Profile p;
+  Profile &p = profile_;
   p.program = m.program().name;
   p.totalCycles = m.totalCycles();
   p.clockGhz = cfg.chip.clockGhz;
   p.peakMacsPerCyclePerCore = peakMacsPerCyclePerCore(cfg);
   p.memoryPeakGbps = m.timing().memory().peakGBps();
+  names_.resize(static_cast<size_t>(m.numStreams()));
   for (int s = 0; s < m.numStreams(); ++s) {
     const isa::Stream &code = m.streamCode(s);
     p.streams.push_back({code.core, isa::engineUnitName(code.engine, code.unit)});
+    std::vector<Names> &names = names_[static_cast<size_t>(s)];
+    names.resize(code.code.size());
+    for (size_t i = 0; i < code.code.size(); ++i) {
+      const std::string *op = m.program().provenanceOf(code, i);
+      const isa::Opcode opcode = code.code[i].opcode;
+      names[i] = {p.intern(code.code[i].desc().mnemonic),
+                  op ? p.intern(*op) : kNoName,
+                  opcode == isa::Opcode::Mm || opcode == isa::Opcode::Mmi8};
+    }
   }
-  // Interned once per (stream, instruction) rather than per execution.
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> names(
-      static_cast<size_t>(m.numStreams()));
+}
+
+size_t MachineRecords::size() const { return machine_.trace().size(); }
+
+void MachineRecords::read(size_t first, std::span<RecordView> out) const {
+  const SliceLog &log = machine_.trace();
+  SPYRE_ASSERT(first + out.size() <= log.size(),
+               "records read past the end of the run's log");
+  for (size_t i = 0; i < out.size(); ++i) {
+    const TraceSlice &t = log[first + i];
+    const Names &names = namesOf(t);
+    RecordView &v = out[i];
+    v.stream = t.stream;
+    v.mnemonic = names.mnemonic;
+    v.op = names.op;
+    v.start = t.start;
+    v.end = t.end;
+    v.ready = t.ready;
+    v.busy = t.busy;
+    Cycle bandwidth = 0;
+    for (int k = 0; k < t.stallCount; ++k) {
+      const StallReason why = t.stallReason[static_cast<size_t>(k)];
+      if (why == StallReason::Memory || why == StallReason::Ring ||
+          why == StallReason::DmaSlots)
+        bandwidth += t.stallCycles[static_cast<size_t>(k)];
+    }
+    v.bandwidthStall = bandwidth;
+    v.releasedBy = t.releasedBy;
+    v.edge = t.edge;
+    v.bytes = t.bytes;
+    v.macs = names.macs ? t.work : 0;
+    v.sticks = names.macs ? 0 : t.work;
+  }
+}
+
+Profile profileOf(const Machine &m) {
+  const MachineRecords source(m);
+  Profile p = source.profile();
   p.records.reserve(m.trace().size());
   for (const TraceSlice &t : m.trace()) {
-    const isa::Stream &code = m.streamCode(static_cast<int>(t.stream));
-    auto &cache = names[t.stream];
-    if (cache.empty()) {
-      cache.resize(code.code.size());
-      for (size_t i = 0; i < code.code.size(); ++i) {
-        const std::string *op = m.program().provenanceOf(code, i);
-        cache[i] = {p.intern(code.code[i].desc().mnemonic),
-                    op ? p.intern(*op) : kNoName};
-      }
-    }
+    const MachineRecords::Names &names = source.namesOf(t);
     InstrRecord r;
     r.stream = t.stream;
     r.index = t.instr;
-    r.mnemonic = cache[t.instr].first;
-    r.op = cache[t.instr].second;
+    r.mnemonic = names.mnemonic;
+    r.op = names.op;
     r.start = t.start;
     r.end = t.end;
     r.ready = t.ready;
@@ -293,11 +330,7 @@ Profile profileOf(const Machine &m) {
     r.busy = t.busy;
     r.stall = t.stalls();
     r.bytes = t.bytes;
-    const isa::Opcode op = code.code[t.instr].opcode;
-    if (op == isa::Opcode::Mm || op == isa::Opcode::Mmi8)
-      r.macs = t.work;
-    else
-      r.sticks = t.work;
+    (names.macs ? r.macs : r.sticks) = t.work;
     p.records.push_back(r);
   }
   return p;

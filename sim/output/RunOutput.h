@@ -68,6 +68,37 @@ std::string traceJson(const Machine &machine, const TraceFilter &filter = {});
 /// (empty records without SimOptions::trace).
 Profile profileOf(const Machine &machine);
 
+/// The run's records as the schedule analyses read them, without a copy:
+/// the profile's figures, streams and names, and a source reading the
+/// records from the machine's log (Summary.h takes both). The machine
+/// outlives it.
+class MachineRecords final : public RecordSource {
+public:
+  explicit MachineRecords(const Machine &machine);
+
+  /// The run's figures, streams and the names of every instruction of the
+  /// program; no records.
+  const Profile &profile() const { return profile_; }
+  size_t size() const override;
+  void read(size_t first, std::span<RecordView> out) const override;
+
+  /// What an executed instruction is called: its mnemonic's and its source
+  /// op's ids in profile().names, and whether its work counts MACs.
+  struct Names {
+    uint32_t mnemonic = kNoName;
+    uint32_t op = kNoName;
+    bool macs = false;
+  };
+  const Names &namesOf(const TraceSlice &slice) const {
+    return names_[slice.stream][slice.instr];
+  }
+
+private:
+  const Machine &machine_;
+  Profile profile_;
+  std::vector<std::vector<Names>> names_; ///< by stream, then instruction
+};
+
 /// A short human summary for the terminal.
 std::string summaryText(const Machine &machine);
 

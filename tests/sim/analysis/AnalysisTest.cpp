@@ -227,6 +227,11 @@ void expectEverythingAddsUp(const Machine &m) {
     EXPECT_EQ(t.busy + stalled, t.end - t.start) << "slice of stream " << t.stream;
   }
   EXPECT_EQ(pathCycles(s.criticalPath), m.totalCycles());
+  // Read where they are, the records give the same ops and path as copied.
+  const MachineRecords records(m);
+  EXPECT_EQ(opsJson(opSummaries(records.profile(), records)), opsJson(s.ops));
+  EXPECT_EQ(criticalPathJson(criticalPath(records.profile(), records)),
+            criticalPathJson(s.criticalPath));
   // The Machine's own totals agree with the records.
   for (int st = 0; st < m.numStreams(); ++st) {
     Cycle busy = 0;
