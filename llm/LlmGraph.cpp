@@ -24,7 +24,8 @@ using compiler::Shape;
 using compiler::TensorType;
 using compiler::Value;
 
-/// Longest prefill whose attention is the fused op (Builder::fusedAttention).
+/// Most keys (cached and new tokens) of a prefill whose attention is the
+/// fused op (Builder::fusedAttention).
 constexpr int64_t kFusedAttentionMaxTokens = 2048;
 
 /// Largest batch, token count and context accepted on the command line:
@@ -262,14 +263,18 @@ private:
 
   /// The cache: keys stored transposed, [B, KV, hd, L] (sticked on the
   /// positions), which is how Q K^T reads them; values as they come,
-  /// [B, KV, L, hd]. Either way the step reads them in place. None in
-  /// prefill, nor with the cache resident on the device.
+  /// [B, KV, L, hd]. Either way the step reads them in place. A prefill
+  /// whose attention is the fused op takes the keys as they come too,
+  /// `past_key` [B, KV, L, hd], which the op reads with the new ones. None
+  /// in a prefill with nothing cached, nor with the cache resident on the
+  /// device.
   std::pair<Value *, Value *> cache(const std::string &p) {
-    if (s_.mode != Mode::Decode || s_.residentCache)
+    if (s_.context == 0 || s_.residentCache)
       return {nullptr, nullptr};
     const int64_t B = s_.batch, L = s_.context, KV = c_.numKvHeads,
                   hd = c_.headDim;
-    return {input(p + "past_key.T", {B, KV, hd, L}),
+    return {fusedAttention() ? input(p + "past_key", {B, KV, L, hd})
+                             : input(p + "past_key.T", {B, KV, hd, L}),
             input(p + "past_value", {B, KV, L, hd})};
   }
 
@@ -351,8 +356,16 @@ private:
     v = transpose(p + "new_value", v, {0, 2, 1, 3});
     outputs_.push_back(k);
     outputs_.push_back(v);
-    if (fusedAttention())
+    if (fusedAttention()) {
+      // After cached tokens the op reads the cache's keys and values with
+      // the new ones (a copy of the cache's, the scores never stored); its
+      // causal mask hides key j from query i when j > L + i.
+      if (L > 0) {
+        k = op(OpKind::Concat, a + "keys", {pastKT, k}, {{"axis", int64_t(2)}});
+        v = op(OpKind::Concat, a + "values", {pastV, v}, {{"axis", int64_t(2)}});
+      }
       return mergeHeads(a, fused(a, q, k, v));
+    }
     // Grouped-query attention: the G query heads of key/value head j are
     // heads jG .. jG+G-1, so [B, H, S, hd] is [B, KV, G*S, hd] as it
     // stands, and each key/value head is one batch of one product with
@@ -360,7 +373,24 @@ private:
     q = reshape(a + "q_groups", q, {B, KV, G * S, hd});
 
     Value *o = nullptr;
-    if (s_.mode == Mode::Prefill) {
+    if (s_.mode == Mode::Prefill && L > 0) {
+      // After L cached tokens: each new token sees the cache and the new
+      // tokens up to itself. The past and the new keys are scored apart
+      // and joined, as in decode; the causal mask of [S, L + S] scores
+      // hides key j from query i when j > L + i.
+      Value *past = matmul(a + "scores_past", q, pastKT, false); // [.., G*S, L]
+      Value *fresh = matmul(a + "scores_new", q, k, true);     // [.., G*S, S]
+      Value *scores = op(OpKind::Concat, a + "scores", {past, fresh},
+                         {{"axis", int64_t(-1)}});
+      scores = reshape(a + "scores_heads", scores, {B, KV, G, S, L + S});
+      Value *probs = op(OpKind::CausalSoftmax, a + "softmax", {scores},
+                        {{"scale", c_.attentionScale()}});
+      probs = reshape(a + "probs_groups", probs, {B, KV, G * S, L + S});
+      std::vector<Value *> parts = split(a + "probs", probs, -1, {L, S});
+      Value *oPast = matmul(a + "context_past", parts[0], pastV, false);
+      Value *oNew = matmul(a + "context_new", parts[1], v, false);
+      o = op(OpKind::Add, a + "context", {oPast, oNew});
+    } else if (s_.mode == Mode::Prefill) {
       Value *scores = matmul(a + "scores", q, k, true); // [B, KV, G*S, S]
       scores = reshape(a + "scores_heads", scores, {B, KV, G, S, S});
       Value *probs = op(OpKind::CausalSoftmax, a + "softmax", {scores},
@@ -389,7 +419,8 @@ private:
   /// never stored): the keys and values of one head must fit a core's LX
   /// beside the tiles (codegen::planAttention; 2048 keys of 128 do).
   bool fusedAttention() const {
-    return s_.mode == Mode::Prefill && s_.tokens <= kFusedAttentionMaxTokens &&
+    return s_.mode == Mode::Prefill &&
+           s_.context + s_.tokens <= kFusedAttentionMaxTokens &&
            c_.headDim <= 128;
   }
 
@@ -714,11 +745,13 @@ void checkStepShape(const LlmConfig &config, const StepShape &s) {
   }
   if (s.mode == Mode::Prefill) {
     checkRange("--tokens", s.tokens, 1, kMaxStepDim);
-    if (s.context != 0)
+    if (s.residentCache && s.context != 0)
       throw UserError(SourceLoc{"--context"},
-                      "a prefill after cached tokens is not built yet; "
-                      "prefill takes --context 0",
+                      "a prefill after cached tokens on the persistent "
+                      "device is not built yet; its prefill takes "
+                      "--context 0",
                       ExitCode::Usage);
+    checkRange("--context", s.context, 0, kMaxStepDim - s.tokens);
     return;
   }
   if (s.tokens != 1)
@@ -741,6 +774,11 @@ constexpr int64_t kMaxRungPages = int64_t(1) << 14;
 
 StepShape pagedRungShape(const StepShape &shape) {
   StepShape s = shape;
+  if (s.mode == Mode::Prefill && s.context != 0)
+    throw UserError(SourceLoc{"--context"},
+                    "the paged rung of a prefill after cached tokens is not "
+                    "built yet; the ladder's prefill takes --context 0",
+                    ExitCode::Usage);
   s.residentCache = true;
   const int64_t position = s.mode == Mode::Decode ? s.context : 0;
   s.positions.assign(static_cast<size_t>(s.batch), position);
@@ -867,9 +905,8 @@ StepBytes stepBytes(const LlmConfig &c, const StepShape &s) {
     b.weights += (c.vocabSize + 1) * c.hiddenSize * kDeviceBytes;
   if (s.tokenIds) // the embedding table's rows the ids select
     b.weights += s.batch * s.tokens * c.hiddenSize * kDeviceBytes;
-  if (s.mode == Mode::Decode)
-    b.cache = s.layers * 2 * cachedTokens(s) * c.numKvHeads * c.headDim *
-              kDeviceBytes;
+  b.cache = s.layers * 2 * cachedTokens(s) * c.numKvHeads * c.headDim *
+            kDeviceBytes;
   return b;
 }
 
@@ -877,8 +914,7 @@ int64_t stepMacs(const LlmConfig &c, const StepShape &s) {
   const int64_t rows = s.batch * s.tokens;
   const int64_t projections = rows * (c.layerParameters() - 2 * c.hiddenSize);
   // Scores and context: per query head, S x keys x hd twice.
-  const int64_t keys =
-      s.mode == Mode::Prefill ? s.batch * s.tokens : cachedTokens(s) + s.batch;
+  const int64_t keys = cachedTokens(s) + s.batch * s.tokens;
   const int64_t attention = 2 * c.numHeads * s.tokens * keys * c.headDim;
   int64_t macs = s.layers * (projections + attention);
   if (s.lmHead)

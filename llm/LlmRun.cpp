@@ -149,8 +149,12 @@ std::string llmSummaryText(const LlmReport &r, size_t topOps) {
   const bool prefill = s.mode == Mode::Prefill;
   out += field("step",
                prefill ? fmt::format("prefill: batch {}, {} new tokens each, "
-                                     "no cached context",
-                                     s.batch, s.tokens)
+                                     "{}",
+                                     s.batch, s.tokens,
+                                     s.context == 0
+                                         ? std::string("no cached context")
+                                         : fmt::format("after {} cached",
+                                                       s.context))
                        : fmt::format("decode: batch {}, 1 new token each, "
                                      "context {}",
                                      s.batch, s.context));

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 namespace spyre {
 namespace {
 
@@ -58,6 +60,27 @@ TEST(LlmCli, TinyPrefillMatchesTheReference) {
   EXPECT_NE(r.out.find("for all 2 layers, simulated, time to first token"),
             std::string::npos)
       << r.out;
+}
+
+TEST(LlmCli, TinyPrefillAfterCachedTokensMatchesTheReference) {
+  // 2 x (16 + 100) keys: the fused attention over the cache and the new
+  // tokens; 64 + 2000 keys: more than one head's LX holds, so the scores.
+  for (const char *sizes : {"2 16 100", "1 64 2000"}) {
+    SCOPED_TRACE(sizes);
+    std::istringstream in(sizes);
+    std::string batch, tokens, context;
+    in >> batch >> tokens >> context;
+    ToolResult r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode",
+                             "prefill", "--batch", batch, "--tokens", tokens,
+                             "--context", context, "--check"});
+    // The layers' output, per layer the new keys and values.
+    expectChecked(r, "5");
+    EXPECT_NE(r.out.find("step       prefill: batch " + batch + ", " + tokens +
+                         " new tokens each, after " + context + " cached\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("+ KV cache "), std::string::npos) << r.out;
+  }
 }
 
 TEST(LlmCli, TinyDecodeMatchesTheReference) {

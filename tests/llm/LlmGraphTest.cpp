@@ -173,6 +173,13 @@ TEST(LlmGraph, BytesAndMacs) {
   // Rows x projection weights + 2 x B x H x keys x hd, per layer.
   EXPECT_EQ(stepMacs(c, s),
             2 * (2 * (262144 + 131072 + 393216) + 2 * 2 * 4 * 9 * 128));
+  // A prefill of 3 tokens after 8 cached reads the cache too, and each of
+  // its tokens' scores and context run over 8 + 3 keys per sequence.
+  s.mode = Mode::Prefill;
+  s.tokens = 3;
+  EXPECT_EQ(stepBytes(c, s).cache, b.cache);
+  EXPECT_EQ(stepMacs(c, s),
+            2 * (6 * (262144 + 131072 + 393216) + 2 * 4 * 3 * 22 * 128));
 }
 
 TEST(LlmGraph, RejectsImpossibleSteps) {
@@ -186,7 +193,115 @@ TEST(LlmGraph, RejectsImpossibleSteps) {
   s.layers = 1;
   s.mode = Mode::Prefill;
   s.tokens = 4;
-  EXPECT_THROW(buildLlmGraph(tiny(), s), UserError); // prefill with context
+  s.residentCache = true;
+  s.positions = {0};
+  // A prefill after cached tokens on the persistent device.
+  EXPECT_THROW(buildLlmGraph(tiny(), s), UserError);
+}
+
+/// A prefill of S tokens after L cached ones computes, on the reference,
+/// what the prefill of all L + S tokens computes for its last S, given as
+/// its cache the keys and values that prefill made for its first L.
+void expectPrefillAfterCacheContinuesTheWhole(const LlmConfig &c,
+                                              bool fused) {
+  const int64_t B = 2, L = 5, S = 3, KV = c.numKvHeads, hd = c.headDim,
+                D = c.hiddenSize;
+  StepShape whole;
+  whole.mode = Mode::Prefill;
+  whole.batch = B;
+  whole.tokens = L + S;
+  whole.layers = 2;
+  StepShape after = whole;
+  after.tokens = S;
+  after.context = L;
+  const auto a = buildLlmGraph(c, whole), b = buildLlmGraph(c, after);
+  expectDeviceOnly(*b);
+  const std::string kv = std::to_string(B) + ", " + std::to_string(KV);
+  if (fused) {
+    // One op over the cache's keys and the new ones.
+    EXPECT_EQ(shapeOf(*b, "model.layers.1.past_key"),
+              "f16[" + kv + ", 5, " + std::to_string(hd) + "]");
+    EXPECT_EQ(shapeOf(*b, "model.layers.0.self_attn.keys"),
+              "f16[" + kv + ", 8, " + std::to_string(hd) + "]");
+  } else {
+    // S queries against L + S keys in the causal softmax.
+    EXPECT_EQ(shapeOf(*b, "model.layers.1.past_key.T"),
+              "f16[" + kv + ", " + std::to_string(hd) + ", 5]");
+    EXPECT_EQ(shapeOf(*b, "model.layers.0.self_attn.softmax"),
+              "f16[" + kv + ", " + std::to_string(c.groupSize()) + ", 3, 8]");
+  }
+
+  compiler::ref::TensorMap ma, mb;
+  for (const auto &[name, array] : llmInputs(*a, c, whole, 3).arrays)
+    ma[name] = compiler::ref::tensorFromNpy(array);
+  compiler::ref::TensorMap all;
+  const std::vector<compiler::ref::RefTensor> ra =
+      compiler::ref::evaluateGraph(*a, ma, &all);
+  // The rotary tables for positions L .. L + S - 1; the weights and the
+  // last S rows of each sequence as the whole prefill had them.
+  for (const auto &[name, array] : llmInputs(*b, c, after, 3).arrays)
+    mb[name] = name.rfind("rope.", 0) == 0 ? compiler::ref::tensorFromNpy(array)
+               : ma.count(name)            ? ma.at(name)
+                                           : compiler::ref::RefTensor{};
+  compiler::ref::RefTensor &hidden = mb.at("hidden");
+  hidden = {{B, S, D}, {}};
+  for (int64_t bi = 0; bi < B; ++bi)
+    for (int64_t t = L; t < L + S; ++t)
+      for (int64_t d = 0; d < D; ++d)
+        hidden.values.push_back(
+            ma.at("hidden").values[static_cast<size_t>((bi * (L + S) + t) * D + d)]);
+  for (int64_t l = 0; l < 2; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    // new_key / new_value [B, KV, L + S, hd]: the cache's first L tokens,
+    // as they come [B, KV, L, hd] or keys transposed [B, KV, hd, L].
+    const compiler::ref::RefTensor &k = all.at(p + "new_key"),
+                                   &v = all.at(p + "new_value");
+    compiler::ref::RefTensor kt{{B, KV, hd, L}, {}}, kp{{B, KV, L, hd}, {}},
+        vp{{B, KV, L, hd}, {}};
+    for (int64_t h = 0; h < B * KV; ++h) {
+      for (int64_t d = 0; d < hd; ++d)
+        for (int64_t t = 0; t < L; ++t)
+          kt.values.push_back(k.values[static_cast<size_t>((h * (L + S) + t) * hd + d)]);
+      for (int64_t t = 0; t < L; ++t)
+        for (int64_t d = 0; d < hd; ++d) {
+          const auto at = static_cast<size_t>((h * (L + S) + t) * hd + d);
+          kp.values.push_back(k.values[at]);
+          vp.values.push_back(v.values[at]);
+        }
+    }
+    if (fused)
+      mb.at(p + "past_key") = kp;
+    else
+      mb.at(p + "past_key.T") = kt;
+    mb.at(p + "past_value") = vp;
+  }
+  const std::vector<compiler::ref::RefTensor> rb =
+      compiler::ref::evaluateGraph(*b, mb);
+  // The layers' output and each layer's new keys and values: the last S
+  // tokens' of the whole prefill.
+  ASSERT_EQ(ra.size(), rb.size());
+  for (size_t o = 0; o < ra.size(); ++o) {
+    const int64_t inner = o == 0 ? D : hd, outer = o == 0 ? B : B * KV;
+    ASSERT_EQ(rb[o].values.size(), static_cast<size_t>(outer * S * inner));
+    for (int64_t r = 0; r < outer; ++r)
+      for (int64_t t = 0; t < S; ++t)
+        for (int64_t e = 0; e < inner; ++e) {
+          const double want = ra[o].values[static_cast<size_t>(
+              (r * (L + S) + L + t) * inner + e)];
+          const double got =
+              rb[o].values[static_cast<size_t>((r * S + t) * inner + e)];
+          ASSERT_NEAR(got, want, 1e-9 * (1 + std::abs(want)))
+              << "output " << o << ", row " << r << ", token " << t;
+        }
+  }
+}
+
+TEST(LlmGraph, PrefillAfterCachedTokensContinuesTheWholePrefill) {
+  expectPrefillAfterCacheContinuesTheWhole(tiny(), /*fused=*/true);
+  // Heads of 256 keep the scores (the fused op takes heads up to 128).
+  LlmConfig wide = tiny();
+  wide.headDim = 256;
+  expectPrefillAfterCacheContinuesTheWhole(wide, /*fused=*/false);
 }
 
 TEST(LlmGraph, InputsAreSeededAndScaled) {

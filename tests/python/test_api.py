@@ -274,6 +274,10 @@ def test_llm_defaults_layers_and_config():
     assert first["model_us"] == pytest.approx(
         first["step_us"] * 2, rel=0.3)  # the head is not scaled
     assert spyre.llm(TINY, "prefill")["tokens"] == 512
+    # A prefill after cached tokens reads them too.
+    later = spyre.llm(TINY, "prefill", tokens=64, context=192)
+    assert (later["tokens"], later["context"]) == (64, 192)
+    assert later["cache_bytes"] > 0 == first["cache_bytes"]
     fast = spyre.Config()
     fast.update({"memory.peak_gb_per_s": 409.6,
                  "memory.sustained_read_gb_per_s": 300.0})

@@ -202,8 +202,9 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                   "GraniteForCausalLM)")
       ->required();
   cmd->add_option("--mode", opts->mode,
-                  "prefill: new tokens with no cached context; decode: one "
-                  "new token per sequence against a key/value cache")
+                  "prefill: new tokens per sequence, after --context "
+                  "cached ones (default none); decode: one new token per "
+                  "sequence against a key/value cache")
       ->check(CLI::IsMember({"prefill", "decode"}));
   CLI::Option *generate =
       cmd->add_option("--generate", opts->generate,
@@ -229,7 +230,8 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
   cmd->add_option("--tokens", opts->tokens,
                   "New tokens per sequence (prefill; default 512)");
   cmd->add_option("--context", opts->context,
-                  "Cached tokens per sequence (decode; default 4096); with "
+                  "Cached tokens per sequence (decode: default 4096; "
+                  "prefill: default 0); with "
                   "--generate --timing-only, tokens of no value the decode "
                   "steps start from instead of a prefill");
   cmd->add_option("--layers", opts->run.layers,
