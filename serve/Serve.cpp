@@ -23,9 +23,12 @@ std::string kindName(StepKind k) {
 }
 
 std::string shapeText(const StepShape &s) {
-  return s.kind == StepKind::Prefill
+  if (s.kind == StepKind::Decode)
+    return fmt::format("decode batch {} context {}", s.batch, s.context);
+  return s.context == 0
              ? fmt::format("prefill batch {} tokens {}", s.batch, s.tokens)
-             : fmt::format("decode batch {} context {}", s.batch, s.context);
+             : fmt::format("prefill batch {} tokens {} context {}", s.batch,
+                           s.tokens, s.context);
 }
 
 } // namespace
@@ -261,7 +264,8 @@ std::string summaryJson(const ServeReport &r) {
   else
     bucket["interpolated"] = fmt::format(
         "linearly between edges: batch a power of two, prefill tokens {} x "
-        "a power of two, decode context {} x a power of two",
+        "a power of two, decode context {} x a power of two, the context "
+        "of a later prefill chunk as it is",
         o.buckets.tokenBase, o.buckets.contextBase);
   server["bucket_rule"] = bucket;
   ojson host;

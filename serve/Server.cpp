@@ -172,11 +172,9 @@ private:
         const int64_t prompt = promptOf(s.request);
         const int64_t n = std::min(o_.chunkSize, prompt - s.prefilled);
         const bool last = s.prefilled + n == prompt;
+        // A later chunk is a prefill after the earlier chunks' tokens.
         const StepShape exact{StepKind::Prefill, 1, n, s.prefilled};
-        // A prefill after cached tokens is not built (docs/llm.md): a chunk
-        // is simulated as a prefill of its own tokens.
-        const StepShape shape = padded({StepKind::Prefill, 1, n, 0});
-        StepRecord &st = step(StepKind::Prefill, exact, shape, n, 1,
+        StepRecord &st = step(StepKind::Prefill, exact, padded(exact), n, 1,
                               last ? 1 : 0);
         st.slots.push_back({s.slot, s.request});
         s.prefilled += n;

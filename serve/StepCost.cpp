@@ -20,10 +20,12 @@ StepShape padded(const StepShape &exact) {
     return (n + kBlockTokens - 1) / kBlockTokens * kBlockTokens;
   };
   StepShape s = exact;
-  if (s.kind == StepKind::Prefill)
+  if (s.kind == StepKind::Prefill) {
     s.tokens = blocks(s.tokens);
-  else
+    s.context = blocks(s.context); // 0: nothing cached
+  } else {
     s.context = blocks(std::max<int64_t>(s.context, 1));
+  }
   return s;
 }
 
@@ -51,20 +53,31 @@ bucketCorners(const StepShape &shape, const BucketRule &rule) {
     return {{shape, 1.0}};
   const bool prefill = shape.kind == StepKind::Prefill;
   const Edges b = edgesOf(shape.batch, 1);
-  const Edges x = prefill ? edgesOf(shape.tokens, rule.tokenBase)
+  // A decode step's tokens are one. A prefill's context is none, or the
+  // tokens its sequence already has in the cache (a later chunk, a
+  // multiple of the chunk size): simulated as it is, since a chunk's cost
+  // jumps where its attention's keys outgrow the fused kernel (docs/llm.md)
+  // and interpolating across that would miss by up to 40%.
+  const Edges t = prefill ? edgesOf(shape.tokens, rule.tokenBase)
+                          : Edges{shape.tokens, shape.tokens, 0};
+  const Edges x = prefill ? Edges{shape.context, shape.context, 0}
                           : edgesOf(shape.context, rule.contextBase);
+  auto weight = [](const Edges &e, int hi) {
+    return hi ? e.towardHi : 1 - e.towardHi;
+  };
   std::vector<std::pair<StepShape, double>> out;
   for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) {
-      const double w = (i ? b.towardHi : 1 - b.towardHi) *
-                       (j ? x.towardHi : 1 - x.towardHi);
-      if (w == 0)
-        continue;
-      StepShape s = shape;
-      s.batch = i ? b.hi : b.lo;
-      (prefill ? s.tokens : s.context) = j ? x.hi : x.lo;
-      out.emplace_back(s, w);
-    }
+    for (int j = 0; j < 2; ++j)
+      for (int k = 0; k < 2; ++k) {
+        const double w = weight(b, i) * weight(t, j) * weight(x, k);
+        if (w == 0)
+          continue;
+        StepShape s = shape;
+        s.batch = i ? b.hi : b.lo;
+        s.tokens = j ? t.hi : t.lo;
+        s.context = k ? x.hi : x.lo;
+        out.emplace_back(s, w);
+      }
   return out;
 }
 

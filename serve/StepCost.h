@@ -8,9 +8,10 @@
 // and cached context to whole 64-token blocks of the paged KV cache. The
 // bucket rule then keeps the shapes a run simulates few: only bucket edges
 // are simulated (batch a power of two; prefill tokens 64 x a power of two;
-// decode context `contextBase` x a power of two), and a step between edges
-// costs the linear interpolation of its two neighbouring edges in each
-// dimension (bilinear in batch and tokens or context). A count below the
+// decode context `contextBase` x a power of two; the context of a later
+// prefill chunk as it is), and a step between edges costs the linear
+// interpolation of its two neighbouring edges in each dimension (bilinear
+// in batch and tokens or context). A count below the
 // lowest edge runs as that edge. tests/serve bounds the interpolation's
 // error against the simulated exact shape (docs/serve.md).
 #pragma once
@@ -37,7 +38,9 @@ struct StepShape {
   StepKind kind = StepKind::Decode;
   int64_t batch = 1;
   int64_t tokens = 1;  ///< new tokens per sequence: 1 in decode
-  int64_t context = 0; ///< cached tokens per sequence: 0 in prefill
+  /// Cached tokens per sequence: in prefill, those of the prompt's
+  /// earlier chunks (0 for its first).
+  int64_t context = 0;
   auto operator<=>(const StepShape &) const = default;
 };
 

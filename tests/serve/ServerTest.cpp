@@ -183,16 +183,25 @@ TEST(Server, ChunkedPrefillTakesTurnsWithDecodeSteps) {
   const ServeResult r =
       simulateServer(requests({{0, 64, 10}, {0, 200, 2}}), o, costs);
   std::string kinds;
-  std::vector<int64_t> chunks;
+  std::vector<int64_t> chunks, cached;
   for (const StepRecord &st : r.steps) {
     kinds += st.kind == StepKind::Prefill ? 'P' : 'D';
-    if (st.kind == StepKind::Prefill && st.slots[0].second == 1)
+    if (st.kind == StepKind::Prefill && st.slots[0].second == 1) {
       chunks.push_back(st.exact.tokens);
+      cached.push_back(st.exact.context);
+      // A later chunk is costed as a prefill after the earlier ones.
+      EXPECT_EQ(st.time.deviceUs, deviceUs(costs, st.shape, o.buckets));
+      EXPECT_EQ(st.shape.context, st.exact.context); // whole blocks already
+    }
   }
   // A's prompt in one step; then B's four chunks, each after a decode step
   // of A; after B's last chunk, a decode step of both.
   EXPECT_EQ(kinds.substr(0, 10), "PDPDPDPDPD");
   EXPECT_EQ(chunks, (std::vector<int64_t>{64, 64, 64, 8}));
+  EXPECT_EQ(cached, (std::vector<int64_t>{0, 64, 128, 192}));
+  // Its attention over the earlier chunks' keys costs time.
+  EXPECT_GT(costs.cost({StepKind::Prefill, 1, 64, 512}).deviceUs,
+            costs.cost({StepKind::Prefill, 1, 64, 0}).deviceUs);
   // B's first token comes from its last chunk; its second from the decode
   // step after it.
   EXPECT_EQ(r.requests[1].firstTokenUs, r.steps[8].endUs());
@@ -235,6 +244,8 @@ TEST(StepCostBuckets, PaddingAndCorners) {
             (StepShape{StepKind::Decode, 5, 1, 320}));
   EXPECT_EQ(padded({StepKind::Prefill, 1, 100, 0}),
             (StepShape{StepKind::Prefill, 1, 128, 0}));
+  EXPECT_EQ(padded({StepKind::Prefill, 1, 100, 100}),
+            (StepShape{StepKind::Prefill, 1, 128, 128}));
   using Corners = std::vector<std::pair<StepShape, double>>;
   EXPECT_EQ(bucketCorners({StepKind::Decode, 3, 1, 320}, {}),
             (Corners{{{StepKind::Decode, 2, 1, 256}, 0.375},
@@ -246,6 +257,12 @@ TEST(StepCostBuckets, PaddingAndCorners) {
   EXPECT_EQ(bucketCorners({StepKind::Prefill, 1, 192, 0}, {}),
             (Corners{{{StepKind::Prefill, 1, 128, 0}, 0.5},
                      {{StepKind::Prefill, 1, 256, 0}, 0.5}}));
+  // A later prefill chunk keeps its context as it is.
+  EXPECT_EQ(bucketCorners({StepKind::Prefill, 3, 192, 320}, {}),
+            (Corners{{{StepKind::Prefill, 2, 128, 320}, 0.25},
+                     {{StepKind::Prefill, 2, 256, 320}, 0.25},
+                     {{StepKind::Prefill, 4, 128, 320}, 0.25},
+                     {{StepKind::Prefill, 4, 256, 320}, 0.25}}));
   BucketRule exact;
   exact.exact = true;
   EXPECT_EQ(bucketCorners({StepKind::Decode, 3, 1, 320}, exact),
@@ -262,7 +279,9 @@ TEST(StepCostBuckets, InterpolatedCostIsWithinItsBoundOfTheExactShape) {
       {StepKind::Decode, 3, 1, 320},  {StepKind::Decode, 5, 1, 1024},
       {StepKind::Decode, 1, 1, 704},  {StepKind::Decode, 6, 1, 2112},
       {StepKind::Decode, 2, 1, 3072}, {StepKind::Prefill, 1, 192, 0},
-      {StepKind::Prefill, 1, 320, 0}, {StepKind::Prefill, 1, 384, 0}};
+      {StepKind::Prefill, 1, 320, 0}, {StepKind::Prefill, 1, 384, 0},
+      {StepKind::Prefill, 1, 192, 320}, {StepKind::Prefill, 1, 64, 704},
+      {StepKind::Prefill, 2, 320, 1536}};
   for (const StepShape &shape : shapes) {
     const double exact = costs.cost(shape).deviceUs;
     const double interpolated = deviceUs(costs, shape, {});
