@@ -289,10 +289,10 @@ void LlmDevice::holdPages(int64_t slot, int64_t tokens) {
 }
 
 std::vector<std::pair<int64_t, int64_t>>
-LlmDevice::runsOf(int64_t slot, int64_t pages) const {
+LlmDevice::runsOf(int64_t slot, int64_t first, int64_t pages) const {
   const std::vector<int64_t> &blocks = blocks_[static_cast<size_t>(slot)];
   std::vector<std::pair<int64_t, int64_t>> runs;
-  for (int64_t j = 0; j < pages; ++j) {
+  for (int64_t j = first; j < first + pages; ++j) {
     const int64_t page = blocks[static_cast<size_t>(j)];
     if (!runs.empty() && runs.back().first + runs.back().second == page)
       ++runs.back().second;
@@ -362,18 +362,12 @@ LlmDevice::prefill(const std::vector<int64_t> &slots,
   shape.batch = static_cast<int64_t>(slots.size());
   shape.tokens = static_cast<int64_t>(prompts.front().size());
   for (size_t b = 0; b < slots.size(); ++b) {
-    if (position(slots[b]) != 0)
-      throw UserError(SourceLoc{"prefill"},
-                      "slot " + std::to_string(slots[b]) +
-                          " holds a sequence; a prefill after cached tokens "
-                          "is not built yet",
-                      ExitCode::Usage);
     if (static_cast<int64_t>(prompts[b].size()) != shape.tokens)
       throw UserError(SourceLoc{"prefill"},
                       "the prompts of one prefill must have one length",
                       ExitCode::Usage);
+    shape.positions.push_back(position(slots[b]));
   }
-  shape.positions.assign(slots.size(), 0);
   return step(shape, slots, prompts);
 }
 
@@ -449,19 +443,38 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
                         std::to_string(freePages()) + " of " +
                         std::to_string(poolPages_) + " are free",
                     ExitCode::Usage);
-  // The pages the step writes, and its sequences' runs of pages.
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> runs;
+  // The pages the step writes, and its sequences' runs of pages: the full
+  // pages before the current one, which it reads, and in prefill the
+  // pages from the current one on, which its tokens fill.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> pastRuns, writeRuns;
+  auto lengthsOf = [](const std::vector<std::pair<int64_t, int64_t>> &runs) {
+    std::vector<int64_t> lengths;
+    for (const auto &run : runs)
+      lengths.push_back(run.second);
+    return lengths;
+  };
   for (size_t b = 0; b < slots.size(); ++b) {
     const int64_t slot = slots[b], pos = positions_[static_cast<size_t>(slot)];
     holdPages(slot, pos + shape.tokens);
-    runs.push_back(runsOf(slot, shape.mode == Mode::Prefill
-                                    ? (shape.tokens + kCachePageTokens - 1) /
-                                          kCachePageTokens
-                                    : pos / kCachePageTokens));
-    std::vector<int64_t> lengths;
-    for (const auto &run : runs.back())
-      lengths.push_back(run.second);
-    shape.pageRuns.push_back(std::move(lengths));
+    // A prefill writes a partly filled current page as key_page.T (over
+    // its tail), and the pages after it run by run.
+    const int64_t current = pos / kCachePageTokens;
+    const int64_t firstWrite = current + (pos % kCachePageTokens > 0 ? 1 : 0);
+    pastRuns.push_back(runsOf(slot, 0, current));
+    writeRuns.push_back(
+        shape.mode == Mode::Prefill
+            ? runsOf(slot, firstWrite,
+                     std::max<int64_t>(
+                         0, (pos + shape.tokens + kCachePageTokens - 1) /
+                                    kCachePageTokens -
+                                firstWrite))
+            : std::vector<std::pair<int64_t, int64_t>>{});
+    if (shape.mode == Mode::Prefill) {
+      shape.pageRuns.push_back(lengthsOf(writeRuns.back()));
+      shape.cachedRuns.push_back(lengthsOf(pastRuns.back()));
+    } else {
+      shape.pageRuns.push_back(lengthsOf(pastRuns.back()));
+    }
   }
   const std::unique_ptr<compiler::Graph> graph = buildLlmGraph(config_, shape);
 
@@ -482,13 +495,14 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
           positions_[static_cast<size_t>(slot)] / kCachePageTokens)];
       for (bool value : {false, true}) {
         const std::string kind = value ? "value" : "key";
-        for (size_t r = 0; r < runs[b].size(); ++r) {
-          const uint64_t at = pageAddress(l, runs[b][r].first, value);
-          const std::string suffix = ".T." + std::to_string(r);
-          co.placement.addresses[cacheTensorName(l, seq, kind + suffix)] = at;
-          co.placement
-              .addresses[cacheTensorName(l, seq, "past_" + kind + suffix)] = at;
-        }
+        for (size_t r = 0; r < writeRuns[b].size(); ++r)
+          co.placement.addresses[cacheTensorName(
+              l, seq, kind + ".T." + std::to_string(r))] =
+              pageAddress(l, writeRuns[b][r].first, value);
+        for (size_t r = 0; r < pastRuns[b].size(); ++r)
+          co.placement.addresses[cacheTensorName(
+              l, seq, "past_" + kind + ".T." + std::to_string(r))] =
+              pageAddress(l, pastRuns[b][r].first, value);
         for (const char *part : {"_tail.T", "_page.T"})
           co.placement.addresses[cacheTensorName(l, seq, kind + part)] =
               pageAddress(l, current, value);

@@ -133,7 +133,9 @@ public:
   isa::TensorDecl cacheTensor(int64_t layer, int64_t slot, bool value) const;
 
   /// A prefill of the prompts (all the same length) of the sequences in
-  /// `slots`, which must be empty; their caches hold the prompts after.
+  /// `slots`; their caches hold the prompts after. A sequence with tokens
+  /// in its cache already takes its prompt after them (a later chunk of a
+  /// chunked prefill, or the rest of a prompt whose start is cached).
   DeviceStep prefill(const std::vector<int64_t> &slots,
                      const std::vector<std::vector<int64_t>> &prompts);
   /// One decode step: token `tokens[i]` of the sequence in `slots[i]`, at
@@ -163,10 +165,10 @@ private:
   /// Gives slot `slot` the pages for `tokens` tokens (paged: from the pool,
   /// lowest first; a UserError when it is empty).
   void holdPages(int64_t slot, int64_t tokens);
-  /// The runs of consecutive pages among the first `pages` of a slot's
-  /// block table, as (first page, length).
-  std::vector<std::pair<int64_t, int64_t>> runsOf(int64_t slot,
-                                                  int64_t pages) const;
+  /// The runs of consecutive pages among `pages` entries of a slot's
+  /// block table from entry `first` on, as (first page, length).
+  std::vector<std::pair<int64_t, int64_t>>
+  runsOf(int64_t slot, int64_t first, int64_t pages) const;
   void checkSlot(int64_t slot) const;
 
   LlmConfig config_;

@@ -87,6 +87,14 @@ GenerateReport runGeneration(const GenerateOptions &o) {
   checkRange("--batch", o.batch, 1, kMaxGenerate);
   checkRange("--prompt", o.promptTokens, 1, kMaxGenerate);
   checkRange("--generate", o.steps, 1, kMaxGenerate);
+  if (o.chunk != -1) {
+    checkRange("--chunk", o.chunk, 1, kMaxGenerate);
+    if (o.context >= 0)
+      throw UserError(SourceLoc{"--chunk"},
+                      "is a chunk of the prompt's prefill; --context "
+                      "starts without one",
+                      ExitCode::Usage);
+  }
   if (o.context >= 0) {
     if (!o.timingOnly)
       throw UserError(SourceLoc{"--context"},
@@ -126,7 +134,15 @@ GenerateReport runGeneration(const GenerateOptions &o) {
   } else {
     r.prompts =
         seededPrompts(o.batch, o.promptTokens, r.config.vocabSize, o.seed);
-    r.steps.push_back(device.prefill(slots, r.prompts));
+    const int64_t chunk = o.chunk > 0 ? o.chunk : o.promptTokens;
+    for (int64_t at = 0; at < o.promptTokens; at += chunk) {
+      const int64_t n = std::min(chunk, o.promptTokens - at);
+      std::vector<std::vector<int64_t>> pieces;
+      for (const std::vector<int64_t> &p : r.prompts)
+        pieces.emplace_back(p.begin() + at, p.begin() + at + n);
+      r.steps.push_back(device.prefill(slots, pieces));
+    }
+    r.prefillSteps = r.steps.size();
   }
   for (int64_t i = 0; i < o.steps; ++i)
     r.steps.push_back(device.decode(
@@ -135,10 +151,13 @@ GenerateReport runGeneration(const GenerateOptions &o) {
                    : r.steps.back().tokens));
   for (int64_t slot : slots)
     r.blockTables.push_back(device.blockTable(slot));
+  // Tokens: from the last chunk of the prefill on (an earlier chunk's
+  // arg-max is not a token of the sequence).
+  const size_t firstToken = r.prefillSteps > 0 ? r.prefillSteps - 1 : 0;
   r.tokens.resize(static_cast<size_t>(o.batch));
-  for (const DeviceStep &s : r.steps)
-    for (size_t b = 0; b < s.tokens.size(); ++b)
-      r.tokens[b].push_back(s.tokens[b]);
+  for (size_t i = firstToken; i < r.steps.size(); ++i)
+    for (size_t b = 0; b < r.steps[i].tokens.size(); ++b)
+      r.tokens[b].push_back(r.steps[i].tokens[b]);
 
   if (!o.check)
     return r;
@@ -154,10 +173,10 @@ GenerateReport runGeneration(const GenerateOptions &o) {
         std::mismatch(ref.tokens.begin(), ref.tokens.end(), r.tokens[b].begin())
             .first -
         ref.tokens.begin());
-    for (size_t i = 0; i < r.steps.size(); ++i) {
+    for (size_t i = 0; i < ref.logits.size(); ++i) {
       const Tolerance tol = run::outputTolerance(ref.logits[i]);
-      const TensorComparison cmp =
-          compareTensors(r.steps[i].logits[b], ref.logits[i], tol);
+      const TensorComparison cmp = compareTensors(
+          r.steps[firstToken + i].logits[b], ref.logits[i], tol);
       c.logitsOutside += cmp.outside;
       if (cmp.maxAbsDiff >= c.maxAbsDiff) {
         c.maxAbsDiff = cmp.maxAbsDiff;
@@ -227,12 +246,13 @@ std::string generationText(const GenerateReport &r) {
     for (int64_t p : s.shape.positions)
       positions += (positions.empty() ? "" : ",") +
                    (s.shape.mode == Mode::Prefill
-                        ? fmt::format("0-{}", s.shape.tokens - 1)
+                        ? fmt::format("{}-{}", p, p + s.shape.tokens - 1)
                         : std::to_string(p));
-    const size_t decodeIndex = r.options.context >= 0 ? i + 1 : i;
-    rows.push_back({s.shape.mode == Mode::Prefill
+    rows.push_back({s.shape.mode == Mode::Decode
+                        ? "decode " + std::to_string(i + 1 - r.prefillSteps)
+                    : r.prefillSteps == 1
                         ? std::string("prefill")
-                        : "decode " + std::to_string(decodeIndex),
+                        : fmt::format("prefill {}/{}", i + 1, r.prefillSteps),
                     positions, std::to_string(s.inputCycles),
                     std::to_string(s.launchCycles),
                     std::to_string(s.programCycles),
@@ -253,7 +273,20 @@ std::string generationText(const GenerateReport &r) {
       out += field(b == 0 ? "pages" : "",
                    fmt::format("seq {}: {}", b, tokenList(r.blockTables[b])));
   const DeviceStep &first = r.steps.front();
-  if (first.shape.mode == Mode::Prefill)
+  if (r.prefillSteps > 1) {
+    uint64_t cycles = 0, program = 0;
+    for (size_t i = 0; i < r.prefillSteps; ++i) {
+      cycles += r.steps[i].cycles();
+      program += r.steps[i].programCycles;
+    }
+    out += field("TTFT",
+                 fmt::format("{} (prefill of {} tokens x {} in {} chunks of at "
+                             "most {}, each after the ones before it: "
+                             "programs {}, the rest transfers and launches)",
+                             duration(r.us(cycles)), o.promptTokens,
+                             first.shape.batch, r.prefillSteps, o.chunk,
+                             duration(r.us(program))));
+  } else if (first.shape.mode == Mode::Prefill) {
     out += field("TTFT",
                  fmt::format("{} (prefill of {} tokens x {}: program {}, token "
                              "ids and {} in {}, launch {}, {} out {})",
@@ -267,10 +300,11 @@ std::string generationText(const GenerateReport &r) {
                              duration(r.us(first.launchCycles)),
                              first.greedyOnDevice ? "next tokens" : "logits",
                              duration(r.us(first.outputCycles))));
-  else
+  } else {
     out += field("TTFT", fmt::format("none: the sequences start with {} "
                                      "cached tokens of no value (--context)",
                                      o.context));
+  }
   uint64_t decodeCycles = 0;
   size_t decodeSteps = 0;
   for (const DeviceStep &s : r.steps)

@@ -1,6 +1,7 @@
 // `spyre llm --generate N` as a library: greedy generation on the persistent
 // device (LlmDevice.h). B sequences of seeded prompt tokens are prefilled
-// together, then N decode steps each give every sequence its next token;
+// together (whole, or in chunks each after the ones before it), then N
+// decode steps each give every sequence its next token;
 // the summary prints the tokens, the time to first token and each step's
 // latency with its parts (program, host-to-device token ids and rotary
 // tables, device-to-host next tokens or logits) and the bytes each way. With `check`, every sequence is generated again by the
@@ -31,6 +32,10 @@ struct GenerateOptions {
   int64_t batch = 1;
   int64_t promptTokens = 60;
   int64_t steps = 8; ///< decode steps after the prefill
+  /// Prefill the prompts in chunks of at most this many tokens, each a
+  /// prefill after the chunks before it (chunked prefill); -1: the whole
+  /// prompt in one step.
+  int64_t chunk = -1;
   /// A paged cache (pages from a pool, found through each sequence's block
   /// table) instead of a row of pages per sequence.
   bool paged = false;
@@ -65,8 +70,10 @@ struct GenerateReport {
   uint64_t weightBytes = 0;
   uint64_t weightLoadCycles = 0;
   std::vector<std::vector<int64_t>> prompts;
-  /// The prefill, then the decode steps.
+  /// The prefill (one step per chunk), then the decode steps.
   std::vector<DeviceStep> steps;
+  /// Steps of the prefill: the last gives the first token.
+  size_t prefillSteps = 0;
   /// Per sequence: the tokens generated (one per step).
   std::vector<std::vector<int64_t>> tokens;
   /// Per sequence: its pages at the end (its block table).

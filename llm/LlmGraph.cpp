@@ -444,11 +444,23 @@ private:
   /// prefill, those its tokens fill; in decode, its full pages): one run
   /// without StepShape::pageRuns, none for no pages.
   std::vector<int64_t> pageRuns(int64_t b, int64_t pages) const {
+    return runsOf(s_.pageRuns, b, pages);
+  }
+
+  /// The runs of sequence b's full pages before its first new token's page
+  /// (StepShape::cachedRuns), as pageRuns.
+  std::vector<int64_t> cachedRuns(int64_t b, int64_t pages) const {
+    return runsOf(s_.cachedRuns, b, pages);
+  }
+
+  static std::vector<int64_t>
+  runsOf(const std::vector<std::vector<int64_t>> &all, int64_t b,
+         int64_t pages) {
     if (pages == 0)
       return {};
-    if (s_.pageRuns.empty())
+    if (all.empty())
       return {pages};
-    const std::vector<int64_t> &runs = s_.pageRuns[static_cast<size_t>(b)];
+    const std::vector<int64_t> &runs = all[static_cast<size_t>(b)];
     int64_t sum = 0;
     for (int64_t r : runs) {
       SPYRE_ASSERT(r >= 1, "a run of no pages");
@@ -482,6 +494,11 @@ private:
     const std::string p = layerPrefix(l), a = p + "self_attn.";
     const int64_t B = s_.batch, S = s_.tokens, KV = c_.numKvHeads,
                   hd = c_.headDim, G = c_.groupSize();
+    const bool cached =
+        std::any_of(s_.positions.begin(), s_.positions.end(),
+                    [](int64_t pos) { return pos > 0; });
+    if (s_.mode == Mode::Prefill && cached)
+      return prefillAfterCache(l, q, k, v);
     if (s_.mode == Mode::Prefill) {
       const int64_t pages = (S + kCachePageTokens - 1) / kCachePageTokens;
       for (int64_t b = 0; b < B; ++b)
@@ -586,6 +603,113 @@ private:
                           {{"axis", int64_t(0)}})
                      : contexts.front();
     return mergeHeads(a, reshape(a + "context_groups", o, {B, KV, G * S, hd}));
+  }
+
+  /// A prefill with a resident cache where some sequence has tokens in its
+  /// cache already (a later chunk of its prompt), per sequence: the tokens
+  /// of its current page (`key_tail.T`) and its new tokens' keys are one
+  /// part, written over the tail run by run (`key.T.N`); its new tokens
+  /// are scored against its full pages (`past_key.T.N`, run by run) and
+  /// that part, all joined for one causal softmax whose mask hides key j
+  /// from new token i when j > position + i; the context sums the
+  /// products of the probabilities' parts with the values'.
+  Value *prefillAfterCache(int64_t l, Value *q, Value *k, Value *v) {
+    const std::string p = layerPrefix(l), a = p + "self_attn.";
+    const int64_t B = s_.batch, S = s_.tokens, KV = c_.numKvHeads,
+                  hd = c_.headDim, G = c_.groupSize();
+    std::vector<Value *> qs = {q};
+    if (B > 1)
+      qs = split(a + "q_seq", q, 0,
+                 std::vector<int64_t>(static_cast<size_t>(B), 1));
+    std::vector<Value *> contexts;
+    for (int64_t b = 0; b < B; ++b) {
+      const std::string sp = a + "seq" + std::to_string(b) + ".";
+      const int64_t pos = s_.positions[static_cast<size_t>(b)];
+      const int64_t full = pos / kCachePageTokens * kCachePageTokens,
+                    tail = pos - full;
+      Value *qb = reshape(sp + "q", qs[static_cast<size_t>(b)], {KV, G * S, hd});
+      // The tail and the new tokens, [KV, hd, tail + S], and its writes:
+      // with a tail, its page first (`key_page.T`, in the tail's sticks),
+      // then the pages after it run by run (`key.T.N`).
+      const int64_t pageTokens =
+          tail > 0 ? std::min(kCachePageTokens, tail + S) : 0;
+      const int64_t rest = tail + S - pageTokens;
+      const std::vector<int64_t> writes =
+          pageRuns(b, (rest + kCachePageTokens - 1) / kCachePageTokens);
+      auto part = [&](const std::string &kind, Value *fresh) {
+        Value *t = cacheLayout(sp + "new_" + kind + ".T", fresh, b);
+        if (tail > 0)
+          t = op(OpKind::Concat, sp + kind + "_part.T",
+                 {input(cacheTensorName(l, b, kind + "_tail.T"),
+                        {KV, hd, tail}),
+                  t},
+                 {{"axis", int64_t(-1)}});
+        std::vector<int64_t> sizes;
+        if (pageTokens > 0)
+          sizes.push_back(pageTokens);
+        int64_t left = rest;
+        for (int64_t run : writes) {
+          sizes.push_back(std::min(left, run * kCachePageTokens));
+          left -= sizes.back();
+        }
+        std::vector<Value *> pieces = {t};
+        if (sizes.size() > 1)
+          pieces = split(sp + kind + "_writes", t, -1, sizes);
+        for (size_t i = 0; i < pieces.size(); ++i) {
+          const bool page = pageTokens > 0 && i == 0;
+          const std::string name = cacheTensorName(
+              l, b,
+              page ? kind + "_page.T"
+                   : kind + ".T." + std::to_string(i - (pageTokens > 0)));
+          outputs_.push_back(reshape(name, pieces[i], pieces[i]->type().shape));
+        }
+        return t;
+      };
+      Value *kPart = part("key", k), *vPart = part("value", v);
+      std::vector<Value *> vPast, scoreParts;
+      std::vector<int64_t> sizes;
+      const std::vector<int64_t> runs = cachedRuns(b, full / kCachePageTokens);
+      for (size_t r = 0; r < runs.size(); ++r) {
+        const std::string suffix = ".T." + std::to_string(r);
+        const int64_t n = runs[r] * kCachePageTokens;
+        Value *kPast =
+            input(cacheTensorName(l, b, "past_key" + suffix), {KV, hd, n});
+        vPast.push_back(
+            input(cacheTensorName(l, b, "past_value" + suffix), {KV, hd, n}));
+        scoreParts.push_back(matmul(sp + "scores_past." + std::to_string(r),
+                                    qb, kPast, false));
+        sizes.push_back(n);
+      }
+      scoreParts.push_back(matmul(sp + "scores_part", qb, kPart, false));
+      sizes.push_back(tail + S);
+      Value *scores = scoreParts.size() == 1
+                          ? scoreParts.front()
+                          : op(OpKind::Concat, sp + "scores", scoreParts,
+                               {{"axis", int64_t(-1)}});
+      scores = reshape(sp + "scores_heads", scores, {KV, G, S, pos + S});
+      Value *probs = op(OpKind::CausalSoftmax, sp + "softmax", {scores},
+                        {{"scale", c_.attentionScale()}});
+      probs = reshape(sp + "probs_groups", probs, {KV, G * S, pos + S});
+      Value *ctx = nullptr;
+      if (runs.empty()) {
+        ctx = matmul(sp + "context", probs, vPart, true);
+      } else {
+        std::vector<Value *> parts = split(sp + "probs", probs, -1, sizes);
+        ctx = matmul(sp + "context_part", parts.back(), vPart, true);
+        for (size_t r = 0; r < runs.size(); ++r)
+          ctx = op(OpKind::Add,
+                   sp + (r + 1 == runs.size() ? std::string("context")
+                                              : "context." + std::to_string(r)),
+                   {matmul(sp + "context_past." + std::to_string(r), parts[r],
+                           vPast[r], true),
+                    ctx});
+      }
+      contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G * S, hd}));
+    }
+    Value *o = B > 1 ? op(OpKind::Concat, a + "context_seq", contexts,
+                          {{"axis", int64_t(0)}})
+                     : contexts.front();
+    return mergeHeads(a, o);
   }
 
   Value *lmHead(Value *x) {
@@ -739,7 +863,7 @@ void checkStepShape(const LlmConfig &config, const StepShape &s) {
                  "a step with a resident cache needs one position per "
                  "sequence");
     for (int64_t p : s.positions)
-      SPYRE_ASSERT(s.mode == Mode::Prefill ? p == 0
+      SPYRE_ASSERT(s.mode == Mode::Prefill ? p >= 0 && p <= kMaxStepDim
                                            : p >= 1 && p <= kMaxStepDim,
                    "position of a sequence out of range");
   }

@@ -82,22 +82,30 @@ struct StepShape {
   /// is an input and the new keys and values are outputs.
   bool residentCache = false;
   /// With residentCache: per sequence, the tokens already in its cache
-  /// (the position of its first new token); all 0 in prefill.
+  /// (the position of its first new token). In prefill, a sequence at a
+  /// position past 0 is a prefill after cached tokens (a later chunk of
+  /// its prompt).
   std::vector<int64_t> positions;
   /// With residentCache, for a paged cache: per sequence, the lengths (in
   /// pages) of the runs of consecutive pages in its block table, covering
-  /// in prefill the pages its tokens fill and in decode its full pages
-  /// before the current one; each run is one input or output. Empty: each
-  /// sequence's pages are one run (a contiguous cache).
+  /// in prefill the pages its tokens fill (after the page of its first new
+  /// token when that page holds cached tokens too: key_page.T) and in
+  /// decode its full pages before the current one; each run is one input
+  /// or output. Empty: each sequence's pages are one run (a contiguous
+  /// cache).
   std::vector<std::vector<int64_t>> pageRuns;
+  /// With residentCache, a prefill after cached tokens and a paged cache:
+  /// per sequence, the runs of its full pages before the page of its first
+  /// new token, which the step reads. Empty: one run each.
+  std::vector<std::vector<int64_t>> cachedRuns;
 };
 
 /// The parts of a sequence's cache a step with a resident cache reads and
 /// writes, per layer: `past_key.T.N` (run N of the full pages before the
 /// token's page), `key_tail.T` (the tokens already in that page),
-/// `key_page.T` (that page with the new token, written over the tail), and
-/// in prefill `key.T.N` (its tokens in run N of its pages); the same for
-/// values.
+/// `key_page.T` (that page with the new tokens, written over the tail),
+/// and in prefill `key.T.N` (its tokens in run N of the pages after that
+/// one, or from it on when it holds no cached token); the same for values.
 std::string cacheTensorName(int64_t layer, int64_t sequence,
                             const std::string &part);
 

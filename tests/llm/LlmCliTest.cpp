@@ -188,6 +188,33 @@ TEST(LlmCli, GeneratePagedMatchesTheReference) {
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 
+TEST(LlmCli, ChunkedPrefillMatchesTheReference) {
+  // A prompt of 100 in chunks of 48, 48 and 4, each a prefill after the
+  // ones before it, paged: the same tokens as the reference's whole
+  // prefill, the first from the last chunk.
+  ToolResult r = runSpyre({"llm", "examples/llm/tiny-granite.json",
+                           "--generate", "3", "--prompt", "100", "--chunk",
+                           "48", "--batch", "2", "--paged", "--check"});
+  ASSERT_EQ(r.exitCode, 0) << all(r);
+  for (const char *line :
+       {"  prefill 1/3  0-47,0-47 ", "  prefill 2/3  48-95,48-95 ",
+        "  prefill 3/3  96-99,96-99 ", "  decode 1     100,100 ",
+        "TTFT       ", " (prefill of 100 tokens x 2 in 3 chunks of at most 48",
+        "check      ok: tokens identical to the double-precision reference",
+        "host ops   0\n", "findings   0\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  // Four tokens per sequence: the last chunk's and three decode steps'.
+  const std::string head = "tokens     seq 0: ";
+  const size_t tokens = r.out.find(head);
+  ASSERT_NE(tokens, std::string::npos) << r.out;
+  std::istringstream line(r.out.substr(
+      tokens + head.size(), r.out.find('\n', tokens) - tokens - head.size()));
+  std::vector<int64_t> ids;
+  for (int64_t id = 0; line >> id;)
+    ids.push_back(id);
+  EXPECT_EQ(ids.size(), 4u) << r.out;
+}
+
 TEST(LlmCli, GenerateUsageErrors) {
   ToolResult r = runSpyre({"llm", "examples/llm/tiny-granite.json",
                            "--generate", "0", "--timing-only"});
@@ -210,6 +237,22 @@ TEST(LlmCli, GenerateUsageErrors) {
   EXPECT_EQ(test::firstLine(r.err),
             "--context: error: starts the sequences with cached tokens of no "
             "value, which only --timing-only allows");
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--generate", "2",
+                "--chunk", "0"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--chunk: error: must be in [1, 65536], got 0");
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--generate", "2",
+                "--chunk", "16", "--context", "8", "--timing-only"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--chunk: error: is a chunk of the prompt's prefill; --context "
+            "starts without one");
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode", "prefill",
+                "--chunk", "16"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--chunk: error: is the prefill's chunk of --generate N");
   r = runSpyre(
       {"llm", "examples/llm/tiny-granite.json", "--mode", "decode", "--paged"});
   EXPECT_EQ(r.exitCode, 2) << all(r);

@@ -65,6 +65,91 @@ void expectGenerationMatches(const std::string &file, int64_t n,
   }
 }
 
+TEST(LlmDevice, ChunkedPrefillGivesTheReferencesTokens) {
+  // Two prompts of 130 tokens prefilled in chunks of 50, 14, 26 and 40
+  // (each a prefill after the tokens before it: the chunks end inside a
+  // page, on a page's end, inside the next page and inside the one after),
+  // then 3 decode steps: the tokens are the reference's and the logits
+  // within the tolerance. Contiguous, and paged with the two sequences'
+  // chunks taking turns, so that each sequence's pages are runs of one
+  // page and the last chunk writes over a partial page and into another.
+  const LlmConfig config = load("tiny-granite.json");
+  const hw::HwConfig hw = hw::loadConfigOrDefault("");
+  const int64_t n = 130, steps = 3;
+  const std::vector<int64_t> chunks = {50, 14, 26, 40};
+  for (bool paged : {false, true}) {
+    SCOPED_TRACE(paged ? "paged" : "contiguous");
+    LlmDeviceOptions o;
+    o.slots = 2;
+    o.capacity = n + steps + 1;
+    o.paged = paged;
+    LlmDevice device(config, hw, o);
+    const std::vector<std::vector<int64_t>> prompts = {
+        prompt(n, config.vocabSize, 0), prompt(n, config.vocabSize, 1)};
+    std::vector<std::vector<DeviceStep>> runs(2);
+    int64_t at = 0;
+    for (int64_t c : chunks) {
+      for (int64_t b = 0; b < 2; ++b) {
+        const std::vector<int64_t> piece(
+            prompts[static_cast<size_t>(b)].begin() + at,
+            prompts[static_cast<size_t>(b)].begin() + at + c);
+        // Paged: one sequence a step, so that their pages interleave;
+        // contiguous: both in one step.
+        if (paged) {
+          runs[static_cast<size_t>(b)].push_back(device.prefill({b}, {piece}));
+        } else if (b == 1) {
+          const std::vector<int64_t> first(prompts[0].begin() + at,
+                                           prompts[0].begin() + at + c);
+          DeviceStep both = device.prefill({0, 1}, {first, piece});
+          for (size_t s = 0; s < 2; ++s) {
+            DeviceStep one = both;
+            one.tokens = {both.tokens[s]};
+            one.logits = {both.logits[s]};
+            runs[s].push_back(std::move(one));
+          }
+        }
+      }
+      at += c;
+    }
+    for (int64_t b = 0; b < 2; ++b)
+      EXPECT_EQ(device.position(b), n);
+    if (paged) {
+      EXPECT_EQ(device.blockTable(0), (std::vector<int64_t>{0, 2, 4}));
+    }
+    for (int64_t i = 0; i < steps; ++i) {
+      const DeviceStep d = device.decode(
+          {0, 1}, {runs[0].back().tokens[0], runs[1].back().tokens[0]});
+      for (size_t s = 0; s < 2; ++s) {
+        DeviceStep one = d;
+        one.tokens = {d.tokens[s]};
+        one.logits = {d.logits[s]};
+        runs[s].push_back(std::move(one));
+      }
+    }
+    for (size_t b = 0; b < 2; ++b) {
+      const ReferenceGeneration ref =
+          referenceGenerate(config, config.numLayers, device.storedWeights(),
+                            device.embeddingTable(), prompts[b], steps);
+      // The last chunk gives the first token; the decode steps the rest.
+      const size_t first = chunks.size() - 1;
+      ASSERT_EQ(runs[b].size(), first + ref.tokens.size());
+      for (size_t i = 0; i < ref.tokens.size(); ++i) {
+        SCOPED_TRACE("sequence " + std::to_string(b) + ", token " +
+                     std::to_string(i));
+        const DeviceStep &st = runs[b][first + i];
+        EXPECT_TRUE(st.run.findings.empty()) << st.run.findings.front();
+        EXPECT_EQ(st.run.hostOps, 0u);
+        EXPECT_EQ(st.tokens[0], ref.tokens[i]);
+        const Tolerance tol = run::outputTolerance(ref.logits[i]);
+        const TensorComparison c =
+            compareTensors(st.logits[0], ref.logits[i], tol);
+        EXPECT_TRUE(c.ok()) << c.outside << " logits outside, max difference "
+                            << c.maxAbsDiff;
+      }
+    }
+  }
+}
+
 TEST(LlmDevice, TinyGraniteGenerationMatchesReference) {
   // 60 prompt tokens and 8 steps: the steps cross from the first cache page
   // into the second.

@@ -27,9 +27,11 @@ struct LlmCliOptions {
   int64_t context = -1;
   int64_t generate = 0;
   int64_t prompt = 0;
+  int64_t chunk = 0;
   bool paged = false;
   bool hostSampling = false;
   bool generateGiven = false, promptGiven = false, batchGiven = false;
+  bool chunkGiven = false;
   bool ladder = false;
 };
 
@@ -64,6 +66,8 @@ int runGenerate(LlmCliOptions &o) {
   if (o.promptGiven)
     g.promptTokens = o.prompt;
   g.steps = o.generate;
+  if (o.chunkGiven)
+    g.chunk = o.chunk;
   g.paged = o.paged;
   g.unrolled = o.run.unrolled;
   g.hostSampling = o.hostSampling;
@@ -141,6 +145,8 @@ int runLlm(LlmCliOptions &o) {
   }
   if (o.paged)
     throw usage("--paged", "is a cache layout of --generate N");
+  if (o.chunkGiven)
+    throw usage("--chunk", "is the prefill's chunk of --generate N");
   if (o.hostSampling)
     throw usage("--host-sampling", "is a sampling path of --generate N");
   if (o.mode.empty()) {
@@ -220,6 +226,10 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                 "take the arg-max there (the path of a sampler other than "
                 "greedy), instead of the arg-max on the device sending back "
                 "one id per sequence");
+  CLI::Option *chunk = cmd->add_option("--chunk", opts->chunk,
+                  "With --generate: prefill the prompts in chunks of at most "
+                  "N tokens, each after the chunks before it (chunked "
+                  "prefill), instead of in one step");
   CLI::Option *prompt =
       cmd->add_option("--prompt", opts->prompt,
                       "Prompt tokens per sequence of --generate (seeded ids; "
@@ -280,8 +290,9 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                   "Write the simulator's statistics JSON to this file");
   cmd->add_option("--trace", opts->run.trace,
                   "Write a Chrome trace-event JSON (Perfetto UI) to this file");
-  cmd->callback([opts, generate, prompt, batch, &dispatch] {
+  cmd->callback([opts, generate, prompt, batch, chunk, &dispatch] {
     opts->generateGiven = generate->count() > 0;
+    opts->chunkGiven = chunk->count() > 0;
     opts->promptGiven = prompt->count() > 0;
     opts->batchGiven = batch->count() > 0;
     dispatch.run = [opts] { return runLlm(*opts); };
