@@ -666,6 +666,35 @@ private:
         return t;
       };
       Value *kPart = part("key", k), *vPart = part("value", v);
+      if (pos + S <= kFusedAttentionMaxTokens && hd <= 128) {
+        // The fused op over the cache's keys and values and the new ones,
+        // joined and turned to [KV, keys, hd] (copies of the cache).
+        std::vector<Value *> ks, vs;
+        const std::vector<int64_t> runs =
+            cachedRuns(b, full / kCachePageTokens);
+        for (size_t r = 0; r < runs.size(); ++r) {
+          const std::string suffix = ".T." + std::to_string(r);
+          const int64_t n = runs[r] * kCachePageTokens;
+          ks.push_back(
+              input(cacheTensorName(l, b, "past_key" + suffix), {KV, hd, n}));
+          vs.push_back(
+              input(cacheTensorName(l, b, "past_value" + suffix), {KV, hd, n}));
+        }
+        ks.push_back(kPart);
+        vs.push_back(vPart);
+        auto keys = [&](const std::string &name, std::vector<Value *> &parts) {
+          Value *t = parts.size() == 1
+                         ? parts.front()
+                         : op(OpKind::Concat, name + ".T", parts,
+                              {{"axis", int64_t(-1)}});
+          t = transpose(name, t, {0, 2, 1});
+          return reshape(name + "_b", t, {1, KV, pos + S, hd});
+        };
+        Value *ctx = fused(sp, qs[static_cast<size_t>(b)], keys(sp + "keys", ks),
+                           keys(sp + "values", vs));
+        contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G * S, hd}));
+        continue;
+      }
       std::vector<Value *> vPast, scoreParts;
       std::vector<int64_t> sizes;
       const std::vector<int64_t> runs = cachedRuns(b, full / kCachePageTokens);
