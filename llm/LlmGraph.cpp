@@ -558,45 +558,9 @@ private:
       Value *kPage = page("key", k), *vPage = page("value", v);
       outputs_.push_back(kPage);
       outputs_.push_back(vPage);
-      // The full pages, one input per run of consecutive pages, scored
-      // run by run; the scores of all runs and of the current page are
-      // joined for the softmax and split again for the context.
-      std::vector<Value *> kPast, vPast, scoreParts;
-      std::vector<int64_t> sizes;
-      const std::vector<int64_t> runs = pageRuns(b, full / kCachePageTokens);
-      for (size_t r = 0; r < runs.size(); ++r) {
-        const std::string suffix = ".T." + std::to_string(r);
-        const int64_t n = runs[r] * kCachePageTokens;
-        kPast.push_back(
-            input(cacheTensorName(l, b, "past_key" + suffix), {KV, hd, n}));
-        vPast.push_back(
-            input(cacheTensorName(l, b, "past_value" + suffix), {KV, hd, n}));
-        scoreParts.push_back(matmul(sp + "scores_past." + std::to_string(r), qb,
-                                    kPast.back(), false));
-        sizes.push_back(n);
-      }
-      scoreParts.push_back(matmul(sp + "scores_page", qb, kPage, false));
-      sizes.push_back(tail + 1);
-      Value *scores = scoreParts.size() == 1
-                          ? scoreParts.front()
-                          : op(OpKind::Concat, sp + "scores", scoreParts,
-                               {{"axis", int64_t(-1)}});
-      Value *probs = op(OpKind::Softmax, sp + "softmax", {scores},
-                        {{"axis", int64_t(-1)}});
-      Value *ctx = nullptr;
-      if (runs.empty()) {
-        ctx = matmul(sp + "context", probs, vPage, true);
-      } else {
-        std::vector<Value *> parts = split(sp + "probs", probs, -1, sizes);
-        ctx = matmul(sp + "context_page", parts.back(), vPage, true);
-        for (size_t r = 0; r < runs.size(); ++r)
-          ctx = op(OpKind::Add,
-                   sp + (r + 1 == runs.size() ? std::string("context")
-                                              : "context." + std::to_string(r)),
-                   {matmul(sp + "context_past." + std::to_string(r), parts[r],
-                           vPast[r], true),
-                    ctx});
-      }
+      Value *ctx =
+          overPages(sp, l, b, qb, pageRuns(b, full / kCachePageTokens), kPage,
+                    vPage, /*causalTokens=*/0);
       contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G, hd}));
     }
     Value *o = B > 1 ? op(OpKind::Concat, a + "context_seq", contexts,
@@ -605,14 +569,72 @@ private:
     return mergeHeads(a, reshape(a + "context_groups", o, {B, KV, G * S, hd}));
   }
 
+  /// Attention of sequence b's queries qb [KV, rows, hd] over its cache:
+  /// the runs of its full pages (`past_key.T.N`, `past_value.T.N`, `runs`
+  /// in pages) and kCur, vCur [KV, hd, n] (its current page with the new
+  /// tokens), scored run by run and joined for one softmax, the
+  /// probabilities split again for the context [KV, rows, hd]. With
+  /// causalTokens S > 0 the rows are the S new tokens of each query head
+  /// and the softmax is causal (key j hidden from new token i when
+  /// j > keys - S + i), scaled by the attention scale; with 0 the queries
+  /// come scaled and see every key.
+  Value *overPages(const std::string &sp, int64_t l, int64_t b, Value *qb,
+                   const std::vector<int64_t> &runs, Value *kCur, Value *vCur,
+                   int64_t causalTokens) {
+    const int64_t KV = c_.numKvHeads, hd = c_.headDim;
+    std::vector<Value *> vPast, scoreParts;
+    std::vector<int64_t> sizes;
+    for (size_t r = 0; r < runs.size(); ++r) {
+      const std::string suffix = ".T." + std::to_string(r);
+      const int64_t n = runs[r] * kCachePageTokens;
+      Value *kPast =
+          input(cacheTensorName(l, b, "past_key" + suffix), {KV, hd, n});
+      vPast.push_back(
+          input(cacheTensorName(l, b, "past_value" + suffix), {KV, hd, n}));
+      scoreParts.push_back(
+          matmul(sp + "scores_past." + std::to_string(r), qb, kPast, false));
+      sizes.push_back(n);
+    }
+    scoreParts.push_back(matmul(sp + "scores_page", qb, kCur, false));
+    sizes.push_back(kCur->type().shape.back());
+    Value *scores = scoreParts.size() == 1
+                        ? scoreParts.front()
+                        : op(OpKind::Concat, sp + "scores", scoreParts,
+                             {{"axis", int64_t(-1)}});
+    Value *probs = nullptr;
+    if (causalTokens > 0) {
+      const Shape rows = scores->type().shape; // [KV, G * S, keys]
+      const int64_t S = causalTokens, keys = rows[2], G = rows[1] / S;
+      scores = reshape(sp + "scores_heads", scores, {KV, G, S, keys});
+      probs = op(OpKind::CausalSoftmax, sp + "softmax", {scores},
+                 {{"scale", c_.attentionScale()}});
+      probs = reshape(sp + "probs_groups", probs, rows);
+    } else {
+      probs = op(OpKind::Softmax, sp + "softmax", {scores},
+                 {{"axis", int64_t(-1)}});
+    }
+    if (runs.empty())
+      return matmul(sp + "context", probs, vCur, true);
+    std::vector<Value *> parts = split(sp + "probs", probs, -1, sizes);
+    Value *ctx = matmul(sp + "context_page", parts.back(), vCur, true);
+    for (size_t r = 0; r < runs.size(); ++r)
+      ctx = op(OpKind::Add,
+               sp + (r + 1 == runs.size() ? std::string("context")
+                                          : "context." + std::to_string(r)),
+               {matmul(sp + "context_past." + std::to_string(r), parts[r],
+                       vPast[r], true),
+                ctx});
+    return ctx;
+  }
+
   /// A prefill with a resident cache where some sequence has tokens in its
   /// cache already (a later chunk of its prompt), per sequence: the tokens
   /// of its current page (`key_tail.T`) and its new tokens' keys are one
-  /// part, written over the tail run by run (`key.T.N`); its new tokens
-  /// are scored against its full pages (`past_key.T.N`, run by run) and
-  /// that part, all joined for one causal softmax whose mask hides key j
-  /// from new token i when j > position + i; the context sums the
-  /// products of the probabilities' parts with the values'.
+  /// part, written over the tail page (`key_page.T`) and the pages after
+  /// it run by run (`key.T.N`). Up to kFusedAttentionMaxTokens keys, its
+  /// full pages (`past_key.T.N`) and the part are joined and turned for
+  /// the fused op, whose causal mask is offset by the position; past that,
+  /// overPages scores them with a causal softmax.
   Value *prefillAfterCache(int64_t l, Value *q, Value *k, Value *v) {
     const std::string p = layerPrefix(l), a = p + "self_attn.";
     const int64_t B = s_.batch, S = s_.tokens, KV = c_.numKvHeads,
@@ -695,44 +717,8 @@ private:
         contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G * S, hd}));
         continue;
       }
-      std::vector<Value *> vPast, scoreParts;
-      std::vector<int64_t> sizes;
-      const std::vector<int64_t> runs = cachedRuns(b, full / kCachePageTokens);
-      for (size_t r = 0; r < runs.size(); ++r) {
-        const std::string suffix = ".T." + std::to_string(r);
-        const int64_t n = runs[r] * kCachePageTokens;
-        Value *kPast =
-            input(cacheTensorName(l, b, "past_key" + suffix), {KV, hd, n});
-        vPast.push_back(
-            input(cacheTensorName(l, b, "past_value" + suffix), {KV, hd, n}));
-        scoreParts.push_back(matmul(sp + "scores_past." + std::to_string(r),
-                                    qb, kPast, false));
-        sizes.push_back(n);
-      }
-      scoreParts.push_back(matmul(sp + "scores_part", qb, kPart, false));
-      sizes.push_back(tail + S);
-      Value *scores = scoreParts.size() == 1
-                          ? scoreParts.front()
-                          : op(OpKind::Concat, sp + "scores", scoreParts,
-                               {{"axis", int64_t(-1)}});
-      scores = reshape(sp + "scores_heads", scores, {KV, G, S, pos + S});
-      Value *probs = op(OpKind::CausalSoftmax, sp + "softmax", {scores},
-                        {{"scale", c_.attentionScale()}});
-      probs = reshape(sp + "probs_groups", probs, {KV, G * S, pos + S});
-      Value *ctx = nullptr;
-      if (runs.empty()) {
-        ctx = matmul(sp + "context", probs, vPart, true);
-      } else {
-        std::vector<Value *> parts = split(sp + "probs", probs, -1, sizes);
-        ctx = matmul(sp + "context_part", parts.back(), vPart, true);
-        for (size_t r = 0; r < runs.size(); ++r)
-          ctx = op(OpKind::Add,
-                   sp + (r + 1 == runs.size() ? std::string("context")
-                                              : "context." + std::to_string(r)),
-                   {matmul(sp + "context_past." + std::to_string(r), parts[r],
-                           vPast[r], true),
-                    ctx});
-      }
+      Value *ctx = overPages(sp, l, b, qb, cachedRuns(b, full / kCachePageTokens),
+                             kPart, vPart, S);
       contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G * S, hd}));
     }
     Value *o = B > 1 ? op(OpKind::Concat, a + "context_seq", contexts,
