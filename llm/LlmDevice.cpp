@@ -463,11 +463,11 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
     pastRuns.push_back(runsOf(slot, 0, current));
     writeRuns.push_back(
         shape.mode == Mode::Prefill
-            ? runsOf(slot, firstWrite,
-                     std::max<int64_t>(
-                         0, (pos + shape.tokens + kCachePageTokens - 1) /
-                                    kCachePageTokens -
-                                firstWrite))
+            ? runsOf(
+                  slot, firstWrite,
+                  std::max<int64_t>(0, (pos + shape.tokens + kCachePageTokens -
+                                        1) / kCachePageTokens -
+                                           firstWrite))
             : std::vector<std::pair<int64_t, int64_t>>{});
     if (shape.mode == Mode::Prefill) {
       shape.pageRuns.push_back(lengthsOf(writeRuns.back()));

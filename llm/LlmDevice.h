@@ -167,8 +167,8 @@ private:
   void holdPages(int64_t slot, int64_t tokens);
   /// The runs of consecutive pages among `pages` entries of a slot's
   /// block table from entry `first` on, as (first page, length).
-  std::vector<std::pair<int64_t, int64_t>>
-  runsOf(int64_t slot, int64_t first, int64_t pages) const;
+  std::vector<std::pair<int64_t, int64_t>> runsOf(int64_t slot, int64_t first,
+                                                  int64_t pages) const;
   void checkSlot(int64_t slot) const;
 
   LlmConfig config_;

@@ -175,8 +175,8 @@ GenerateReport runGeneration(const GenerateOptions &o) {
         ref.tokens.begin());
     for (size_t i = 0; i < ref.logits.size(); ++i) {
       const Tolerance tol = run::outputTolerance(ref.logits[i]);
-      const TensorComparison cmp = compareTensors(
-          r.steps[firstToken + i].logits[b], ref.logits[i], tol);
+      const TensorComparison cmp =
+          compareTensors(r.steps[firstToken + i].logits[b], ref.logits[i], tol);
       c.logitsOutside += cmp.outside;
       if (cmp.maxAbsDiff >= c.maxAbsDiff) {
         c.maxAbsDiff = cmp.maxAbsDiff;

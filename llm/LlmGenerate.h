@@ -4,10 +4,11 @@
 // decode steps each give every sequence its next token;
 // the summary prints the tokens, the time to first token and each step's
 // latency with its parts (program, host-to-device token ids and rotary
-// tables, device-to-host next tokens or logits) and the bytes each way. With `check`, every sequence is generated again by the
-// double-precision reference (referenceGenerate) with the weights the
-// device stores: the tokens must be identical and every step's logits
-// within the DL16 tolerance of docs/compiler.md. docs/llm.md.
+// tables, device-to-host next tokens or logits) and the bytes each way. With
+// `check`, every sequence is generated again by the double-precision reference
+// (referenceGenerate) with the weights the device stores: the tokens must be
+// identical and every step's logits within the DL16 tolerance of
+// docs/compiler.md. docs/llm.md.
 #pragma once
 
 #include "llm/LlmDevice.h"

@@ -362,7 +362,8 @@ private:
       // causal mask hides key j from query i when j > L + i.
       if (L > 0) {
         k = op(OpKind::Concat, a + "keys", {pastKT, k}, {{"axis", int64_t(2)}});
-        v = op(OpKind::Concat, a + "values", {pastV, v}, {{"axis", int64_t(2)}});
+        v = op(OpKind::Concat, a + "values", {pastV, v},
+               {{"axis", int64_t(2)}});
       }
       return mergeHeads(a, fused(a, q, k, v));
     }
@@ -379,7 +380,7 @@ private:
       // and joined, as in decode; the causal mask of [S, L + S] scores
       // hides key j from query i when j > L + i.
       Value *past = matmul(a + "scores_past", q, pastKT, false); // [.., G*S, L]
-      Value *fresh = matmul(a + "scores_new", q, k, true);     // [.., G*S, S]
+      Value *fresh = matmul(a + "scores_new", q, k, true);       // [.., G*S, S]
       Value *scores = op(OpKind::Concat, a + "scores", {past, fresh},
                          {{"axis", int64_t(-1)}});
       scores = reshape(a + "scores_heads", scores, {B, KV, G, S, L + S});
@@ -494,9 +495,8 @@ private:
     const std::string p = layerPrefix(l), a = p + "self_attn.";
     const int64_t B = s_.batch, S = s_.tokens, KV = c_.numKvHeads,
                   hd = c_.headDim, G = c_.groupSize();
-    const bool cached =
-        std::any_of(s_.positions.begin(), s_.positions.end(),
-                    [](int64_t pos) { return pos > 0; });
+    const bool cached = std::any_of(s_.positions.begin(), s_.positions.end(),
+                                    [](int64_t pos) { return pos > 0; });
     if (s_.mode == Mode::Prefill && cached)
       return prefillAfterCache(l, q, k, v);
     if (s_.mode == Mode::Prefill) {
@@ -558,9 +558,8 @@ private:
       Value *kPage = page("key", k), *vPage = page("value", v);
       outputs_.push_back(kPage);
       outputs_.push_back(vPage);
-      Value *ctx =
-          overPages(sp, l, b, qb, pageRuns(b, full / kCachePageTokens), kPage,
-                    vPage, /*causalTokens=*/0);
+      Value *ctx = overPages(sp, l, b, qb, pageRuns(b, full / kCachePageTokens),
+                             kPage, vPage, /*causalTokens=*/0);
       contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G, hd}));
     }
     Value *o = B > 1 ? op(OpKind::Concat, a + "context_seq", contexts,
@@ -649,7 +648,8 @@ private:
       const int64_t pos = s_.positions[static_cast<size_t>(b)];
       const int64_t full = pos / kCachePageTokens * kCachePageTokens,
                     tail = pos - full;
-      Value *qb = reshape(sp + "q", qs[static_cast<size_t>(b)], {KV, G * S, hd});
+      Value *qb =
+          reshape(sp + "q", qs[static_cast<size_t>(b)], {KV, G * S, hd});
       // The tail and the new tokens, [KV, hd, tail + S], and its writes:
       // with a tail, its page first (`key_page.T`, in the tail's sticks),
       // then the pages after it run by run (`key.T.N`).
@@ -661,11 +661,11 @@ private:
       auto part = [&](const std::string &kind, Value *fresh) {
         Value *t = cacheLayout(sp + "new_" + kind + ".T", fresh, b);
         if (tail > 0)
-          t = op(OpKind::Concat, sp + kind + "_part.T",
-                 {input(cacheTensorName(l, b, kind + "_tail.T"),
-                        {KV, hd, tail}),
-                  t},
-                 {{"axis", int64_t(-1)}});
+          t = op(
+              OpKind::Concat, sp + kind + "_part.T",
+              {input(cacheTensorName(l, b, kind + "_tail.T"), {KV, hd, tail}),
+               t},
+              {{"axis", int64_t(-1)}});
         std::vector<int64_t> sizes;
         if (pageTokens > 0)
           sizes.push_back(pageTokens);
@@ -705,20 +705,20 @@ private:
         ks.push_back(kPart);
         vs.push_back(vPart);
         auto keys = [&](const std::string &name, std::vector<Value *> &parts) {
-          Value *t = parts.size() == 1
-                         ? parts.front()
-                         : op(OpKind::Concat, name + ".T", parts,
-                              {{"axis", int64_t(-1)}});
+          Value *t = parts.size() == 1 ? parts.front()
+                                       : op(OpKind::Concat, name + ".T", parts,
+                                            {{"axis", int64_t(-1)}});
           t = transpose(name, t, {0, 2, 1});
           return reshape(name + "_b", t, {1, KV, pos + S, hd});
         };
-        Value *ctx = fused(sp, qs[static_cast<size_t>(b)], keys(sp + "keys", ks),
-                           keys(sp + "values", vs));
+        Value *ctx = fused(sp, qs[static_cast<size_t>(b)],
+                           keys(sp + "keys", ks), keys(sp + "values", vs));
         contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G * S, hd}));
         continue;
       }
-      Value *ctx = overPages(sp, l, b, qb, cachedRuns(b, full / kCachePageTokens),
-                             kPart, vPart, S);
+      Value *ctx =
+          overPages(sp, l, b, qb, cachedRuns(b, full / kCachePageTokens), kPart,
+                    vPart, S);
       contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G * S, hd}));
     }
     Value *o = B > 1 ? op(OpKind::Concat, a + "context_seq", contexts,
@@ -1044,8 +1044,8 @@ StepBytes stepBytes(const LlmConfig &c, const StepShape &s) {
     b.weights += (c.vocabSize + 1) * c.hiddenSize * kDeviceBytes;
   if (s.tokenIds) // the embedding table's rows the ids select
     b.weights += s.batch * s.tokens * c.hiddenSize * kDeviceBytes;
-  b.cache = s.layers * 2 * cachedTokens(s) * c.numKvHeads * c.headDim *
-            kDeviceBytes;
+  b.cache =
+      s.layers * 2 * cachedTokens(s) * c.numKvHeads * c.headDim * kDeviceBytes;
   return b;
 }
 

@@ -147,17 +147,17 @@ std::string llmSummaryText(const LlmReport &r, size_t topOps) {
                                   c.hiddenSize, c.numHeads, c.numKvHeads,
                                   c.headDim, c.intermediateSize, c.vocabSize));
   const bool prefill = s.mode == Mode::Prefill;
-  out += field("step",
-               prefill ? fmt::format("prefill: batch {}, {} new tokens each, "
-                                     "{}",
-                                     s.batch, s.tokens,
-                                     s.context == 0
-                                         ? std::string("no cached context")
-                                         : fmt::format("after {} cached",
-                                                       s.context))
-                       : fmt::format("decode: batch {}, 1 new token each, "
-                                     "context {}",
-                                     s.batch, s.context));
+  out += field(
+      "step", prefill
+                  ? fmt::format("prefill: batch {}, {} new tokens each, "
+                                "{}",
+                                s.batch, s.tokens,
+                                s.context == 0
+                                    ? std::string("no cached context")
+                                    : fmt::format("after {} cached", s.context))
+                  : fmt::format("decode: batch {}, 1 new token each, "
+                                "context {}",
+                                s.batch, s.context));
   std::string parts = fmt::format("{} of {} layers", s.layers, c.numLayers);
   if (s.tokenIds)
     parts += ", embedding lookup";

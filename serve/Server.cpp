@@ -174,8 +174,8 @@ private:
         const bool last = s.prefilled + n == prompt;
         // A later chunk is a prefill after the earlier chunks' tokens.
         const StepShape exact{StepKind::Prefill, 1, n, s.prefilled};
-        StepRecord &st = step(StepKind::Prefill, exact, padded(exact), n, 1,
-                              last ? 1 : 0);
+        StepRecord &st =
+            step(StepKind::Prefill, exact, padded(exact), n, 1, last ? 1 : 0);
         st.slots.push_back({s.slot, s.request});
         s.prefilled += n;
         if (last) {

@@ -198,8 +198,8 @@ TEST(LlmCli, ChunkedPrefillMatchesTheReference) {
   ASSERT_EQ(r.exitCode, 0) << all(r);
   for (const char *line :
        {"  prefill 1/3  0-47,0-47 ", "  prefill 2/3  48-95,48-95 ",
-        "  prefill 3/3  96-99,96-99 ", "  decode 1     100,100 ",
-        "TTFT       ", " (prefill of 100 tokens x 2 in 3 chunks of at most 48",
+        "  prefill 3/3  96-99,96-99 ", "  decode 1     100,100 ", "TTFT       ",
+        " (prefill of 100 tokens x 2 in 3 chunks of at most 48",
         "check      ok: tokens identical to the double-precision reference",
         "host ops   0\n", "findings   0\n"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;

@@ -150,8 +150,8 @@ TEST(LlmDevice, ChunkedPrefillGivesTheReferencesTokens) {
         const Tolerance tol = run::outputTolerance(ref.logits[i]);
         const TensorComparison c =
             compareTensors(st.logits[0], ref.logits[i], tol);
-        EXPECT_TRUE(c.ok()) << c.outside << " logits outside, max difference "
-                            << c.maxAbsDiff;
+        EXPECT_TRUE(c.ok())
+            << c.outside << " logits outside, max difference " << c.maxAbsDiff;
       }
     }
   }

@@ -202,8 +202,7 @@ TEST(LlmGraph, RejectsImpossibleSteps) {
 /// A prefill of S tokens after L cached ones computes, on the reference,
 /// what the prefill of all L + S tokens computes for its last S, given as
 /// its cache the keys and values that prefill made for its first L.
-void expectPrefillAfterCacheContinuesTheWhole(const LlmConfig &c,
-                                              bool fused) {
+void expectPrefillAfterCacheContinuesTheWhole(const LlmConfig &c, bool fused) {
   const int64_t B = 2, L = 5, S = 3, KV = c.numKvHeads, hd = c.headDim,
                 D = c.hiddenSize;
   StepShape whole;
@@ -249,7 +248,8 @@ void expectPrefillAfterCacheContinuesTheWhole(const LlmConfig &c,
     for (int64_t t = L; t < L + S; ++t)
       for (int64_t d = 0; d < D; ++d)
         hidden.values.push_back(
-            ma.at("hidden").values[static_cast<size_t>((bi * (L + S) + t) * D + d)]);
+            ma.at("hidden")
+                .values[static_cast<size_t>((bi * (L + S) + t) * D + d)]);
   for (int64_t l = 0; l < 2; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     // new_key / new_value [B, KV, L + S, hd]: the cache's first L tokens,
@@ -261,7 +261,8 @@ void expectPrefillAfterCacheContinuesTheWhole(const LlmConfig &c,
     for (int64_t h = 0; h < B * KV; ++h) {
       for (int64_t d = 0; d < hd; ++d)
         for (int64_t t = 0; t < L; ++t)
-          kt.values.push_back(k.values[static_cast<size_t>((h * (L + S) + t) * hd + d)]);
+          kt.values.push_back(
+              k.values[static_cast<size_t>((h * (L + S) + t) * hd + d)]);
       for (int64_t t = 0; t < L; ++t)
         for (int64_t d = 0; d < hd; ++d) {
           const auto at = static_cast<size_t>((h * (L + S) + t) * hd + d);

@@ -276,10 +276,10 @@ TEST(StepCostBuckets, InterpolatedCostIsWithinItsBoundOfTheExactShape) {
   // simulated as it is (measured: at most 3.1%, prefill of 320 tokens).
   constexpr double kBound = 0.05;
   const std::vector<StepShape> shapes = {
-      {StepKind::Decode, 3, 1, 320},  {StepKind::Decode, 5, 1, 1024},
-      {StepKind::Decode, 1, 1, 704},  {StepKind::Decode, 6, 1, 2112},
-      {StepKind::Decode, 2, 1, 3072}, {StepKind::Prefill, 1, 192, 0},
-      {StepKind::Prefill, 1, 320, 0}, {StepKind::Prefill, 1, 384, 0},
+      {StepKind::Decode, 3, 1, 320},    {StepKind::Decode, 5, 1, 1024},
+      {StepKind::Decode, 1, 1, 704},    {StepKind::Decode, 6, 1, 2112},
+      {StepKind::Decode, 2, 1, 3072},   {StepKind::Prefill, 1, 192, 0},
+      {StepKind::Prefill, 1, 320, 0},   {StepKind::Prefill, 1, 384, 0},
       {StepKind::Prefill, 1, 192, 320}, {StepKind::Prefill, 1, 64, 704},
       {StepKind::Prefill, 2, 320, 1536}};
   for (const StepShape &shape : shapes) {

@@ -226,10 +226,11 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                 "take the arg-max there (the path of a sampler other than "
                 "greedy), instead of the arg-max on the device sending back "
                 "one id per sequence");
-  CLI::Option *chunk = cmd->add_option("--chunk", opts->chunk,
-                  "With --generate: prefill the prompts in chunks of at most "
-                  "N tokens, each after the chunks before it (chunked "
-                  "prefill), instead of in one step");
+  CLI::Option *chunk = cmd->add_option(
+      "--chunk", opts->chunk,
+      "With --generate: prefill the prompts in chunks of at most "
+      "N tokens, each after the chunks before it (chunked "
+      "prefill), instead of in one step");
   CLI::Option *prompt =
       cmd->add_option("--prompt", opts->prompt,
                       "Prompt tokens per sequence of --generate (seeded ids; "
