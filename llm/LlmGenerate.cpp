@@ -105,7 +105,8 @@ GenerateReport runGeneration(const GenerateOptions &o) {
   }
   checkRange("--layers", o.layers == 0 ? r.config.numLayers : o.layers, 1,
              r.config.numLayers);
-  const hw::HwConfig hw = hw::loadConfigOrDefault(o.hwConfig);
+  const hw::HwConfig hw =
+      o.hwObject ? *o.hwObject : hw::loadConfigOrDefault(o.hwConfig);
   r.clockGhz = hw.chip.clockGhz;
 
   LlmDeviceOptions d;

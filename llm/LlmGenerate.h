@@ -22,6 +22,8 @@ namespace spyre::llm {
 struct GenerateOptions {
   std::string modelConfig; ///< the config.json
   std::string hwConfig;    ///< hardware config YAML; empty: built-in
+  /// A loaded hardware config, used instead of hwConfig when set.
+  const hw::HwConfig *hwObject = nullptr;
   int64_t layers = 0;      ///< 0: all the model's
   int optLevel = 2;
   bool timingOnly = false;

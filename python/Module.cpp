@@ -13,6 +13,7 @@
 #include "hw/ConfigSchema.h"
 #include "hw/HwConfig.h"
 #include "isa/Program.h"
+#include "llm/LlmGenerate.h"
 #include "llm/LlmRun.h"
 #include "run/Inputs.h"
 #include "run/RunModel.h"
@@ -479,6 +480,102 @@ py::dict runLlmStep(const std::string &model,
   return d;
 }
 
+/// Greedy generation on the persistent device, as `spyre llm CONFIG
+/// --generate STEPS` runs it. chunk, context and layers < 0: none (the
+/// whole prompt in one step, a prefill, all the model's layers).
+py::dict runGenerate(const std::string &model,
+                     const std::optional<hw::HwConfig> &config, int64_t steps,
+                     int64_t prompt, int64_t batch, int64_t chunk,
+                     int64_t context, int64_t layers, int level, bool paged,
+                     bool hostSampling, bool timingOnly, bool check,
+                     uint64_t seed, bool unrolled) {
+  if (level < 0 || level > 2)
+    throw usage("spyre.generate",
+                "level is 0, 1 or 2, got " + std::to_string(level));
+  llm::GenerateOptions o;
+  o.modelConfig = model;
+  if (config)
+    o.hwObject = &*config;
+  o.steps = steps;
+  o.promptTokens = prompt;
+  o.batch = batch;
+  o.chunk = chunk;
+  o.context = context;
+  o.layers = layers > 0 ? layers : 0;
+  o.optLevel = level;
+  o.paged = paged;
+  o.hostSampling = hostSampling;
+  o.timingOnly = timingOnly;
+  o.check = check;
+  o.seed = seed;
+  o.unrolled = unrolled;
+  llm::GenerateReport r;
+  {
+    py::gil_scoped_release unlocked;
+    r = llm::runGeneration(o);
+  }
+  py::list steplist;
+  uint64_t ttft = 0, decodeCycles = 0;
+  size_t decodeSteps = 0;
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const llm::DeviceStep &s = r.steps[i];
+    const bool prefill = s.shape.mode == llm::Mode::Prefill;
+    py::dict d;
+    d["kind"] = prefill ? "prefill" : "decode";
+    d["positions"] = py::cast(s.shape.positions);
+    d["tokens"] = s.shape.tokens;
+    d["program_us"] = r.us(s.programCycles);
+    d["inputs_us"] = r.us(s.inputCycles);
+    d["launch_us"] = r.us(s.launchCycles);
+    d["outputs_us"] = r.us(s.outputCycles);
+    d["total_us"] = r.us(s.cycles());
+    d["bytes_in"] = s.inputBytes;
+    d["bytes_out"] = s.outputBytes;
+    d["program_bytes"] = s.programBytes;
+    d["findings"] = py::cast(s.run.findings);
+    steplist.append(d);
+    if (i < r.prefillSteps)
+      ttft += s.cycles();
+    if (!prefill) {
+      decodeCycles += s.cycles();
+      ++decodeSteps;
+    }
+  }
+  py::dict d;
+  d["prompts"] = py::cast(r.prompts);
+  d["tokens"] = py::cast(timingOnly ? std::vector<std::vector<int64_t>>{}
+                                    : r.tokens);
+  d["steps"] = steplist;
+  d["prefill_steps"] = r.prefillSteps;
+  d["ttft_us"] = r.prefillSteps > 0 ? py::cast(r.us(ttft)) : py::none();
+  d["per_token_us"] = r.us(decodeCycles) / static_cast<double>(decodeSteps);
+  d["layers"] = r.layers;
+  d["model_layers"] = r.config.numLayers;
+  d["capacity"] = r.capacity;
+  d["block_tables"] = py::cast(r.blockTables);
+  d["weight_bytes"] = r.weightBytes;
+  d["weight_load_us"] = r.us(r.weightLoadCycles);
+  py::object checks = py::none();
+  if (check) {
+    py::list l;
+    for (const llm::SequenceCheck &c : r.checks) {
+      py::dict k;
+      k["reference"] = py::cast(c.reference);
+      k["tokens_equal"] = c.tokensEqual;
+      k["logits_outside"] = c.logitsOutside;
+      k["max_abs_diff"] = c.maxAbsDiff;
+      k["allowed"] = c.worstAllowed;
+      l.append(k);
+    }
+    checks = l;
+  }
+  d["check"] = checks;
+  d["ok"] = r.exitCode() == 0;
+  d["findings"] = r.findings();
+  d["summary"] = llm::generationText(r);
+  return d;
+}
+
 py::tuple runSweep(const std::string &spec, const std::string &outDir,
                    bool retryFailed) {
   std::string summary;
@@ -722,5 +819,11 @@ PYBIND11_MODULE(_spyre, m) {
   m.def("_llm", &runLlmStep, py::arg("model"), py::arg("config"),
         py::arg("mode"), py::arg("batch"), py::arg("tokens"),
         py::arg("context"), py::arg("layers"), py::arg("level"),
+        py::arg("unrolled"));
+  m.def("_generate", &runGenerate, py::arg("model"), py::arg("config"),
+        py::arg("steps"), py::arg("prompt"), py::arg("batch"),
+        py::arg("chunk"), py::arg("context"), py::arg("layers"),
+        py::arg("level"), py::arg("paged"), py::arg("host_sampling"),
+        py::arg("timing_only"), py::arg("check"), py::arg("seed"),
         py::arg("unrolled"));
 }

@@ -32,7 +32,7 @@ from . import _spyre
 
 __all__ = [
     "CheckError", "Config", "Error", "InputError", "InternalError", "Program",
-    "Result", "UsageError", "compile", "llm", "sweep",
+    "Result", "UsageError", "compile", "generate", "llm", "sweep",
 ]
 
 
@@ -134,6 +134,60 @@ def llm(model, mode="decode", *, batch=None, tokens=None, context=None,
                        -1 if context is None else context,
                        -1 if layers is None else layers, level,
                        bool(unrolled))
+
+
+def generate(model, steps=8, *, prompt=None, batch=1, chunk=None,
+             context=None, paged=False, layers=None, level=2, config=None,
+             host_sampling=False, timing_only=False, check=False, seed=1,
+             unrolled=False, **options):
+    """Greedy generation on the persistent device, as `spyre llm MODEL
+    --generate STEPS` runs it (docs/llm.md): the weights written once,
+    `batch` seeded prompts of `prompt` tokens (default 60) prefilled (in
+    chunks of at most `chunk` tokens, each after the ones before it, when
+    given), then `steps` decode steps, each sequence's key/value cache
+    written in place, in 64-token pages (`paged`: from a pool, through a
+    block table per sequence). With `check`, every sequence is generated
+    again by the double-precision reference. With `timing_only` no numbers
+    are computed; `context` then starts the sequences with that many cached
+    tokens instead of a prompt. Returns a dict: `tokens` (per sequence),
+    `prompts`, `steps` (each step's kind, positions, program and total
+    time, bytes each way), `ttft_us`, `per_token_us`, `check` (per
+    sequence, with `check`), `ok`, `findings` and `summary`, the command's
+    text."""
+    _check_options("spyre.generate", options,
+                   ["steps", "prompt", "batch", "chunk", "context", "paged",
+                    "layers", "level", "config", "host_sampling",
+                    "timing_only", "check", "seed", "unrolled"])
+    where = "spyre.generate"
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise _usage(where, "level is 0, 1 or 2, got %r" % (level,))
+    if config is not None and not isinstance(config, Config):
+        raise _usage(where, "config is a spyre.Config (load a file with "
+                     "spyre.Config.load(path))")
+    steps = _count(where, "steps", steps, 1)
+    if steps is None:
+        raise _usage(where, "steps is an int of at least 1, got None")
+    prompt = _count(where, "prompt", prompt, 1)
+    batch = _count(where, "batch", batch, 1)
+    if batch is None:
+        batch = 1
+    chunk = _count(where, "chunk", chunk, 1)
+    context = _count(where, "context", context, 1)
+    layers = _count(where, "layers", layers, 1)
+    seed = _count(where, "seed", seed, 0)
+    if seed is None:
+        seed = 1
+    if context is not None and prompt is not None:
+        raise _usage(where, "context starts the sequences with cached tokens "
+                     "instead of a prompt; give one of them")
+    return _spyre._generate(_os.fspath(model), config, steps,
+                            60 if prompt is None else prompt, batch,
+                            -1 if chunk is None else chunk,
+                            -1 if context is None else context,
+                            -1 if layers is None else layers, level,
+                            bool(paged), bool(host_sampling),
+                            bool(timing_only), bool(check), seed,
+                            bool(unrolled))
 
 
 def sweep(spec, out_dir=None, *, retry_failed=False, **options):

@@ -298,3 +298,50 @@ def test_llm_bad_arguments_are_usage_errors():
             spyre.llm(TINY, **kwargs)
     with pytest.raises(spyre.InputError):
         spyre.llm(os.path.join(ROOT, "examples", "llm", "missing.json"))
+
+
+def test_generate_is_the_commands_and_matches_the_reference(run_cli):
+    # A prompt of 70 tokens in chunks of 32, 32 and 6, paged, then two
+    # decode steps: the command's tokens and figures, and the reference's
+    # tokens.
+    r = spyre.generate(TINY, 2, prompt=70, batch=2, chunk=32, paged=True,
+                       check=True)
+    code, out, err = run_cli("llm", TINY, "--generate", "2", "--prompt", "70",
+                             "--batch", "2", "--chunk", "32", "--paged",
+                             "--check")
+    assert code == 0, err
+    assert r["ok"] and r["findings"] == 0
+    assert r["summary"] == out
+    assert r["prefill_steps"] == 3
+    assert [s["kind"] for s in r["steps"]] == ["prefill"] * 3 + ["decode"] * 2
+    assert [s["positions"] for s in r["steps"]] == \
+        [[0, 0], [32, 32], [64, 64], [70, 70], [71, 71]]
+    assert r["ttft_us"] == pytest.approx(
+        sum(s["total_us"] for s in r["steps"][:3]))
+    assert len(r["tokens"]) == 2 and all(len(t) == 3 for t in r["tokens"])
+    for seq, check in zip(r["tokens"], r["check"]):
+        assert check["tokens_equal"] and check["reference"] == seq
+        assert check["logits_outside"] == 0
+        assert check["max_abs_diff"] <= check["allowed"]
+    assert [len(p) for p in r["prompts"]] == [70, 70]
+    assert len(r["block_tables"]) == 2
+
+
+def test_generate_timing_only_and_bad_arguments():
+    # Timing only: no tokens; context starts without a prompt.
+    t = spyre.generate(TINY, 1, context=300, timing_only=True)
+    assert t["tokens"] == [] and t["ttft_us"] is None and t["check"] is None
+    assert [s["positions"] for s in t["steps"]] == [[300]]
+    assert t["per_token_us"] == t["steps"][0]["total_us"]
+    for kwargs, message in [
+            ({"steps": 0}, "steps is an int of at least 1"),
+            ({"chunk": 0}, "chunk is an int of at least 1"),
+            ({"prompt": 8, "context": 8}, "give one of them"),
+            ({"level": "2"}, "level is 0, 1 or 2"),
+            ({"config": "spyre.yaml"}, "config is a spyre.Config"),
+            ({"mode": "decode"}, "unknown option 'mode'")]:
+        with pytest.raises(spyre.UsageError, match=message):
+            spyre.generate(TINY, **kwargs)
+    # The library's own checks come back as usage errors too.
+    with pytest.raises(spyre.UsageError, match="only --timing-only allows"):
+        spyre.generate(TINY, 1, context=8)
