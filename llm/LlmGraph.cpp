@@ -913,20 +913,21 @@ constexpr int64_t kMaxRungPages = int64_t(1) << 14;
 
 StepShape pagedRungShape(const StepShape &shape) {
   StepShape s = shape;
-  if (s.mode == Mode::Prefill && s.context != 0)
-    throw UserError(SourceLoc{"--context"},
-                    "the paged rung of a prefill after cached tokens is not "
-                    "built yet; the ladder's prefill takes --context 0",
-                    ExitCode::Usage);
   s.residentCache = true;
-  const int64_t position = s.mode == Mode::Decode ? s.context : 0;
+  const int64_t position = s.context;
+  if (s.mode == Mode::Prefill)
+    s.context = 0; // the positions say it
   s.positions.assign(static_cast<size_t>(s.batch), position);
   // Decode reads the full pages before the current one; prefill writes
-  // the pages its tokens fill.
-  const int64_t pages =
-      s.mode == Mode::Decode
-          ? position / kCachePageTokens
-          : (s.tokens + kCachePageTokens - 1) / kCachePageTokens;
+  // the pages its tokens fill (after a partly filled current page, which
+  // is one tensor of its own) and reads the full pages before them.
+  const int64_t cached = position / kCachePageTokens;
+  const int64_t firstWrite =
+      cached + (position % kCachePageTokens > 0 ? 1 : 0);
+  const int64_t written = std::max<int64_t>(
+      0, (position + s.tokens + kCachePageTokens - 1) / kCachePageTokens -
+             firstWrite);
+  const int64_t pages = s.mode == Mode::Decode ? cached : written + cached;
   if (pages > kMaxRungPages / s.batch)
     throw UserError(SourceLoc{s.mode == Mode::Decode ? "--context" : "--tokens"},
                     "the paged rung reads every page apart: " +
@@ -934,8 +935,13 @@ StepShape pagedRungShape(const StepShape &shape) {
                         std::to_string(pages) + " pages, more than " +
                         std::to_string(kMaxRungPages),
                     ExitCode::Usage);
-  s.pageRuns.assign(static_cast<size_t>(s.batch),
-                    std::vector<int64_t>(static_cast<size_t>(pages), 1));
+  s.pageRuns.assign(
+      static_cast<size_t>(s.batch),
+      std::vector<int64_t>(
+          static_cast<size_t>(s.mode == Mode::Decode ? cached : written), 1));
+  if (s.mode == Mode::Prefill)
+    s.cachedRuns.assign(static_cast<size_t>(s.batch),
+                        std::vector<int64_t>(static_cast<size_t>(cached), 1));
   return s;
 }
 

@@ -154,10 +154,10 @@ constexpr Rung kRungs[] = {Rung::ResidualAdd,    Rung::RmsNorm, Rung::QkvProj,
 std::string_view rungName(Rung rung);
 
 /// The paged rung's step: `shape` with its cache resident in 64-token
-/// pages (StepShape::residentCache), each sequence at the step's position
-/// (its context in decode, 0 in prefill), and every page of its block
-/// table a run of its own (no two pages adjacent in device memory, as a
-/// long-running server's cache leaves them).
+/// pages (StepShape::residentCache), each sequence at the step's context,
+/// and every page of its block table a run of its own (no two pages
+/// adjacent in device memory, as a long-running server's cache leaves
+/// them).
 StepShape pagedRungShape(const StepShape &shape);
 
 /// The graph of one rung for the step's shape (its layers and head flags

@@ -98,6 +98,29 @@ TEST(LlmLadder, ThePagedRungReadsEveryPageApart) {
   p.tokens = 100;
   EXPECT_EQ(pagedRungShape(p).pageRuns,
             (std::vector<std::vector<int64_t>>{{1, 1}}));
+  // After 70 cached tokens it reads the full page before its first token's
+  // (an input), writes that page's tail and its tokens (key_page.T, over
+  // key_tail.T) and the page after it (key.T.0), each of them apart.
+  p.context = 70;
+  const StepShape later = pagedRungShape(p);
+  EXPECT_EQ(later.context, 0);
+  EXPECT_EQ(later.positions, (std::vector<int64_t>{70}));
+  EXPECT_EQ(later.cachedRuns, (std::vector<std::vector<int64_t>>{{1}}));
+  EXPECT_EQ(later.pageRuns, (std::vector<std::vector<int64_t>>{{1}}));
+  const auto pg = buildRungGraph(c, p, Rung::PagedAttention);
+  for (const char *name : {"past_key.T.0", "past_value.T.0", "key_tail.T"})
+    EXPECT_NE(pg->findValue(cacheTensorName(0, 0, name)), nullptr) << name;
+  std::vector<std::string> outputs;
+  for (const compiler::Value *v : pg->outputs())
+    outputs.push_back(v->name());
+  for (const char *name : {"key_page.T", "key.T.0", "value_page.T"})
+    EXPECT_NE(std::find(outputs.begin(), outputs.end(),
+                        cacheTensorName(0, 0, name)),
+              outputs.end())
+        << name;
+  const LadderRow afterCache = runRung(tiny(), "", p, Rung::PagedAttention);
+  EXPECT_EQ(afterCache.hostOps, 0u);
+  EXPECT_GE(afterCache.simulatedUs, afterCache.boundUs());
   // Each page is an input of its own: a step of more pages than the rung
   // takes is a usage error, not millions of inputs.
   s.batch = 64;
