@@ -69,21 +69,20 @@ TEST(LlmDevice, ChunkedPrefillGivesTheReferencesTokens) {
   // Two prompts of 130 tokens prefilled in chunks of 50, 14, 26 and 40
   // (each a prefill after the tokens before it: the chunks end inside a
   // page, on a page's end, inside the next page and inside the one after),
-  // then 2 decode steps: the tokens are the reference's and the logits
+  // then a decode step: the tokens are the reference's and the logits
   // within the tolerance. Contiguous, and paged with the two sequences'
   // chunks taking turns, so that each sequence's pages are runs of one
   // page and the last chunk writes over a partial page and into another.
-  // Heads of 128 take the fused attention over the cache's keys joined to
-  // the new ones; heads of 256 (which the fused op does not take) the
-  // stored scores, each run of pages scored apart.
+  // Heads of 128 (contiguous) take the fused attention over the cache's
+  // keys joined to the new ones; heads of 256 (paged), which the fused op
+  // does not take, the stored scores, each run of pages scored apart.
   LlmConfig wide = load("tiny-granite.json");
   wide.headDim = 256;
   const hw::HwConfig hw = hw::loadConfigOrDefault("");
-  const int64_t n = 130, steps = 2;
+  const int64_t n = 130, steps = 1;
   const std::vector<int64_t> chunks = {50, 14, 26, 40};
   for (const auto &[config, paged] :
-       {std::pair{load("tiny-granite.json"), false},
-        std::pair{load("tiny-granite.json"), true}, std::pair{wide, true}}) {
+       {std::pair{load("tiny-granite.json"), false}, std::pair{wide, true}}) {
     SCOPED_TRACE(std::string(paged ? "paged" : "contiguous") + ", head_dim " +
                  std::to_string(config.headDim));
     LlmDeviceOptions o;
