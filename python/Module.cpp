@@ -21,6 +21,7 @@
 #include "sim/output/RunOutput.h"
 #include "support/Diagnostic.h"
 #include "support/FileIO.h"
+#include "support/Gzip.h"
 #include "support/Npy.h"
 #include "sweep/Results.h"
 #include "sweep/Sweep.h"
@@ -793,10 +794,18 @@ PYBIND11_MODULE(_spyre, m) {
       .def(
           "write_trace",
           [](const Result &r, const std::string &path) {
-            writeOutput(r, path, [&] { return sim::traceJson(*r.sim.machine); });
+            // Streamed to the file as it is made, gzipped for a `.gz` name,
+            // as `spyre run --trace` writes it.
+            checkNotAnInput({path}, {r.compiled->model});
+            checkWritable(path);
+            py::gil_scoped_release unlocked;
+            writeFileEncoded(path, [&](ByteSink &out) {
+              sim::writeTraceJson(*r.sim.machine, out);
+            });
           },
           py::arg("path"),
-          "Writes the Chrome trace-event JSON (`spyre run --trace`)")
+          "Writes the Chrome trace-event JSON (`spyre run --trace`), gzipped "
+          "when the name ends in .gz")
       .def(
           "write_report",
           [](const Result &r, const std::string &path, size_t top) {

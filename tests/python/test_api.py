@@ -3,6 +3,7 @@ statistics, trace and output bytes for the same model and inputs, PyTorch's
 own outputs as the reference of the numbers, and the GIL released while a
 simulation runs."""
 
+import gzip
 import json
 import os
 import threading
@@ -64,6 +65,10 @@ def test_same_run_as_the_command(mlp_result, run_cli, tmp_path):
     mine = tmp_path / "mine.json"
     mlp_result.write_trace(str(mine))
     assert mine.read_bytes() == trace.read_bytes()
+    # A .gz name gets the same trace gzipped, as the command writes it.
+    zipped = tmp_path / "mine.json.gz"
+    mlp_result.write_trace(str(zipped))
+    assert gzip.decompress(zipped.read_bytes()) == trace.read_bytes()
     mine_stats = tmp_path / "mine-stats.json"
     mlp_result.write_stats(str(mine_stats))
     assert mine_stats.read_bytes() == stats.read_bytes()
