@@ -87,21 +87,21 @@ GenerateReport runGeneration(const GenerateOptions &o) {
   checkRange("--batch", o.batch, 1, kMaxGenerate);
   checkRange("--prompt", o.promptTokens, 1, kMaxGenerate);
   checkRange("--generate", o.steps, 1, kMaxGenerate);
-  if (o.chunk != -1) {
-    checkRange("--chunk", o.chunk, 1, kMaxGenerate);
-    if (o.context >= 0)
+  if (o.chunk) {
+    checkRange("--chunk", *o.chunk, 1, kMaxGenerate);
+    if (o.context)
       throw UserError(SourceLoc{"--chunk"},
                       "is a chunk of the prompt's prefill; --context "
                       "starts without one",
                       ExitCode::Usage);
   }
-  if (o.context >= 0) {
+  if (o.context) {
     if (!o.timingOnly)
       throw UserError(SourceLoc{"--context"},
                       "starts the sequences with cached tokens of no value, "
                       "which only --timing-only allows",
                       ExitCode::Usage);
-    checkRange("--context", o.context, 1, kMaxGenerate);
+    checkRange("--context", *o.context, 1, kMaxGenerate);
   }
   checkRange("--layers", o.layers == 0 ? r.config.numLayers : o.layers, 1,
              r.config.numLayers);
@@ -111,7 +111,7 @@ GenerateReport runGeneration(const GenerateOptions &o) {
 
   LlmDeviceOptions d;
   d.slots = o.batch;
-  d.capacity = (o.context >= 0 ? o.context : o.promptTokens) + o.steps;
+  d.capacity = o.context.value_or(o.promptTokens) + o.steps;
   d.layers = o.layers;
   d.paged = o.paged;
   d.unrolled = o.unrolled;
@@ -129,13 +129,13 @@ GenerateReport runGeneration(const GenerateOptions &o) {
   std::vector<int64_t> slots;
   for (int64_t b = 0; b < o.batch; ++b)
     slots.push_back(b);
-  if (o.context >= 0) {
+  if (o.context) {
     for (int64_t slot : slots)
-      device.assumeCached(slot, o.context);
+      device.assumeCached(slot, *o.context);
   } else {
     r.prompts =
         seededPrompts(o.batch, o.promptTokens, r.config.vocabSize, o.seed);
-    const int64_t chunk = o.chunk > 0 ? o.chunk : o.promptTokens;
+    const int64_t chunk = o.chunk.value_or(o.promptTokens);
     for (int64_t at = 0; at < o.promptTokens; at += chunk) {
       const int64_t n = std::min(chunk, o.promptTokens - at);
       std::vector<std::vector<int64_t>> pieces;
@@ -227,10 +227,10 @@ std::string generationText(const GenerateReport &r) {
                      "(--host-sampling)"
                    : "greedy arg-max on the device, one id (4 bytes) per "
                      "sequence back");
-  if (o.context >= 0)
+  if (o.context)
     out += field("prompt", fmt::format("none: {} cached tokens of no value "
                                        "per sequence (--context)",
-                                       o.context));
+                                       *o.context));
   for (size_t b = 0; b < r.prompts.size(); ++b)
     out += field(b == 0 ? "prompt" : "",
                  fmt::format("seq {}: {} tokens, seed {}", b,
@@ -285,7 +285,8 @@ std::string generationText(const GenerateReport &r) {
                              "most {}, each after the ones before it: "
                              "programs {}, the rest transfers and launches)",
                              duration(r.us(cycles)), o.promptTokens,
-                             first.shape.batch, r.prefillSteps, o.chunk,
+                             first.shape.batch, r.prefillSteps,
+                             o.chunk.value_or(o.promptTokens),
                              duration(r.us(program))));
   } else if (first.shape.mode == Mode::Prefill) {
     out += field("TTFT",
@@ -304,7 +305,7 @@ std::string generationText(const GenerateReport &r) {
   } else {
     out += field("TTFT", fmt::format("none: the sequences start with {} "
                                      "cached tokens of no value (--context)",
-                                     o.context));
+                                     o.context.value_or(0)));
   }
   uint64_t decodeCycles = 0;
   size_t decodeSteps = 0;

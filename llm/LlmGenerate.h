@@ -14,6 +14,7 @@
 #include "llm/LlmDevice.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,15 +37,15 @@ struct GenerateOptions {
   int64_t promptTokens = 60;
   int64_t steps = 8; ///< decode steps after the prefill
   /// Prefill the prompts in chunks of at most this many tokens, each a
-  /// prefill after the chunks before it (chunked prefill); -1: the whole
+  /// prefill after the chunks before it (chunked prefill); none: the whole
   /// prompt in one step.
-  int64_t chunk = -1;
+  std::optional<int64_t> chunk;
   /// A paged cache (pages from a pool, found through each sequence's block
   /// table) instead of a row of pages per sequence.
   bool paged = false;
   /// Timing only, instead of a prompt and its prefill: every sequence
-  /// starts with this many cached tokens (of no value); -1: a prefill.
-  int64_t context = -1;
+  /// starts with this many cached tokens (of no value); none: a prefill.
+  std::optional<int64_t> context;
   /// The logits of every step go to the host, which takes the arg-max
   /// (the path of a sampler other than greedy), instead of the arg-max on
   /// the device sending back one id per sequence.

@@ -500,8 +500,10 @@ py::dict runGenerate(const std::string &model,
   o.steps = steps;
   o.promptTokens = prompt;
   o.batch = batch;
-  o.chunk = chunk;
-  o.context = context;
+  if (chunk >= 0)
+    o.chunk = chunk;
+  if (context >= 0)
+    o.context = context;
   o.layers = layers > 0 ? layers : 0;
   o.optLevel = level;
   o.paged = paged;

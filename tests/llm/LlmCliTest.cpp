@@ -128,6 +128,29 @@ TEST(LlmCli, UsageErrors) {
   EXPECT_EQ(r.exitCode, 2) << all(r);
   EXPECT_EQ(test::firstLine(r.err),
             "--context: error: must be in [1, 1048576], got 0");
+  // A count out of its range is named, never taken for the default (a
+  // negative or zero --tokens or --context once ran the default step).
+  for (const auto &[args, message] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--mode", "prefill", "--tokens", "-3"},
+            "--tokens: error: must be in [1, 1048576], got -3"},
+           {{"--mode", "prefill", "--tokens", "0"},
+            "--tokens: error: must be in [1, 1048576], got 0"},
+           {{"--mode", "prefill", "--context", "-1"},
+            "--context: error: must be in [0, 1048064], got -1"},
+           {{"--mode", "decode", "--context", "-5"},
+            "--context: error: must be in [1, 1048576], got -5"},
+           {{"--tokens", "0"},
+            "--tokens: error: must be in [1, 1048576], got 0"},
+           {{"--generate", "1", "--context", "-1"},
+            "--context: error: must be in [1, 65536], got -1"}}) {
+    std::vector<std::string> argv = {"llm", "examples/llm/tiny-granite.json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--timing-only");
+    r = runSpyre(argv);
+    EXPECT_EQ(r.exitCode, 2) << all(r);
+    EXPECT_EQ(test::firstLine(r.err), message);
+  }
   r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode", "sideways"});
   EXPECT_EQ(r.exitCode, 2) << all(r);
   r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode", "decode",

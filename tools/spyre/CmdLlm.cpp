@@ -31,7 +31,7 @@ struct LlmCliOptions {
   bool paged = false;
   bool hostSampling = false;
   bool generateGiven = false, promptGiven = false, batchGiven = false;
-  bool chunkGiven = false;
+  bool chunkGiven = false, tokensGiven = false, contextGiven = false;
   bool ladder = false;
 };
 
@@ -44,7 +44,7 @@ int runGenerate(LlmCliOptions &o) {
     throw usage("--mode", "--generate runs a prefill and then decode steps; "
                           "it takes no --mode");
   const std::vector<std::pair<const char *, bool>> stepOnly = {
-      {"--tokens", o.tokens != 0},
+      {"--tokens", o.tokensGiven},
       {"--lm-head", o.run.shape.lmHead},
       {"--embedding", o.run.shape.embedding},
       {"--stats", !o.run.stats.empty()},
@@ -71,7 +71,7 @@ int runGenerate(LlmCliOptions &o) {
   g.paged = o.paged;
   g.unrolled = o.run.unrolled;
   g.hostSampling = o.hostSampling;
-  if (o.context >= 0) {
+  if (o.contextGiven) {
     if (o.promptGiven)
       throw usage("--context", "starts the sequences with cached tokens "
                                "instead of a prompt; it takes no --prompt");
@@ -115,12 +115,12 @@ int runModelSteps(LlmCliOptions &o) {
     s.greedy = true;
     if (mode == llm::Mode::Prefill) {
       s.batch = 1;
-      s.tokens = o.tokens > 0 ? o.tokens : 512;
+      s.tokens = o.tokensGiven ? o.tokens : 512;
       s.context = 0;
     } else {
       s.batch = o.batchGiven ? o.batch : 4;
       s.tokens = 1;
-      s.context = o.context < 0 ? 4096 : o.context;
+      s.context = o.contextGiven ? o.context : 4096;
     }
     const llm::LlmReport report = llm::runLlm(r);
     std::cout << (mode == llm::Mode::Prefill ? "" : "\n")
@@ -163,11 +163,11 @@ int runLlm(LlmCliOptions &o) {
   s.mode = o.mode == "prefill" ? llm::Mode::Prefill : llm::Mode::Decode;
   s.batch = o.batch;
   if (s.mode == llm::Mode::Prefill) {
-    s.tokens = o.tokens > 0 ? o.tokens : 512;
-    s.context = o.context < 0 ? 0 : o.context;
+    s.tokens = o.tokensGiven ? o.tokens : 512;
+    s.context = o.contextGiven ? o.context : 0;
   } else {
-    s.tokens = o.tokens > 0 ? o.tokens : 1;
-    s.context = o.context < 0 ? 4096 : o.context;
+    s.tokens = o.tokensGiven ? o.tokens : 1;
+    s.context = o.contextGiven ? o.context : 4096;
   }
   try {
     if (o.ladder) {
@@ -238,9 +238,9 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
   CLI::Option *batch = cmd->add_option("--batch", opts->batch,
                   "Sequences (default 1; 4 for the decode step without "
                   "--mode)");
-  cmd->add_option("--tokens", opts->tokens,
+  CLI::Option *tokens = cmd->add_option("--tokens", opts->tokens,
                   "New tokens per sequence (prefill; default 512)");
-  cmd->add_option("--context", opts->context,
+  CLI::Option *context = cmd->add_option("--context", opts->context,
                   "Cached tokens per sequence (decode: default 4096; "
                   "prefill: default 0); with "
                   "--generate --timing-only, tokens of no value the decode "
@@ -291,9 +291,12 @@ void addLlmCommand(CLI::App &app, Dispatch &dispatch) {
                   "Write the simulator's statistics JSON to this file");
   cmd->add_option("--trace", opts->run.trace,
                   "Write a Chrome trace-event JSON (Perfetto UI) to this file");
-  cmd->callback([opts, generate, prompt, batch, chunk, &dispatch] {
+  cmd->callback([opts, generate, prompt, batch, chunk, tokens, context,
+                 &dispatch] {
     opts->generateGiven = generate->count() > 0;
     opts->chunkGiven = chunk->count() > 0;
+    opts->tokensGiven = tokens->count() > 0;
+    opts->contextGiven = context->count() > 0;
     opts->promptGiven = prompt->count() > 0;
     opts->batchGiven = batch->count() > 0;
     dispatch.run = [opts] { return runLlm(*opts); };
