@@ -97,6 +97,16 @@ def _count(where, name, value, lowest):
     return value
 
 
+def _check_level_and_config(where, level, config):
+    """An optimisation level that is an int (the library checks its range)
+    and a spyre.Config or None, else a UsageError."""
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise _usage(where, "level is 0, 1 or 2, got %r" % (level,))
+    if config is not None and not isinstance(config, Config):
+        raise _usage(where, "config is a spyre.Config (load a file with "
+                     "spyre.Config.load(path))")
+
+
 def llm(model, mode="decode", *, batch=None, tokens=None, context=None,
         layers=None, level=2, config=None, unrolled=False, **options):
     """Times one step of a decoder language model given by its Hugging Face
@@ -118,11 +128,7 @@ def llm(model, mode="decode", *, batch=None, tokens=None, context=None,
     where = "spyre.llm"
     if mode not in ("prefill", "decode"):
         raise _usage(where, "mode is 'prefill' or 'decode', got %r" % (mode,))
-    if isinstance(level, bool) or not isinstance(level, int):
-        raise _usage(where, "level is 0, 1 or 2, got %r" % (level,))
-    if config is not None and not isinstance(config, Config):
-        raise _usage(where, "config is a spyre.Config (load a file with "
-                     "spyre.Config.load(path))")
+    _check_level_and_config(where, level, config)
     batch = _count(where, "batch", batch, 1)
     if batch is None:
         batch = 1 if mode == "prefill" else 4
@@ -159,11 +165,7 @@ def generate(model, steps=8, *, prompt=None, batch=1, chunk=None,
                     "layers", "level", "config", "host_sampling",
                     "timing_only", "check", "seed", "unrolled"])
     where = "spyre.generate"
-    if isinstance(level, bool) or not isinstance(level, int):
-        raise _usage(where, "level is 0, 1 or 2, got %r" % (level,))
-    if config is not None and not isinstance(config, Config):
-        raise _usage(where, "config is a spyre.Config (load a file with "
-                     "spyre.Config.load(path))")
+    _check_level_and_config(where, level, config)
     steps = _count(where, "steps", steps, 1)
     if steps is None:
         raise _usage(where, "steps is an int of at least 1, got None")
