@@ -458,16 +458,11 @@ DeviceStep LlmDevice::step(const StepShape &stepShape,
     holdPages(slot, pos + shape.tokens);
     // A prefill writes a partly filled current page as key_page.T (over
     // its tail), and the pages after it run by run.
-    const int64_t current = pos / kCachePageTokens;
-    const int64_t firstWrite = current + (pos % kCachePageTokens > 0 ? 1 : 0);
-    pastRuns.push_back(runsOf(slot, 0, current));
+    const PrefillPages pages = prefillPages(pos, shape.tokens);
+    pastRuns.push_back(runsOf(slot, 0, pages.cached));
     writeRuns.push_back(
         shape.mode == Mode::Prefill
-            ? runsOf(
-                  slot, firstWrite,
-                  std::max<int64_t>(0, (pos + shape.tokens + kCachePageTokens -
-                                        1) / kCachePageTokens -
-                                           firstWrite))
+            ? runsOf(slot, pages.firstWritten, pages.written)
             : std::vector<std::pair<int64_t, int64_t>>{});
     if (shape.mode == Mode::Prefill) {
       shape.pageRuns.push_back(lengthsOf(writeRuns.back()));

@@ -656,8 +656,9 @@ private:
       const int64_t pageTokens =
           tail > 0 ? std::min(kCachePageTokens, tail + S) : 0;
       const int64_t rest = tail + S - pageTokens;
-      const std::vector<int64_t> writes =
-          pageRuns(b, (rest + kCachePageTokens - 1) / kCachePageTokens);
+      const PrefillPages pages = prefillPages(pos, S);
+      const std::vector<int64_t> writes = pageRuns(b, pages.written);
+      const std::vector<int64_t> cached = cachedRuns(b, pages.cached);
       auto part = [&](const std::string &kind, Value *fresh) {
         Value *t = cacheLayout(sp + "new_" + kind + ".T", fresh, b);
         if (tail > 0)
@@ -692,8 +693,7 @@ private:
         // The fused op over the cache's keys and values and the new ones,
         // joined and turned to [KV, keys, hd] (copies of the cache).
         std::vector<Value *> ks, vs;
-        const std::vector<int64_t> runs =
-            cachedRuns(b, full / kCachePageTokens);
+        const std::vector<int64_t> &runs = cached;
         for (size_t r = 0; r < runs.size(); ++r) {
           const std::string suffix = ".T." + std::to_string(r);
           const int64_t n = runs[r] * kCachePageTokens;
@@ -717,7 +717,7 @@ private:
         continue;
       }
       Value *ctx =
-          overPages(sp, l, b, qb, cachedRuns(b, full / kCachePageTokens), kPart,
+          overPages(sp, l, b, qb, cached, kPart,
                     vPart, S);
       contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G * S, hd}));
     }
@@ -911,6 +911,16 @@ std::unique_ptr<Graph> buildLlmGraph(const LlmConfig &config,
 /// cache per layer, beyond a card's memory).
 constexpr int64_t kMaxRungPages = int64_t(1) << 14;
 
+PrefillPages prefillPages(int64_t position, int64_t tokens) {
+  PrefillPages p;
+  p.cached = position / kCachePageTokens;
+  p.firstWritten = p.cached + (position % kCachePageTokens > 0 ? 1 : 0);
+  p.written = std::max<int64_t>(
+      0, (position + tokens + kCachePageTokens - 1) / kCachePageTokens -
+             p.firstWritten);
+  return p;
+}
+
 StepShape pagedRungShape(const StepShape &shape) {
   StepShape s = shape;
   s.residentCache = true;
@@ -921,12 +931,8 @@ StepShape pagedRungShape(const StepShape &shape) {
   // Decode reads the full pages before the current one; prefill writes
   // the pages its tokens fill (after a partly filled current page, which
   // is one tensor of its own) and reads the full pages before them.
-  const int64_t cached = position / kCachePageTokens;
-  const int64_t firstWrite =
-      cached + (position % kCachePageTokens > 0 ? 1 : 0);
-  const int64_t written = std::max<int64_t>(
-      0, (position + s.tokens + kCachePageTokens - 1) / kCachePageTokens -
-             firstWrite);
+  const PrefillPages pp = prefillPages(position, s.tokens);
+  const int64_t cached = pp.cached, written = pp.written;
   const int64_t pages = s.mode == Mode::Decode ? cached : written + cached;
   if (pages > kMaxRungPages / s.batch)
     throw UserError(SourceLoc{s.mode == Mode::Decode ? "--context" : "--tokens"},

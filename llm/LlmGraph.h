@@ -112,6 +112,18 @@ std::string cacheTensorName(int64_t layer, int64_t sequence,
 /// Tokens per page of the key/value cache.
 constexpr int64_t kCachePageTokens = 64;
 
+/// The pages of a sequence's block table a prefill of `tokens` new tokens
+/// at `position` reads and writes, as entries of the table: the full pages
+/// before its first new token's (`cached`), and the pages from
+/// `firstWritten` on (`written` of them) that its tokens fill, after a
+/// partly filled current page, which is key_page.T (cacheTensorName).
+struct PrefillPages {
+  int64_t cached = 0;
+  int64_t firstWritten = 0;
+  int64_t written = 0;
+};
+PrefillPages prefillPages(int64_t position, int64_t tokens);
+
 /// Builds the step's graph; the shape must be valid for the config (see
 /// checkStepShape).
 std::unique_ptr<compiler::Graph> buildLlmGraph(const LlmConfig &config,
