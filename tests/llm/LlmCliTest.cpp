@@ -151,6 +151,12 @@ TEST(LlmCli, UsageErrors) {
     EXPECT_EQ(r.exitCode, 2) << all(r);
     EXPECT_EQ(test::firstLine(r.err), message);
   }
+  // Without --mode both steps are checked before either runs.
+  r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--context", "0"});
+  EXPECT_EQ(r.exitCode, 2) << all(r);
+  EXPECT_EQ(test::firstLine(r.err),
+            "--context: error: must be in [1, 1048576], got 0");
+  EXPECT_EQ(r.out, "");
   r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode", "sideways"});
   EXPECT_EQ(r.exitCode, 2) << all(r);
   r = runSpyre({"llm", "examples/llm/tiny-granite.json", "--mode", "decode",

@@ -97,7 +97,9 @@ int runModelSteps(LlmCliOptions &o) {
       throw usage(flag, "is an option of one step: give --mode prefill or "
                         "--mode decode (without --mode, spyre llm times the "
                         "model's prefill and decode step)");
-  int exit = 0;
+  // Both steps are checked before either runs, so that a bad count is
+  // named before any figure is printed.
+  std::vector<llm::LlmRunOptions> steps;
   for (const llm::Mode mode : {llm::Mode::Prefill, llm::Mode::Decode}) {
     llm::LlmRunOptions r = o.run;
     r.timingOnly = true;
@@ -122,8 +124,15 @@ int runModelSteps(LlmCliOptions &o) {
       s.tokens = 1;
       s.context = o.contextGiven ? o.context : 4096;
     }
+    steps.push_back(std::move(r));
+  }
+  const llm::LlmConfig config = llm::loadLlmConfig(o.run.modelConfig);
+  for (const llm::LlmRunOptions &r : steps)
+    llm::checkStepShape(config, r.shape);
+  int exit = 0;
+  for (const llm::LlmRunOptions &r : steps) {
     const llm::LlmReport report = llm::runLlm(r);
-    std::cout << (mode == llm::Mode::Prefill ? "" : "\n")
+    std::cout << (r.shape.mode == llm::Mode::Prefill ? "" : "\n")
               << llm::llmSummaryText(report);
     exit = std::max(exit, report.run.exitCode());
   }
