@@ -534,17 +534,11 @@ private:
       probs = reshape(a + "probs_groups", probs, {B, KV, G * S, S});
       return mergeHeads(a, matmul(a + "context", probs, v, false));
     }
-    std::vector<Value *> qs = {q};
-    if (B > 1)
-      qs = split(a + "q_seq", q, 0,
-                 std::vector<int64_t>(static_cast<size_t>(B), 1));
-    std::vector<Value *> contexts;
-    for (int64_t b = 0; b < B; ++b) {
-      const std::string sp = a + "seq" + std::to_string(b) + ".";
-      const int64_t pos = s_.positions[static_cast<size_t>(b)];
+    return perSequence(a, q, [&](int64_t b, const std::string &sp,
+                                 int64_t pos, Value *qs) {
       const int64_t full = pos / kCachePageTokens * kCachePageTokens,
                     tail = pos - full;
-      Value *qb = reshape(sp + "q", qs[static_cast<size_t>(b)], {KV, G, hd});
+      Value *qb = reshape(sp + "q", qs, {KV, G, hd});
       // The current page: the tokens already in it and the new one.
       auto page = [&](const std::string &kind, Value *fresh) {
         Value *t = cacheLayout(sp + "new_" + kind + ".T", fresh, b);
@@ -558,14 +552,35 @@ private:
       Value *kPage = page("key", k), *vPage = page("value", v);
       outputs_.push_back(kPage);
       outputs_.push_back(vPage);
-      Value *ctx = overPages(sp, l, b, qb, pageRuns(b, full / kCachePageTokens),
-                             kPage, vPage, /*causalTokens=*/0);
-      contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G, hd}));
+      return overPages(sp, l, b, qb, pageRuns(b, full / kCachePageTokens),
+                       kPage, vPage, /*causalTokens=*/0);
+    });
+  }
+
+  /// Attention per sequence of the step, each at its own position:
+  /// `attend(b, sp, position, q)` with sequence b's query heads q
+  /// [1, H, S, hd] and its ops' name prefix sp gives its context, KV x G x S
+  /// rows of hd; the contexts are joined as [B, KV, G * S, hd] and the
+  /// heads merged.
+  template <typename Attend>
+  Value *perSequence(const std::string &a, Value *q, Attend attend) {
+    const int64_t B = s_.batch, S = s_.tokens, KV = c_.numKvHeads,
+                  hd = c_.headDim, G = c_.groupSize();
+    std::vector<Value *> qs = {q};
+    if (B > 1)
+      qs = split(a + "q_seq", q, 0,
+                 std::vector<int64_t>(static_cast<size_t>(B), 1));
+    std::vector<Value *> contexts;
+    for (int64_t b = 0; b < B; ++b) {
+      const std::string sp = a + "seq" + std::to_string(b) + ".";
+      Value *ctx = attend(b, sp, s_.positions[static_cast<size_t>(b)],
+                          qs[static_cast<size_t>(b)]);
+      contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G * S, hd}));
     }
     Value *o = B > 1 ? op(OpKind::Concat, a + "context_seq", contexts,
                           {{"axis", int64_t(0)}})
                      : contexts.front();
-    return mergeHeads(a, reshape(a + "context_groups", o, {B, KV, G * S, hd}));
+    return mergeHeads(a, o);
   }
 
   /// Attention of sequence b's queries qb [KV, rows, hd] over its cache:
@@ -636,20 +651,13 @@ private:
   /// overPages scores them with a causal softmax.
   Value *prefillAfterCache(int64_t l, Value *q, Value *k, Value *v) {
     const std::string p = layerPrefix(l), a = p + "self_attn.";
-    const int64_t B = s_.batch, S = s_.tokens, KV = c_.numKvHeads,
-                  hd = c_.headDim, G = c_.groupSize();
-    std::vector<Value *> qs = {q};
-    if (B > 1)
-      qs = split(a + "q_seq", q, 0,
-                 std::vector<int64_t>(static_cast<size_t>(B), 1));
-    std::vector<Value *> contexts;
-    for (int64_t b = 0; b < B; ++b) {
-      const std::string sp = a + "seq" + std::to_string(b) + ".";
-      const int64_t pos = s_.positions[static_cast<size_t>(b)];
+    const int64_t S = s_.tokens, KV = c_.numKvHeads, hd = c_.headDim,
+                  G = c_.groupSize();
+    return perSequence(a, q, [&](int64_t b, const std::string &sp,
+                                 int64_t pos, Value *qs) {
       const int64_t full = pos / kCachePageTokens * kCachePageTokens,
                     tail = pos - full;
-      Value *qb =
-          reshape(sp + "q", qs[static_cast<size_t>(b)], {KV, G * S, hd});
+      Value *qb = reshape(sp + "q", qs, {KV, G * S, hd});
       // The tail and the new tokens, [KV, hd, tail + S], and its writes:
       // with a tail, its page first (`key_page.T`, in the tail's sticks),
       // then the pages after it run by run (`key.T.N`).
@@ -711,20 +719,10 @@ private:
           t = transpose(name, t, {0, 2, 1});
           return reshape(name + "_b", t, {1, KV, pos + S, hd});
         };
-        Value *ctx = fused(sp, qs[static_cast<size_t>(b)],
-                           keys(sp + "keys", ks), keys(sp + "values", vs));
-        contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G * S, hd}));
-        continue;
+        return fused(sp, qs, keys(sp + "keys", ks), keys(sp + "values", vs));
       }
-      Value *ctx =
-          overPages(sp, l, b, qb, cached, kPart,
-                    vPart, S);
-      contexts.push_back(reshape(sp + "context_b", ctx, {1, KV, G * S, hd}));
-    }
-    Value *o = B > 1 ? op(OpKind::Concat, a + "context_seq", contexts,
-                          {{"axis", int64_t(0)}})
-                     : contexts.front();
-    return mergeHeads(a, o);
+      return overPages(sp, l, b, qb, cached, kPart, vPart, S);
+    });
   }
 
   Value *lmHead(Value *x) {
