@@ -24,9 +24,10 @@ using compiler::Shape;
 using compiler::TensorType;
 using compiler::Value;
 
-/// Most keys (cached and new tokens) of a prefill whose attention is the
-/// fused op (Builder::fusedAttention).
-constexpr int64_t kFusedAttentionMaxTokens = 2048;
+/// Largest head whose prefill attention is the fused op
+/// (Builder::fusedAttention): codegen::planAttention turns heads of up to
+/// two sticks; any number of keys fits LX, taken in chunks when they must.
+constexpr int64_t kFusedAttentionMaxHeadDim = 128;
 
 /// Largest batch, token count and context accepted on the command line:
 /// far beyond one card's memory, small enough for every product of shapes.
@@ -417,12 +418,9 @@ private:
   }
 
   /// Whether prefill attention is the fused op (`attention`, the scores
-  /// never stored): the keys and values of one head must fit a core's LX
-  /// beside the tiles (codegen::planAttention; 2048 keys of 128 do).
+  /// never stored).
   bool fusedAttention() const {
-    return s_.mode == Mode::Prefill &&
-           s_.context + s_.tokens <= kFusedAttentionMaxTokens &&
-           c_.headDim <= 128;
+    return s_.mode == Mode::Prefill && c_.headDim <= kFusedAttentionMaxHeadDim;
   }
 
   /// Causal grouped-query attention of q [B, H, S, hd] over k and v
@@ -645,10 +643,10 @@ private:
   /// cache already (a later chunk of its prompt), per sequence: the tokens
   /// of its current page (`key_tail.T`) and its new tokens' keys are one
   /// part, written over the tail page (`key_page.T`) and the pages after
-  /// it run by run (`key.T.N`). Up to kFusedAttentionMaxTokens keys, its
-  /// full pages (`past_key.T.N`) and the part are joined and turned for
-  /// the fused op, whose causal mask is offset by the position; past that,
-  /// overPages scores them with a causal softmax.
+  /// it run by run (`key.T.N`). With heads the fused op takes, its full
+  /// pages (`past_key.T.N`) and the part are joined and turned for the
+  /// fused op, whose causal mask is offset by the position; with wider
+  /// ones, overPages scores them with a causal softmax.
   Value *prefillAfterCache(int64_t l, Value *q, Value *k, Value *v) {
     const std::string p = layerPrefix(l), a = p + "self_attn.";
     const int64_t S = s_.tokens, KV = c_.numKvHeads, hd = c_.headDim,
@@ -697,7 +695,7 @@ private:
         return t;
       };
       Value *kPart = part("key", k), *vPart = part("value", v);
-      if (pos + S <= kFusedAttentionMaxTokens && hd <= 128) {
+      if (hd <= kFusedAttentionMaxHeadDim) {
         // The fused op over the cache's keys and values and the new ones,
         // joined and turned to [KV, keys, hd] (copies of the cache).
         std::vector<Value *> ks, vs;

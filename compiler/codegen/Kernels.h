@@ -415,6 +415,9 @@ struct AttentionPlan {
   };
   int64_t tileRows = 0;
   int coresPerGroup = 0;
+  /// Keys taken at a time when one head's do not fit LX at once (a
+  /// multiple of 64); 0 when they do.
+  int64_t chunkKeys = 0;
   int64_t lxSticks = 0;
   /// The kernel's estimate of its cycles (memory or compute, whichever is
   /// longer), from which coresPerGroup was chosen.
@@ -437,8 +440,10 @@ AttentionPlan planAttention(const hw::HwConfig &config,
 /// Emits the kernel: per core, the keys of a group transposed once into LX
 /// (xpose) and its values loaded once, then per query tile Q K^T on the PT
 /// units, mask, scale and softmax on the SFU units in FP32, P V on the PT
-/// units; the query tiles, scores and outputs double-buffered. Returns the
-/// plan; with an error in it, nothing was emitted.
+/// units; the query tiles, scores and outputs double-buffered. Keys that
+/// do not fit LX at once are taken in chunks, each chunk's result merged
+/// with the one so far by the row statistics (AttentionKernel.cpp). Returns
+/// the plan; with an error in it, nothing was emitted.
 AttentionPlan emitAttention(ProgramBuilder &pb, const AttentionArgs &args,
                             const KernelOptions &opt = {});
 

@@ -13,12 +13,16 @@ namespace spyre::compiler {
 
 namespace {
 
-/// Longest key sequence, and largest head, the fused attention kernel takes:
-/// one key/value head's K^T and V must fit a core's LX beside the query
-/// tiles (codegen::planAttention; 2048 keys of 128 do). llm/LlmGraph.cpp
-/// uses the op under the same bounds.
-constexpr int64_t kFusedAttentionMaxKeys = 2048;
+/// Largest head the fused attention kernel takes (codegen::planAttention;
+/// any number of keys, in chunks when one head's do not fit LX at once).
+/// llm/LlmGraph.cpp uses the op under the same bound.
 constexpr int64_t kFusedAttentionMaxHeadDim = 128;
+/// Keys one head's K^T and V hold in LX at once (2048 of 128). Past them a
+/// step with fewer score rows per key/value head than the head's size (a
+/// decode step) keeps its products, which read a cache joined to the new
+/// keys where each part lies: its scores are then smaller than the copy
+/// of the cache the op would read.
+constexpr int64_t kFusedAttentionKeysAtOnce = 2048;
 
 /// The rotary op swaps the halves of a head as a choice of blocks: each half
 /// must be whole DL16 sticks of 64 elements (docs/kernels.md).
@@ -480,7 +484,8 @@ std::optional<AttentionMatch> matchAttention(const Graph &graph,
               &v = m.v.source->type().shape;
   if (q.size() != 4 || k.size() != 4 || v != k || m.k.group != m.v.group ||
       q[0] != k[0] || q[1] != k[1] * m.k.group || q[3] != k[3] ||
-      k[2] > kFusedAttentionMaxKeys || k[3] > kFusedAttentionMaxHeadDim ||
+      k[3] > kFusedAttentionMaxHeadDim ||
+      (k[2] > kFusedAttentionKeysAtOnce && q[2] * m.k.group < k[3]) ||
       (m.causal && k[2] < q[2]) ||
       m.k.source->type().elementType != m.q->type().elementType ||
       m.v.source->type().elementType != m.q->type().elementType ||

@@ -64,7 +64,8 @@ TEST(LlmCli, TinyPrefillMatchesTheReference) {
 
 TEST(LlmCli, TinyPrefillAfterCachedTokensMatchesTheReference) {
   // 2 x (16 + 100) keys: the fused attention over the cache and the new
-  // tokens; 64 + 2000 keys: more than one head's LX holds, so the scores.
+  // tokens; 64 + 2000 keys of 128: more than one head's LX holds at once,
+  // so the op takes them in chunks.
   for (const char *sizes : {"2 16 100", "1 64 2000"}) {
     SCOPED_TRACE(sizes);
     std::istringstream in(sizes);

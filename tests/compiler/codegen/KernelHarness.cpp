@@ -69,7 +69,8 @@ std::vector<float> hostValues(const NpyArray &a) {
 SimResult simulate(const isa::Program &program, const SimRequest &request) {
   sim::SimOptions opts;
   opts.numerics = request.numerics;
-  sim::Machine m(hw::builtinConfig(), program, opts);
+  sim::Machine m(request.config ? *request.config : hw::builtinConfig(),
+                 program, opts);
   if (request.numerics)
     for (const isa::TensorDecl &t : program.tensors) {
       if (t.kind != isa::TensorKind::Input)
@@ -118,8 +119,8 @@ SimResult simulate(const isa::Program &program, const SimRequest &request) {
   return r;
 }
 
-std::string programFileProblem(const isa::Program &program) {
-  const hw::HwConfig &cfg = hw::builtinConfig();
+std::string programFileProblem(const isa::Program &program,
+                               const hw::HwConfig &cfg) {
   if (std::string p = validateProgram(program, cfg); !p.empty())
     return p;
   std::string bytes = isa::writeProgram(program);

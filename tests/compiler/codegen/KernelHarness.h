@@ -40,6 +40,8 @@ struct SimResult {
 struct SimRequest {
   std::map<std::string, std::vector<float>> inputs;
   bool numerics = true;
+  /// The chip the program was compiled for; null: the built-in config.
+  const hw::HwConfig *config = nullptr;
 };
 
 /// Writes `inputs` into the program's input tensors (every input must be
@@ -48,9 +50,11 @@ struct SimRequest {
 SimResult simulate(const isa::Program &program, const SimRequest &request);
 
 /// What is wrong with a generated program as a program file: empty when it
-/// validates against the built-in config, survives writeProgram/readProgram,
+/// validates against `config`, survives writeProgram/readProgram,
 /// and its disassembly assembles back to the same bytes.
-std::string programFileProblem(const isa::Program &program);
+std::string
+programFileProblem(const isa::Program &program,
+                   const hw::HwConfig &config = hw::builtinConfig());
 
 /// Passes when |actual[i] - expected[i]| <= tol[i] for every element (and
 /// the sizes agree); otherwise names the worst element.

@@ -50,8 +50,10 @@ std::string label(const Case &c) {
          std::to_string(c.headDim) + (c.causal ? ", causal" : "");
 }
 
-/// Compiles and checks `c` at -O0 and -O2; returns the -O2 run.
-CheckedRun check(const Case &c) {
+/// Compiles and checks `c` at -O0 and -O2 for `config`; returns the -O2
+/// run.
+CheckedRun check(const Case &c,
+                 const hw::HwConfig &config = hw::builtinConfig()) {
   SCOPED_TRACE(label(c));
   std::unique_ptr<Graph> g = test::parseGraphText(
       graphText(c, 1.0 / std::sqrt(static_cast<double>(c.headDim))));
@@ -64,7 +66,7 @@ CheckedRun check(const Case &c) {
     o.optLevel = level;
     // Three DL16 roundings on the way: the scores, the probabilities, the
     // result.
-    last = test::checkCompiledWith(*g, o, 3, {-1, 1});
+    last = test::checkCompiledFor(config, *g, o, 3, {-1, 1});
     EXPECT_TRUE(last.compiled) << "-O" << level;
   }
   return last;
@@ -100,6 +102,44 @@ TEST(Attention, WritesOnlyTheResult) {
   // The result, [1, 4, 200, 128] DL16; the scores ([4, 200, 200], 312 KB)
   // are never written. The program's outputs are copied nowhere else.
   EXPECT_EQ(r.writeBytes, uint64_t{4 * 200 * 128 * 2});
+}
+
+/// The built-in chip with 128 KiB of LX: a few hundred keys of one head
+/// then no longer fit beside the tiles, and are taken in chunks.
+hw::HwConfig smallLx() {
+  hw::HwConfig c = hw::builtinConfig();
+  c.lx.sizeBytes = 128 * 1024;
+  return c;
+}
+
+/// The chunk size planAttention chooses for `c` on `config` (0: none).
+int64_t chunkKeys(const Case &c, const hw::HwConfig &config) {
+  codegen::AttentionArgs args;
+  args.q.shape = args.y.shape = {c.batch, c.heads, c.queries, c.headDim};
+  args.k.shape = args.v.shape = {c.batch, c.kvHeads, c.keys, c.headDim};
+  args.causal = c.causal;
+  const codegen::AttentionPlan plan = codegen::planAttention(config, args);
+  EXPECT_EQ(plan.error, "");
+  return plan.chunkKeys;
+}
+
+TEST(Attention, KeysInChunksMatchTheReference) {
+  const hw::HwConfig cfg = smallLx();
+  const Case cases[] = {
+      // Every tile sees keys of every chunk: each merges.
+      {1, 4, 2, 100, 300, 64, true},
+      // Without a mask, a head_dim that is not whole sticks, two
+      // sequences.
+      {2, 2, 1, 50, 330, 96, false},
+      // Early tiles see the first chunk only; the rows of a later tile
+      // that see none of a chunk's keys take nothing from it.
+      {1, 2, 2, 400, 400, 64, true},
+  };
+  for (const Case &c : cases) {
+    EXPECT_GT(chunkKeys(c, cfg), 0) << label(c);
+    EXPECT_LT(chunkKeys(c, cfg), c.keys) << label(c);
+    check(c, cfg);
+  }
 }
 
 /// rotary over [2, 70, 4 x 128] with tables of `table` elements per row.
@@ -155,23 +195,37 @@ TEST(AttentionPlan, TilesOfAGroupAreBalancedOverItsCores) {
   EXPECT_LE(most - least, 64 * 512);
 }
 
-TEST(AttentionPlan, TilesShrinkUntilOneHeadsKeysFitLx) {
+TEST(AttentionPlan, KeysThatDoNotFitLxAreTakenInChunks) {
   // One head's K^T and V (2 x 2048 x 128 DL16, 1 MiB) leave room for
-  // 32-row tiles only; 4096 keys (2 MiB) do not fit beside any tile.
+  // 32-row tiles only: 64-row tiles over part of the keys at a time are
+  // estimated faster. 4096 keys (2 MiB) do not fit beside any tile at
+  // once.
+  const hw::HwConfig &cfg = hw::builtinConfig();
+  EXPECT_EQ(chunkKeys({1, 32, 8, 512, 512, 128, true}, cfg), 0);
+  for (int64_t keys : {2048, 4096}) {
+    SCOPED_TRACE(keys);
+    codegen::AttentionArgs args;
+    args.q.shape = args.y.shape = {1, 32, keys, 128};
+    args.k.shape = args.v.shape = {1, 8, keys, 128};
+    args.causal = true;
+    const codegen::AttentionPlan plan = codegen::planAttention(cfg, args);
+    EXPECT_EQ(plan.error, "");
+    if (keys == 2048) {
+      EXPECT_EQ(plan.tileRows, 64);
+    }
+    EXPECT_GT(plan.chunkKeys, 0);
+    EXPECT_LT(plan.chunkKeys, keys);
+    EXPECT_EQ(plan.chunkKeys % 64, 0);
+    EXPECT_LE(plan.lxSticks, cfg.lxSticks());
+    EXPECT_NE(
+        plan.str().find("keys in chunks of " + std::to_string(plan.chunkKeys)),
+        std::string::npos);
+  }
+  // Not even 64 keys of a 4096-wide head fit 128 KiB beside a tile.
   codegen::AttentionArgs args;
-  args.q.shape = {1, 32, 2048, 128};
-  args.k.shape = args.v.shape = {1, 8, 2048, 128};
-  args.y.shape = args.q.shape;
-  args.causal = true;
-  codegen::AttentionPlan plan =
-      codegen::planAttention(hw::builtinConfig(), args);
-  EXPECT_EQ(plan.error, "");
-  EXPECT_EQ(plan.tileRows, 32);
-  EXPECT_LE(plan.lxSticks, hw::builtinConfig().lxSticks());
-  args.q.shape = {1, 32, 4096, 128};
-  args.k.shape = args.v.shape = {1, 8, 4096, 128};
-  args.y.shape = args.q.shape;
-  plan = codegen::planAttention(hw::builtinConfig(), args);
+  args.q.shape = args.y.shape = {1, 1, 64, 4096};
+  args.k.shape = args.v.shape = {1, 1, 64, 4096};
+  const codegen::AttentionPlan plan = codegen::planAttention(smallLx(), args);
   EXPECT_NE(plan.error.find("do not fit the LX region"), std::string::npos)
       << plan.error;
 }

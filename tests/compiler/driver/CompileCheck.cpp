@@ -32,14 +32,21 @@ std::unique_ptr<Graph> parseGraphText(const std::string &text) {
 
 CheckedRun checkCompiledWith(const Graph &graph, const CompileOptions &options,
                              int depth, Range range) {
+  return checkCompiledFor(hw::builtinConfig(), graph, options, depth, range);
+}
+
+CheckedRun checkCompiledFor(const hw::HwConfig &config, const Graph &graph,
+                            const CompileOptions &options, int depth,
+                            Range range) {
   CheckedRun run;
   DiagnosticEngine diags;
-  run.compiled = compileGraph(graph, hw::builtinConfig(), options, diags);
+  run.compiled = compileGraph(graph, config, options, diags);
   EXPECT_TRUE(run.compiled) << diags.str();
   if (!run.compiled)
     return run;
-  CheckedRun sim = checkProgram(graph, run.compiled->program, depth, range,
-                                "-O" + std::to_string(options.optLevel));
+  CheckedRun sim =
+      checkProgram(graph, run.compiled->program, depth, range,
+                   "-O" + std::to_string(options.optLevel), config);
   run.cycles = sim.cycles;
   run.readBytes = sim.readBytes;
   run.writeBytes = sim.writeBytes;
@@ -47,9 +54,11 @@ CheckedRun checkCompiledWith(const Graph &graph, const CompileOptions &options,
 }
 
 CheckedRun checkProgram(const Graph &graph, const isa::Program &program,
-                        int depth, Range range, const std::string &label) {
-  EXPECT_EQ(codegen::test::programFileProblem(program), "");
+                        int depth, Range range, const std::string &label,
+                        const hw::HwConfig &config) {
+  EXPECT_EQ(codegen::test::programFileProblem(program, config), "");
   codegen::test::SimRequest req;
+  req.config = &config;
   ref::TensorMap inputs;
   uint32_t seed = 7;
   for (const Value *in : graph.inputs()) {

@@ -36,13 +36,19 @@ struct CheckedRun {
 CheckedRun checkCompiledWith(const Graph &graph, const CompileOptions &options,
                              int depth, Range range = {});
 
+/// checkCompiledWith compiling for, and simulating on, `config`.
+CheckedRun checkCompiledFor(const hw::HwConfig &config, const Graph &graph,
+                            const CompileOptions &options, int depth,
+                            Range range = {});
+
 /// The end-to-end check of a program already compiled from `graph` (by a
 /// pipeline of the test's own, say): the same random inputs, reference
 /// and tolerance as checkCompiledWith; `label` names the run in failures.
 /// The result has no `compiled`.
 CheckedRun checkProgram(const Graph &graph, const isa::Program &program,
                         int depth, Range range = {},
-                        const std::string &label = "");
+                        const std::string &label = "",
+                        const hw::HwConfig &config = hw::builtinConfig());
 
 /// A graph from IR text (a test failure, and nullptr, when it does not
 /// parse).
