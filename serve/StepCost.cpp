@@ -55,9 +55,9 @@ bucketCorners(const StepShape &shape, const BucketRule &rule) {
   const Edges b = edgesOf(shape.batch, 1);
   // A decode step's tokens are one. A prefill's context is none, or the
   // tokens its sequence already has in the cache (a later chunk, a
-  // multiple of the chunk size): simulated as it is, since a chunk's cost
-  // jumps where its attention's keys outgrow the fused kernel (docs/llm.md)
-  // and interpolating across that would miss by up to 40%.
+  // multiple of the chunk size, so few values): simulated as it is, since
+  // a chunk's cost moves in steps where its attention's plan changes (the
+  // tile size, the keys taken in chunks; docs/kernels.md).
   const Edges t = prefill ? edgesOf(shape.tokens, rule.tokenBase)
                           : Edges{shape.tokens, shape.tokens, 0};
   const Edges x = prefill ? Edges{shape.context, shape.context, 0}
