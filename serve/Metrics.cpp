@@ -104,6 +104,7 @@ Summary summarize(const ServeResult &result, const Slo &slo) {
   double first = -1, last = 0;
   for (const RequestRecord &r : result.requests) {
     ++s.requests;
+    s.prefixes |= r.request.prefixId >= 0;
     const double arrival = r.request.arrivalS * 1e6;
     first = first < 0 ? arrival : std::min(first, arrival);
     if (r.rejected) {
@@ -116,6 +117,7 @@ Summary summarize(const ServeResult &result, const Slo &slo) {
     ++s.completed;
     s.inputTokens += r.request.promptTokens;
     s.outputTokens += r.request.outputTokens;
+    s.cachedTokens += r.cachedTokens;
     last = std::max(last, r.finishUs);
     const RequestMetrics m = requestMetrics(r, slo);
     ttft.push_back(m.ttftMs);

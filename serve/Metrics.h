@@ -74,6 +74,10 @@ struct Summary {
   int64_t prefillSteps = 0;
   double meanBatch = 0; ///< sequences per decode step
   int64_t peakKvBlocks = 0;
+  /// Whether the trace names shared prefixes, and the prompt tokens of
+  /// completed requests found in the prefix cache.
+  bool prefixes = false;
+  int64_t cachedTokens = 0;
 };
 
 Summary summarize(const ServeResult &result, const Slo &slo);

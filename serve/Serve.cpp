@@ -67,6 +67,7 @@ ServeReport runServe(const ServeOptions &o, const std::vector<Request> &requests
   s.maxNumSeqs = o.maxNumSeqs;
   s.maxModelLen = o.maxModelLen;
   s.chunkSize = o.chunkSize;
+  s.prefixCaching = o.prefixCaching;
   s.warmupShapes = o.warmupShapes;
   s.buckets = o.buckets;
   s.host = hostCosts(hw, report.model);
@@ -128,9 +129,10 @@ std::string serveSummaryText(const ServeReport &r) {
   if (o.batching == Batching::Continuous)
     line("Batching",
          fmt::format("continuous: max-num-seqs {}, max-model-len {}, chunk "
-                     "{}, KV cache {} blocks of {} tokens",
+                     "{}, KV cache {} blocks of {} tokens{}",
                      o.maxNumSeqs, o.maxModelLen, o.chunkSize, o.kvBlocks,
-                     kBlockTokens));
+                     kBlockTokens,
+                     o.prefixCaching ? "" : ", no prefix caching"));
   else {
     std::string shapes;
     for (const WarmupShape &w : o.warmupShapes)
@@ -143,6 +145,13 @@ std::string serveSummaryText(const ServeReport &r) {
   line("Benchmark duration (s)", fmt::format("{:.2f}", s.durationS));
   line("Total input tokens", std::to_string(s.inputTokens));
   line("Total generated tokens", std::to_string(s.outputTokens));
+  if (s.prefixes)
+    line("Prefix cache hits",
+         fmt::format("{} of the input tokens ({:.1f}%)", s.cachedTokens,
+                     s.inputTokens > 0
+                         ? 100.0 * static_cast<double>(s.cachedTokens) /
+                               static_cast<double>(s.inputTokens)
+                         : 0.0));
   line("Request throughput (req/s)", fmt::format("{:.2f}", s.requestThroughput));
   if (s.slo.any())
     line("Request goodput (req/s)", fmt::format("{:.2f}", s.goodput));
@@ -181,23 +190,24 @@ std::string serveSummaryText(const ServeReport &r) {
 
 std::string requestsCsv(const ServeReport &r) {
   std::string out = "id,arrival_s,first_token_s,finish_s,prompt_tokens,"
-                    "output_tokens,slot,queue_ms,ttft_ms,tpot_ms,mean_itl_ms,"
-                    "e2e_ms,status\n";
+                    "output_tokens,cached_tokens,slot,queue_ms,ttft_ms,"
+                    "tpot_ms,mean_itl_ms,e2e_ms,status\n";
   for (const RequestRecord &rec : r.result.requests) {
     const Request &q = rec.request;
     if (rec.rejected) {
-      out += fmt::format("{},{:.6f},,,{},{},,,,,,,rejected: {}\n", q.id,
-                         q.arrivalS, q.promptTokens, q.outputTokens,
-                         rec.reason);
+      out +=
+          fmt::format("{},{:.6f},,,{},{},,,,,,,,rejected: {}\n", q.id,
+                      q.arrivalS, q.promptTokens, q.outputTokens, rec.reason);
       continue;
     }
     const RequestMetrics m = requestMetrics(rec, r.summary.slo);
-    out += fmt::format("{},{:.6f},{:.6f},{:.6f},{},{},{},{:.3f},{:.3f},{:.3f},"
-                       "{:.3f},{:.3f},{}\n",
-                       q.id, q.arrivalS, rec.firstTokenUs / 1e6,
-                       rec.finishUs / 1e6, q.promptTokens, q.outputTokens,
-                       rec.slot, m.queueMs, m.ttftMs, m.tpotMs, m.meanItlMs,
-                       m.e2elMs, r.summary.slo.any() && !m.good ? "ok (missed SLO)" : "ok");
+    out += fmt::format(
+        "{},{:.6f},{:.6f},{:.6f},{},{},{},{},{:.3f},{:.3f},"
+        "{:.3f},{:.3f},{:.3f},{}\n",
+        q.id, q.arrivalS, rec.firstTokenUs / 1e6, rec.finishUs / 1e6,
+        q.promptTokens, q.outputTokens, rec.cachedTokens, rec.slot, m.queueMs,
+        m.ttftMs, m.tpotMs, m.meanItlMs, m.e2elMs,
+        r.summary.slo.any() && !m.good ? "ok (missed SLO)" : "ok");
   }
   return out;
 }
@@ -242,6 +252,7 @@ std::string summaryJson(const ServeReport &r) {
     server["max_num_seqs"] = o.maxNumSeqs;
     server["max_model_len"] = o.maxModelLen;
     server["chunk_size"] = o.chunkSize;
+    server["prefix_caching"] = o.prefixCaching;
   } else {
     ojson shapes = ojson::array();
     for (const WarmupShape &w : o.warmupShapes)
@@ -312,6 +323,7 @@ std::string summaryJson(const ServeReport &r) {
   j["prefill_steps"] = s.prefillSteps;
   j["mean_decode_batch"] = s.meanBatch;
   j["peak_kv_blocks"] = s.peakKvBlocks;
+  j["prefix_cache_hit_tokens"] = s.cachedTokens;
   ojson once;
   once["weight_bytes"] = r.oneTime.weightBytes;
   once["weight_load_s"] = r.oneTime.weightLoadS;

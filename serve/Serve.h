@@ -25,6 +25,7 @@ struct ServeOptions {
   int64_t maxNumSeqs = 4;
   int64_t maxModelLen = 4096;
   int64_t chunkSize = 512;
+  bool prefixCaching = true;
   std::vector<WarmupShape> warmupShapes;
   /// KV-cache blocks; 0: from the device memory left after the weights.
   int64_t numKvBlocks = 0;

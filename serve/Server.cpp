@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <map>
 #include <tuple>
 
 namespace spyre::serve {
@@ -24,7 +25,15 @@ struct Sequence {
   int slot = 0;
   int64_t prefilled = 0; ///< prompt tokens in the cache
   int64_t generated = 0; ///< output tokens sampled
-  int64_t reservedBlocks = 0;
+  int64_t reservedBlocks = 0; ///< its own, apart from a shared prefix's
+  int64_t prefix = -1;        ///< the cached prefix it shares, if any
+};
+
+/// The full blocks of a shared prefix kept in the KV cache.
+struct CachedPrefix {
+  int64_t blocks = 0;
+  int64_t users = 0; ///< running sequences sharing them
+  double lastUseUs = 0;
 };
 
 class Simulation {
@@ -119,7 +128,23 @@ private:
     std::vector<bool> slotFree(static_cast<size_t>(o_.maxNumSeqs), true);
     std::vector<Sequence> running; // in admission order
     int64_t freeBlocks = o_.kvBlocks;
+    std::map<int64_t, CachedPrefix> prefixes; // by prefix id
     bool lastWasPrefill = false;
+    // Frees the blocks of the least recently used prefix no sequence
+    // shares (the lowest id on a tie), except `keep`; false when none.
+    auto evict = [&](int64_t keep) {
+      auto victim = prefixes.end();
+      for (auto it = prefixes.begin(); it != prefixes.end(); ++it)
+        if (it->second.users == 0 && it->first != keep &&
+            (victim == prefixes.end() ||
+             it->second.lastUseUs < victim->second.lastUseUs))
+          victim = it;
+      if (victim == prefixes.end())
+        return false;
+      freeBlocks += victim->second.blocks;
+      prefixes.erase(victim);
+      return true;
+    };
     auto why = [&](const Request &r) -> std::string {
       const int64_t total = r.promptTokens + r.outputTokens;
       if (total > o_.maxModelLen)
@@ -137,9 +162,17 @@ private:
       // for a slot and for its blocks, and so does everyone behind it.
       while (!waiting_.empty() &&
              static_cast<int64_t>(running.size()) < o_.maxNumSeqs) {
-        const Request &r =
-            result_.requests[static_cast<size_t>(waiting_.front())].request;
-        const int64_t blocks = blocksFor(r.promptTokens + r.outputTokens);
+        RequestRecord &rec =
+            result_.requests[static_cast<size_t>(waiting_.front())];
+        const Request &r = rec.request;
+        auto hit = o_.prefixCaching && r.prefixId >= 0
+                       ? prefixes.find(r.prefixId)
+                       : prefixes.end();
+        const int64_t shared = hit != prefixes.end() ? hit->second.blocks : 0;
+        const int64_t blocks =
+            blocksFor(r.promptTokens + r.outputTokens) - shared;
+        while (blocks > freeBlocks && evict(r.prefixId)) {
+        }
         if (blocks > freeBlocks)
           break;
         freeBlocks -= blocks;
@@ -147,7 +180,17 @@ private:
             std::find(slotFree.begin(), slotFree.end(), true) -
             slotFree.begin());
         slotFree[static_cast<size_t>(slot)] = false;
-        running.push_back({waiting_.front(), slot, 0, 0, blocks});
+        Sequence seq{waiting_.front(), slot, 0, 0, blocks, -1};
+        if (shared > 0) {
+          ++hit->second.users;
+          hit->second.lastUseUs = now_;
+          seq.prefix = r.prefixId;
+          // At least the prompt's last token is computed: its logits give
+          // the first output token.
+          seq.prefilled = std::min(shared * kBlockTokens, r.promptTokens - 1);
+          rec.cachedTokens = seq.prefilled;
+        }
+        running.push_back(seq);
         schedule(waiting_.front(), slot);
         waiting_.pop_front();
       }
@@ -178,6 +221,17 @@ private:
             step(StepKind::Prefill, exact, padded(exact), n, 1, last ? 1 : 0);
         st.slots.push_back({s.slot, s.request});
         s.prefilled += n;
+        // The prefix's full blocks, once computed, are kept for later
+        // requests (unless another sequence kept them first).
+        const Request &r =
+            result_.requests[static_cast<size_t>(s.request)].request;
+        const int64_t full = r.prefixTokens / kBlockTokens;
+        if (o_.prefixCaching && r.prefixId >= 0 && s.prefix < 0 && full > 0 &&
+            s.prefilled >= full * kBlockTokens && !prefixes.count(r.prefixId)) {
+          prefixes[r.prefixId] = {full, 1, st.endUs()};
+          s.reservedBlocks -= full;
+          s.prefix = r.prefixId;
+        }
         if (last) {
           s.generated = 1;
           token(s.request, st.endUs());
@@ -207,6 +261,11 @@ private:
       for (auto it = running.begin(); it != running.end();) {
         if (it->generated == outputOf(it->request)) {
           freeBlocks += it->reservedBlocks;
+          if (it->prefix >= 0) {
+            CachedPrefix &p = prefixes.at(it->prefix);
+            --p.users;
+            p.lastUseUs = now_;
+          }
           slotFree[static_cast<size_t>(it->slot)] = true;
           it = running.erase(it);
         } else {
@@ -215,7 +274,10 @@ private:
       }
       st.occupied = static_cast<int64_t>(running.size());
       for (const Sequence &s : running)
-        st.kvBlocksUsed += blocksFor(s.prefilled + s.generated);
+        st.kvBlocksUsed += blocksFor(s.prefilled + s.generated) -
+                           (s.prefix >= 0 ? prefixes.at(s.prefix).blocks : 0);
+      for (const auto &[id, p] : prefixes)
+        st.kvBlocksUsed += p.blocks;
       st.waiting = static_cast<int64_t>(waiting_.size());
     }
   }

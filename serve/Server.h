@@ -13,7 +13,12 @@
 //   prompts are prefilled one sequence at a time in chunks of at most
 //   chunk-size tokens, a chunk and a decode step of the running sequences
 //   taking turns; a sequence is admitted only when the paged KV cache
-//   (64-token blocks) has blocks for its prompt and its whole output.
+//   (64-token blocks) has blocks for its prompt and its whole output. With
+//   prefix caching, the full blocks of a shared prompt prefix (the trace's
+//   prefix_id) stay in the cache once computed: a later request naming the
+//   prefix shares them and prefills only the rest of its prompt; blocks no
+//   sequence uses are evicted, least recently used first, when an
+//   admission needs room.
 //
 // Time advances only at step boundaries: a request arriving during a step
 // waits for the step's end. Nothing here reads a clock or a random source.
@@ -43,6 +48,9 @@ struct ServerOptions {
   int64_t chunkSize = 512;
   /// KV-cache blocks of kBlockTokens tokens on the device.
   int64_t kvBlocks = 0;
+  /// Continuous: keep the full blocks of shared prefixes for later
+  /// requests (vLLM's automatic prefix caching).
+  bool prefixCaching = true;
   std::vector<WarmupShape> warmupShapes; ///< static batching
   BucketRule buckets;
   HostCosts host;
@@ -57,6 +65,8 @@ struct RequestRecord {
   double firstTokenUs = 0;
   double finishUs = 0;
   int slot = -1;
+  /// Prompt tokens found in the prefix cache, not prefilled.
+  int64_t cachedTokens = 0;
   /// When each output token was ready (the end of the step that sampled it).
   std::vector<double> tokenUs;
 };

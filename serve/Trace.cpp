@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 namespace spyre::serve {
@@ -44,7 +45,7 @@ std::vector<Cell> splitRow(std::string_view line) {
 }
 
 /// Which of the known columns a header names.
-enum class Column { Arrival, Prompt, Output, Other };
+enum class Column { Arrival, Prompt, Output, PrefixId, PrefixTokens, Other };
 
 Column columnOf(std::string_view name) {
   if (name == "arrival_s" || name == "TIMESTAMP")
@@ -53,6 +54,10 @@ Column columnOf(std::string_view name) {
     return Column::Prompt;
   if (name == "output_tokens" || name == "GeneratedTokens")
     return Column::Output;
+  if (name == "prefix_id")
+    return Column::PrefixId;
+  if (name == "prefix_tokens")
+    return Column::PrefixTokens;
   return Column::Other;
 }
 
@@ -137,8 +142,11 @@ std::vector<Request> parseTrace(std::string_view text, const std::string &file) 
   int lineNo = 0;
   size_t pos = 0;
   // Column indices of the header, once read.
-  std::optional<size_t> arrivalAt, promptAt, outputAt;
+  std::optional<size_t> arrivalAt, promptAt, outputAt, prefixIdAt,
+      prefixTokensAt;
   size_t columns = 0;
+  // Each prefix's tokens, as its first row gives them.
+  std::map<int64_t, int64_t> prefixes;
   bool dates = false;
   std::optional<double> firstDate;
   double lastArrival = 0;
@@ -169,6 +177,12 @@ std::vector<Request> parseTrace(std::string_view text, const std::string &file) 
         case Column::Arrival: slot = &arrivalAt; break;
         case Column::Prompt: slot = &promptAt; break;
         case Column::Output: slot = &outputAt; break;
+        case Column::PrefixId:
+          slot = &prefixIdAt;
+          break;
+        case Column::PrefixTokens:
+          slot = &prefixTokensAt;
+          break;
         case Column::Other: continue;
         }
         if (*slot)
@@ -185,6 +199,11 @@ std::vector<Request> parseTrace(std::string_view text, const std::string &file) 
                  (!arrivalAt ? "the arrival time"
                   : !promptAt ? "the prompt tokens"
                               : "the output tokens"));
+      if (prefixIdAt.has_value() != prefixTokensAt.has_value())
+        fail(file, lineNo, 1,
+             "the columns prefix_id and prefix_tokens come together; only " +
+                 std::string(prefixIdAt ? "prefix_id" : "prefix_tokens") +
+                 " is named");
       dates = cells[*arrivalAt].text == "TIMESTAMP";
       continue;
     }
@@ -244,6 +263,35 @@ std::vector<Request> parseTrace(std::string_view text, const std::string &file) 
     if (r.outputTokens == 0)
       fail(file, lineNo, cells[*outputAt].col,
            "a request generates at least one token");
+    if (prefixIdAt) {
+      const Cell &idCell = cells[*prefixIdAt];
+      const Cell &tokCell = cells[*prefixTokensAt];
+      if (parseInt64(idCell.text, r.prefixId) != IntParse::Ok ||
+          r.prefixId < -1 || r.prefixId > kMaxPrefixId)
+        fail(file, lineNo, idCell.col,
+             fmt::format("prefix_id: expected -1 (no prefix) or a whole "
+                         "number in [0, {}], got '{}'",
+                         kMaxPrefixId, idCell.text));
+      r.prefixTokens = tokenCell(tokCell, file, lineNo, "prefix_tokens");
+      if (r.prefixId == -1 && r.prefixTokens != 0)
+        fail(file, lineNo, tokCell.col,
+             fmt::format("prefix_tokens: a row without a prefix (prefix_id "
+                         "-1) has 0, got {}",
+                         r.prefixTokens));
+      if (r.prefixId >= 0) {
+        if (r.prefixTokens < 1 || r.prefixTokens > r.promptTokens)
+          fail(file, lineNo, tokCell.col,
+               fmt::format("prefix_tokens: must be in [1, prompt_tokens = "
+                           "{}], got {}",
+                           r.promptTokens, r.prefixTokens));
+        auto [it, added] = prefixes.emplace(r.prefixId, r.prefixTokens);
+        if (!added && it->second != r.prefixTokens)
+          fail(file, lineNo, tokCell.col,
+               fmt::format("prefix_tokens: prefix {} has {} tokens on an "
+                           "earlier row, {} here",
+                           r.prefixId, it->second, r.prefixTokens));
+      }
+    }
     totalOutput += r.outputTokens;
     if (totalOutput > kMaxTraceOutputTokens)
       fail(file, lineNo, cells[*outputAt].col,
@@ -369,6 +417,7 @@ std::vector<Request> generateTrace(const GenOptions &o) {
   Rng arrivals(o.seed);
   Rng prompts(o.seed ^ 0x70726f6d7074ULL);
   Rng outputs(o.seed ^ 0x6f7574707574ULL);
+  Rng groups(o.seed ^ 0x707265666978ULL);
   double t = 0;
   for (int64_t i = 0; i < o.count; ++i) {
     if (i > 0)
@@ -381,16 +430,31 @@ std::vector<Request> generateTrace(const GenOptions &o) {
     r.arrivalS = std::round(t * 1e6) / 1e6;
     r.promptTokens = draw(o.prompt, prompts);
     r.outputTokens = draw(o.output, outputs);
+    if (o.prefixGroups > 0) {
+      r.prefixId = static_cast<int64_t>(groups.next() %
+                                        static_cast<uint64_t>(o.prefixGroups));
+      r.prefixTokens = o.prefixTokens;
+      r.promptTokens =
+          std::min(r.promptTokens + o.prefixTokens, kMaxRequestTokens);
+    }
     requests.push_back(r);
   }
   return requests;
 }
 
 std::string traceCsv(const std::vector<Request> &requests) {
-  std::string out = "arrival_s,prompt_tokens,output_tokens\n";
-  for (const Request &r : requests)
-    out += fmt::format("{:.6f},{},{}\n", r.arrivalS, r.promptTokens,
-                       r.outputTokens);
+  const bool prefixes =
+      std::any_of(requests.begin(), requests.end(),
+                  [](const Request &r) { return r.prefixId >= 0; });
+  std::string out = prefixes ? "arrival_s,prompt_tokens,output_tokens,"
+                               "prefix_id,prefix_tokens\n"
+                             : "arrival_s,prompt_tokens,output_tokens\n";
+  for (const Request &r : requests) {
+    out +=
+        fmt::format("{:.6f},{},{}", r.arrivalS, r.promptTokens, r.outputTokens);
+    out += prefixes ? fmt::format(",{},{}\n", r.prefixId, r.prefixTokens)
+                    : std::string("\n");
+  }
   return out;
 }
 

@@ -2,7 +2,9 @@
 // prompt tokens and output tokens per request, in this project's columns
 // (`arrival_s,prompt_tokens,output_tokens`) or in the Azure LLM inference
 // trace's (`TIMESTAMP,ContextTokens,GeneratedTokens`, the timestamp a date
-// and time, arrivals taken relative to the first row); and a generator of
+// and time, arrivals taken relative to the first row), either with the
+// optional columns `prefix_id,prefix_tokens` (the prompt starts with the
+// shared prefix `prefix_id`, of `prefix_tokens` tokens); and a generator of
 // synthetic traces (Poisson or fixed arrivals, fixed, uniform or lognormal
 // lengths) that is deterministic for a seed.
 //
@@ -22,7 +24,15 @@ struct Request {
   double arrivalS = 0;  ///< seconds from the trace's start
   int64_t promptTokens = 0;
   int64_t outputTokens = 0;
+  /// The shared prefix the prompt starts with: its id, -1 for none, and
+  /// its tokens (the same for every request naming the id, at most the
+  /// prompt's).
+  int64_t prefixId = -1;
+  int64_t prefixTokens = 0;
 };
+
+/// Largest prefix id a trace names.
+constexpr int64_t kMaxPrefixId = int64_t{1} << 40;
 
 /// Largest trace read, rows in it, and tokens of one prompt or output
 /// (the Azure 2023 traces are a few MB and 20,000-30,000 rows; contexts are
@@ -66,6 +76,12 @@ struct GenOptions {
   LengthDist output;
   int64_t count = 100;
   uint64_t seed = 1;
+  /// With prefixGroups > 0, each prompt starts with one of that many
+  /// shared prefixes of prefixTokens tokens (drawn uniformly), added to the
+  /// drawn prompt length, as `vllm bench serve`'s random dataset adds its
+  /// `--random-prefix-len`.
+  int64_t prefixTokens = 0;
+  int64_t prefixGroups = 0;
 };
 
 /// The trace's requests: with Poisson arrivals the gaps are exponential with
@@ -74,7 +90,8 @@ struct GenOptions {
 /// (the generator is splitmix64 with its own transforms, not <random>).
 std::vector<Request> generateTrace(const GenOptions &options);
 
-/// The trace as CSV in this project's columns, times to the microsecond.
+/// The trace as CSV in this project's columns, times to the microsecond;
+/// with the prefix columns when a request has a prefix.
 std::string traceCsv(const std::vector<Request> &requests);
 
 } // namespace spyre::serve

@@ -57,6 +57,53 @@ TEST(ServeCli, GenWritesTheSameTraceForTheSameSeed) {
   EXPECT_EQ(a.out, runSpyre(args).out);
 }
 
+TEST(ServeCli, SharedPrefixesAreCachedUnlessTurnedOff) {
+  const std::filesystem::path dir = freshDir("prefixes");
+  const std::string trace = (dir / "t.csv").string();
+  ToolResult g =
+      runSpyre({"serve", "gen", "--rate", "20", "--prompt", "uniform:20:80",
+                "--output", "fixed:4", "--count", "12", "--prefix-tokens",
+                "192", "--prefix-groups", "2", "-o", trace});
+  ASSERT_EQ(g.exitCode, 0) << all(g);
+  EXPECT_EQ(test::firstLine(slurp(trace)),
+            "arrival_s,prompt_tokens,output_tokens,prefix_id,prefix_tokens");
+  const std::vector<std::string> args = {"serve",
+                                         "examples/llm/tiny-granite.json",
+                                         "--requests",
+                                         trace,
+                                         "--num-kv-blocks",
+                                         "200",
+                                         "-o",
+                                         (dir / "on").string()};
+  ToolResult on = runSpyre(args);
+  ASSERT_EQ(on.exitCode, 0) << all(on);
+  // Twelve prompts, two prefixes: each computed once (or while the
+  // first request naming it is still prefilling it), so most of the
+  // other prompts' first 192 tokens are hits.
+  const std::string hits = field(on.out, "Prefix cache hits");
+  EXPECT_NE(hits.find(" of the input tokens ("), std::string::npos) << on.out;
+  EXPECT_GE(std::stoll(hits), 8 * 192) << hits;
+  const std::string csv = slurp(dir / "on" / "requests.csv");
+  EXPECT_NE(csv.find(",cached_tokens,"), std::string::npos);
+  std::vector<std::string> off = args;
+  off.back() = (dir / "off").string();
+  off.push_back("--no-prefix-caching");
+  ToolResult r = runSpyre(off);
+  ASSERT_EQ(r.exitCode, 0) << all(r);
+  EXPECT_EQ(std::stoll(field(r.out, "Prefix cache hits")), 0) << r.out;
+  EXPECT_NE(r.out.find(", no prefix caching"), std::string::npos) << r.out;
+  EXPECT_LT(std::stod(field(on.out, "Mean TTFT (ms)")),
+            std::stod(field(r.out, "Mean TTFT (ms)")));
+  // One of the two flags alone is a usage error.
+  ToolResult bad = runSpyre({"serve", "gen", "--rate", "1", "--prompt",
+                             "fixed:10", "--output", "fixed:1", "--count", "2",
+                             "--prefix-tokens", "64"});
+  EXPECT_EQ(bad.exitCode, 2) << all(bad);
+  EXPECT_EQ(test::firstLine(bad.err),
+            "--prefix-groups: error: --prefix-tokens and --prefix-groups "
+            "come together");
+}
+
 TEST(ServeCli, ContinuousWritesEverythingAndRerunsByteIdentical) {
   const std::filesystem::path dir = freshDir("continuous");
   const std::string trace = (dir / "trace.csv").string();
@@ -130,7 +177,7 @@ TEST(ServeCli, StaticRejectsWhatNoShapeFits) {
   EXPECT_EQ(field(r.out, "Successful requests"), "3") << r.out;
   EXPECT_EQ(field(r.out, "Rejected requests"), "1") << r.out;
   const std::string csv = slurp(dir / "out" / "requests.csv");
-  EXPECT_NE(csv.find("2,0.001000,,,500,3,,,,,,,rejected: no warmup shape "
+  EXPECT_NE(csv.find("2,0.001000,,,500,3,,,,,,,,rejected: no warmup shape "
                      "fits a prompt of 500 and 3 new tokens\n"),
             std::string::npos)
       << csv;

@@ -209,6 +209,89 @@ TEST(Server, ChunkedPrefillTakesTurnsWithDecodeSteps) {
   EXPECT_EQ(r.steps[9].slots.size(), 2u);
 }
 
+/// `trace` with request i starting with prefix ids[i] of `tokens` tokens
+/// (-1: none).
+std::vector<Request> withPrefixes(std::vector<Request> trace,
+                                  const std::vector<int64_t> &ids,
+                                  int64_t tokens) {
+  for (size_t i = 0; i < trace.size(); ++i) {
+    trace[i].prefixId = ids[i];
+    trace[i].prefixTokens = ids[i] >= 0 ? tokens : 0;
+  }
+  return trace;
+}
+
+/// The prefill chunks of request `id`: (tokens, cached tokens before).
+std::vector<std::pair<int64_t, int64_t>> chunksOf(const ServeResult &r,
+                                                  int64_t id) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const StepRecord &st : r.steps)
+    if (st.kind == StepKind::Prefill && st.slots[0].second == id)
+      out.push_back({st.exact.tokens, st.exact.context});
+  return out;
+}
+
+TEST(Server, SharedPrefixIsPrefilledOnceAndKeptForLaterRequests) {
+  // A and B share prefix 7 of 200 tokens (its three full blocks, 192
+  // tokens, are kept), B arriving after A is done; C has prefix 8 of 100
+  // tokens (one full block kept) to itself.
+  std::vector<Request> trace = withPrefixes(
+      requests({{0, 300, 2}, {1, 250, 2}, {2, 150, 2}}), {7, 7, 8}, 200);
+  trace[2].prefixTokens = 100;
+  SimulatedStepCost costs = tinyCosts();
+  ServerOptions o = continuous(4, 1000);
+  const ServeResult on = simulateServer(trace, o, costs);
+  EXPECT_EQ(on.requests[0].cachedTokens, 0);
+  EXPECT_EQ(on.requests[1].cachedTokens, 192);
+  EXPECT_EQ(on.requests[2].cachedTokens, 0);
+  EXPECT_EQ(chunksOf(on, 1),
+            (std::vector<std::pair<int64_t, int64_t>>{{58, 192}}));
+  o.prefixCaching = false;
+  const ServeResult off = simulateServer(trace, o, costs);
+  EXPECT_EQ(off.requests[1].cachedTokens, 0);
+  EXPECT_EQ(chunksOf(off, 1),
+            (std::vector<std::pair<int64_t, int64_t>>{{250, 0}}));
+  auto ttft = [](const RequestRecord &r) {
+    return r.firstTokenUs - r.request.arrivalS * 1e6;
+  };
+  EXPECT_LT(ttft(on.requests[1]), ttft(off.requests[1]));
+  EXPECT_EQ(ttft(on.requests[0]), ttft(off.requests[0]));
+  // Kept blocks count as used when no sequence runs: prefix 7's three and
+  // prefix 8's one.
+  EXPECT_EQ(on.steps.back().occupied, 0);
+  EXPECT_EQ(on.steps.back().kvBlocksUsed, 3 + 1);
+  const Summary s = summarize(on, {});
+  EXPECT_TRUE(s.prefixes);
+  EXPECT_EQ(s.cachedTokens, 192);
+
+  // A prompt that is all cached prefix recomputes its last token.
+  std::vector<Request> whole =
+      withPrefixes(requests({{0, 192, 2}, {1, 192, 2}}), {5, 5}, 192);
+  const ServeResult w = simulateServer(whole, continuous(4, 1000), costs);
+  EXPECT_EQ(w.requests[1].cachedTokens, 191);
+  EXPECT_EQ(chunksOf(w, 1),
+            (std::vector<std::pair<int64_t, int64_t>>{{1, 191}}));
+}
+
+TEST(Server, UnusedPrefixesAreEvictedLeastRecentlyUsedFirst) {
+  // Ten blocks. A keeps prefix 1 (2 blocks) and B prefix 2 (2 blocks);
+  // C, with no prefix, needs 7 blocks: only by evicting one of them, the
+  // least recently used, prefix 1 (A finished first). D then misses
+  // prefix 1 and E hits prefix 2.
+  const std::vector<Request> trace = withPrefixes(
+      requests(
+          {{0, 130, 2}, {1, 130, 2}, {2, 400, 2}, {3, 130, 2}, {4, 130, 2}}),
+      {1, 2, -1, 1, 2}, 128);
+  SimulatedStepCost costs = tinyCosts();
+  const ServeResult r = simulateServer(trace, continuous(1, 10), costs);
+  EXPECT_EQ(r.requests[2].cachedTokens, 0);
+  EXPECT_EQ(r.requests[3].cachedTokens, 0);
+  EXPECT_EQ(r.requests[4].cachedTokens, 128);
+  for (const StepRecord &st : r.steps)
+    EXPECT_LE(st.kvBlocksUsed, 10);
+  EXPECT_EQ(summarize(r, {}).completed, 5);
+}
+
 TEST(Server, StaticBatchingPadsRejectsAndDecodesToTheLongest) {
   ServerOptions o;
   o.batching = Batching::Static;

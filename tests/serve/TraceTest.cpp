@@ -91,6 +91,81 @@ TEST(Trace, ErrorsAreLocated) {
             "t.csv:1:1: error: the trace has a header but no request");
 }
 
+TEST(Trace, ReadsSharedPrefixes) {
+  const std::vector<Request> r = parseTrace(
+      "arrival_s,prompt_tokens,output_tokens,prefix_id,prefix_tokens\n"
+      "0,300,5,7,200\n0.5,90,1,-1,0\n1,250,2,7,200\n",
+      "t.csv");
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].prefixId, 7);
+  EXPECT_EQ(r[0].prefixTokens, 200);
+  EXPECT_EQ(r[1].prefixId, -1);
+  EXPECT_EQ(r[1].prefixTokens, 0);
+  EXPECT_EQ(r[2].prefixId, 7);
+  // Without the columns, no request has a prefix.
+  EXPECT_EQ(
+      parseTrace("arrival_s,prompt_tokens,output_tokens\n0,1,1\n", "t.csv")[0]
+          .prefixId,
+      -1);
+}
+
+TEST(Trace, PrefixErrorsAreLocated) {
+  const std::string h =
+      "arrival_s,prompt_tokens,output_tokens,prefix_id,prefix_tokens\n";
+  EXPECT_EQ(errorOf("arrival_s,prompt_tokens,output_tokens,prefix_id\n"),
+            "t.csv:1:1: error: the columns prefix_id and prefix_tokens come "
+            "together; only prefix_id is named");
+  EXPECT_EQ(errorOf(h + "0,100,1,x,10\n"),
+            "t.csv:2:9: error: prefix_id: expected -1 (no prefix) or a whole "
+            "number in [0, 1099511627776], got 'x'");
+  EXPECT_EQ(errorOf(h + "0,100,1,3,101\n"),
+            "t.csv:2:11: error: prefix_tokens: must be in [1, prompt_tokens "
+            "= 100], got 101");
+  EXPECT_EQ(errorOf(h + "0,100,1,-1,5\n"),
+            "t.csv:2:12: error: prefix_tokens: a row without a prefix "
+            "(prefix_id -1) has 0, got 5");
+  EXPECT_EQ(errorOf(h + "0,100,1,3,64\n1,100,1,3,65\n"),
+            "t.csv:3:11: error: prefix_tokens: prefix 3 has 64 tokens on an "
+            "earlier row, 65 here");
+}
+
+TEST(TraceGen, SharedPrefixesPrecedeEachPromptAndReadBack) {
+  GenOptions o;
+  o.rate = 5;
+  o.prompt = parseLengthDist("uniform:10:20", "--prompt");
+  o.output = parseLengthDist("fixed:3", "--output");
+  o.count = 40;
+  o.prefixTokens = 128;
+  o.prefixGroups = 3;
+  const std::vector<Request> gen = generateTrace(o);
+  std::vector<int> seen(3, 0);
+  for (const Request &r : gen) {
+    ASSERT_GE(r.prefixId, 0);
+    ASSERT_LT(r.prefixId, 3);
+    ++seen[static_cast<size_t>(r.prefixId)];
+    EXPECT_EQ(r.prefixTokens, 128);
+    EXPECT_GE(r.promptTokens, 138);
+    EXPECT_LE(r.promptTokens, 148);
+  }
+  for (int n : seen)
+    EXPECT_GT(n, 0);
+  const std::string csv = traceCsv(gen);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "arrival_s,prompt_tokens,output_tokens,prefix_id,prefix_tokens");
+  const std::vector<Request> back = parseTrace(csv, "gen.csv");
+  ASSERT_EQ(back.size(), gen.size());
+  for (size_t i = 0; i < gen.size(); ++i) {
+    EXPECT_EQ(back[i].prefixId, gen[i].prefixId);
+    EXPECT_EQ(back[i].promptTokens, gen[i].promptTokens);
+  }
+  // The lengths drawn are those of the same trace without prefixes.
+  o.prefixGroups = 0;
+  o.prefixTokens = 0;
+  const std::vector<Request> plain = generateTrace(o);
+  for (size_t i = 0; i < gen.size(); ++i)
+    EXPECT_EQ(gen[i].promptTokens, plain[i].promptTokens + 128);
+}
+
 TEST(TraceGen, SameSeedSameTraceOtherSeedOtherTrace) {
   GenOptions o;
   o.rate = 5;

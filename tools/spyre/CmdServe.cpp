@@ -25,6 +25,7 @@ struct ServeCliOptions {
   std::vector<std::string> warmupShapes;
   std::string slo;
   bool exactShapes = false;
+  bool noPrefixCaching = false;
 };
 
 struct GenCliOptions {
@@ -34,6 +35,8 @@ struct GenCliOptions {
   std::string output;
   int64_t count = 0;
   uint64_t seed = 1;
+  int64_t prefixTokens = 0;
+  int64_t prefixGroups = 0;
   std::string file;
 };
 
@@ -55,6 +58,7 @@ int runServe(ServeCliOptions &o) {
   if (!o.slo.empty())
     o.run.slo = serve::parseSlo(o.slo);
   o.run.buckets.exact = o.exactShapes;
+  o.run.prefixCaching = !o.noPrefixCaching;
   try {
     const serve::ServeReport report = serve::runServe(o.run);
     if (!o.run.outDir.empty())
@@ -82,6 +86,11 @@ int runGen(const GenCliOptions &o) {
   g.output = serve::parseLengthDist(o.output, "--output");
   g.count = o.count;
   g.seed = o.seed;
+  if ((o.prefixTokens > 0) != (o.prefixGroups > 0))
+    throw usage(o.prefixTokens > 0 ? "--prefix-groups" : "--prefix-tokens",
+                "--prefix-tokens and --prefix-groups come together");
+  g.prefixTokens = o.prefixTokens;
+  g.prefixGroups = o.prefixGroups;
   const std::vector<serve::Request> requests = serve::generateTrace(g);
   if (requests.back().arrivalS > serve::kMaxArrivalS)
     throw usage("--count", "the trace would last past 10^7 s; fewer requests "
@@ -106,7 +115,8 @@ void addServeCommand(CLI::App &app, Dispatch &dispatch) {
                   "Hugging Face config.json of the model (docs/llm.md)");
   cmd->add_option("--requests", o->run.trace,
                   "Request trace CSV (arrival_s,prompt_tokens,output_tokens "
-                  "or the Azure trace's columns)");
+                  "or the Azure trace's columns; optional prefix_id,"
+                  "prefix_tokens)");
   cmd->add_option("-o,--output", o->run.outDir,
                   "Folder for requests.csv, summary.json, trace.json and "
                   "report.html");
@@ -153,6 +163,9 @@ void addServeCommand(CLI::App &app, Dispatch &dispatch) {
       ->check(wholeNumberIn(1, 65536));
   cmd->add_flag("--exact-shapes", o->exactShapes,
                 "Simulate every exact step shape (no buckets; slow)");
+  cmd->add_flag("--no-prefix-caching", o->noPrefixCaching,
+                "Continuous: keep no shared prefix's blocks for later "
+                "requests (the trace's prefix_id column)");
 
   auto g = std::make_shared<GenCliOptions>();
   CLI::App *gen = cmd->add_subcommand(
@@ -173,6 +186,13 @@ void addServeCommand(CLI::App &app, Dispatch &dispatch) {
       ->check(wholeNumberIn(1, serve::kMaxTraceRows));
   gen->add_option("--seed", g->seed, "Seed (default 1)")
       ->check(wholeNumberIn(0, UINT64_MAX));
+  gen->add_option("--prefix-tokens", g->prefixTokens,
+                  "Tokens of a shared prefix added before each prompt")
+      ->check(wholeNumberIn(1, serve::kMaxRequestTokens));
+  gen->add_option("--prefix-groups", g->prefixGroups,
+                  "Shared prefixes the prompts start with, one drawn "
+                  "uniformly per request")
+      ->check(wholeNumberIn(1, 1000000));
   gen->add_option("-o,--out", g->file, "CSV file to write (default: stdout)");
   gen->callback([g, &dispatch] {
     dispatch.run = [g] { return runGen(*g); };
