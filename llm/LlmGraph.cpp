@@ -358,14 +358,11 @@ private:
     outputs_.push_back(k);
     outputs_.push_back(v);
     if (fusedAttention()) {
-      // After cached tokens the op reads the cache's keys and values with
-      // the new ones (a copy of the cache's, the scores never stored); its
+      // After cached tokens the op reads the cache's keys and values and
+      // the new ones, each where it lies (the scores never stored); its
       // causal mask hides key j from query i when j > L + i.
-      if (L > 0) {
-        k = op(OpKind::Concat, a + "keys", {pastKT, k}, {{"axis", int64_t(2)}});
-        v = op(OpKind::Concat, a + "values", {pastV, v},
-               {{"axis", int64_t(2)}});
-      }
+      if (L > 0)
+        return mergeHeads(a, fused(a, q, pastKT, pastV, k, v));
       return mergeHeads(a, fused(a, q, k, v));
     }
     // Grouped-query attention: the G query heads of key/value head j are
@@ -425,8 +422,16 @@ private:
 
   /// Causal grouped-query attention of q [B, H, S, hd] over k and v
   /// [B, KV, S, hd] in one op: scores, mask, softmax and context.
-  Value *fused(const std::string &a, Value *q, Value *k, Value *v) {
-    return op(OpKind::Attention, a + "attention", {q, k, v},
+  /// With kMore and vMore, the keys and values are k's and v's followed
+  /// by theirs (a cache and the new tokens), each read where it lies.
+  Value *fused(const std::string &a, Value *q, Value *k, Value *v,
+               Value *kMore = nullptr, Value *vMore = nullptr) {
+    std::vector<Value *> operands = {q, k, v};
+    if (kMore) {
+      operands.push_back(kMore);
+      operands.push_back(vMore);
+    }
+    return op(OpKind::Attention, a + "attention", operands,
               {{"scale", c_.attentionScale()}, {"causal", true}});
   }
 

@@ -103,6 +103,18 @@ Shape shapeOf(const AttentionArgs &a) {
   s.headDim = a.q.shape[3];
   s.kvHeads = a.k.shape[1];
   s.keys = a.k.shape[2];
+  SPYRE_ASSERT(a.kMore.has_value() == a.vMore.has_value(),
+               "attention: more keys come with their values");
+  if (a.kMore) {
+    SPYRE_ASSERT(a.kMore->rank() == 4 && a.vMore->shape == a.kMore->shape &&
+                     a.kMore->shape[0] == a.k.shape[0] &&
+                     a.kMore->shape[1] == a.k.shape[1] &&
+                     a.kMore->shape[3] == a.k.shape[3] &&
+                     a.kMore->dtype == isa::DType::Dl16 &&
+                     a.vMore->dtype == isa::DType::Dl16,
+                 "attention: the more keys and values do not agree with k");
+    s.keys += a.kMore->shape[2];
+  }
   SPYRE_ASSERT(a.y.shape == a.q.shape && a.v.shape == a.k.shape &&
                    a.k.shape[0] == s.batch && a.k.shape[3] == s.headDim &&
                    s.kvHeads >= 1 && s.heads % s.kvHeads == 0,
@@ -515,6 +527,29 @@ private:
     return lx_.stats + items_[j].slot * 2 * t_ + r0;
   }
 
+  /// Rows [k0, k0 + n) of the keys (values: `values`) of group (b, j)
+  /// into LX at `lx` (rows contiguous, blocks ch_.keys apart), from k (v)
+  /// and the more keys after them, each where it lies.
+  void loadRows(StreamBuilder &ld, int64_t lx, bool values, int64_t b,
+                int64_t j, int64_t k0, int64_t n) {
+    const TensorRef &first = values ? a_.v : a_.k;
+    const int64_t split = first.shape[2];
+    auto part = [&](const TensorRef &t, int64_t from, int64_t rows,
+                    int64_t row0) {
+      if (rows <= 0)
+        return;
+      const HeadView h = headView(t, b, j);
+      ld.append(loadSticks(
+          at(lx + row0), at(h.base + from * h.rowStride),
+          {rows, s_.hdBlocks, h.rowStride, h.blockStride, ch_.keys}));
+    };
+    const int64_t inFirst = std::clamp(split - k0, int64_t{0}, n);
+    part(first, k0, inFirst, 0);
+    if (inFirst < n)
+      part(values ? *a_.vMore : *a_.kMore, k0 + inFirst - split, n - inFirst,
+           inFirst);
+  }
+
   void emitLoads(size_t first, size_t end, bool firstSegment) {
     StreamBuilder &ld = *load_;
     const int64_t group = tileOf(first).group;
@@ -527,15 +562,10 @@ private:
     if (firstSegment && tableAddr_)
       ld.append(loadSticks(at(lx_.table), at(*tableAddr_),
                            {maskTableSticks(t_), 1, 1, 0, 0}));
-    const HeadView k = headView(a_.k, b, j), v = headView(a_.v, b, j);
-    ld.append(
-        loadSticks(at(lx_.kraw), at(k.base + k0 * k.rowStride),
-                   {keys, s_.hdBlocks, k.rowStride, k.blockStride, ch_.keys}));
+    loadRows(ld, lx_.kraw, false, b, j, k0, keys);
     for (StreamBuilder *f : sfu_)
       tok_.post(ld, *f, KRawReady);
-    ld.append(
-        loadSticks(at(lx_.v), at(v.base + k0 * v.rowStride),
-                   {keys, s_.hdBlocks, v.rowStride, v.blockStride, ch_.keys}));
+    loadRows(ld, lx_.v, true, b, j, k0, keys);
     // Rows past the keys up to the block's end are read by P V (times
     // zero probabilities): zero them; without chunks once, as later
     // segments load rows below L only.

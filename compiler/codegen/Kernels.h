@@ -394,6 +394,9 @@ MovePlan emitRelayout(ProgramBuilder &pb, const TensorRef &x,
 /// causal_mask_add; L >= S). The scores never leave LX.
 struct AttentionArgs {
   TensorRef q, k, v, y;
+  /// More keys and values after k's and v's along the tokens (a cache's
+  /// new part), read where they lie; the keys are then k's and these.
+  std::optional<TensorRef> kMore, vMore;
   float scale = 1.0f;
   bool causal = false;
 };

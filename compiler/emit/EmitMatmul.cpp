@@ -149,6 +149,10 @@ bool Emitter::emitAttention(const Op &op) {
   args.q = ref(op.operand(0));
   args.k = ref(op.operand(1));
   args.v = ref(op.operand(2));
+  if (op.numOperands() == 5) {
+    args.kMore = ref(op.operand(3));
+    args.vMore = ref(op.operand(4));
+  }
   // Where the heads are merged back to [B, S, H x D] by views, the kernel
   // writes the merged tensor.
   const std::vector<OpUse> uses = g_.usesOf(op.result());
@@ -166,6 +170,9 @@ bool Emitter::emitAttention(const Op &op) {
   for (const TensorRef *t : {&args.q, &args.k, &args.v, &args.y})
     if (t->dtype != isa::DType::Dl16)
       return fail("attention runs on DL16 operands only");
+  if (args.kMore && (args.kMore->dtype != isa::DType::Dl16 ||
+                     args.vMore->dtype != isa::DType::Dl16))
+    return fail("attention runs on DL16 operands only");
   args.scale = static_cast<float>(op.floatAttr("scale"));
   args.causal = op.boolAttr("causal");
   beginKernel();

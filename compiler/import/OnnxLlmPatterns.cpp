@@ -661,10 +661,25 @@ LlmPatternCounts fuseLlmPatterns(Graph &graph) {
     std::optional<AttentionMatch> m = matchAttention(graph, op);
     if (!m)
       continue;
+    // Keys and values that are each a concat of two parts along the
+    // positions (the past and the new ones) are read part by part: the
+    // concat stays only for a graph output (an export's `present`), which
+    // the append-outputs pass makes the new token's append.
+    std::vector<Value *> operands = {m->q, m->k.source, m->v.source};
+    const Op *kCat = definedBy(m->k.source, OpKind::Concat),
+             *vCat = definedBy(m->v.source, OpKind::Concat);
+    auto halves = [](const Op *cat) {
+      return cat && cat->numOperands() == 2 &&
+             normalizeAxis(cat->intAttr("axis"), 4) == 2;
+    };
+    if (halves(kCat) && halves(vCat) &&
+        kCat->operand(0)->type().shape == vCat->operand(0)->type().shape)
+      operands = {m->q, kCat->operand(0), vCat->operand(0), kCat->operand(1),
+                  vCat->operand(1)};
     replaceOpInPlace(graph, op, [&](OpBuilder &b, const ReplacedNames &n) {
-      return b.create(
-          OpKind::Attention, n.opName, {m->q, m->k.source, m->v.source},
-          {{"scale", m->scale}, {"causal", m->causal}}, n.resultName);
+      return b.create(OpKind::Attention, n.opName, operands,
+                      {{"scale", m->scale}, {"causal", m->causal}},
+                      n.resultName);
     });
     ++counts.attention;
   }

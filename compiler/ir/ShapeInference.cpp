@@ -385,7 +385,10 @@ bool verifyCausalSoftmax(InferContext &c) {
 }
 
 bool inferAttention(InferContext &c) {
-  for (size_t i = 0; i < 3; ++i)
+  if (c.numOperands() == 4)
+    return c.operandError(3, c.describeOperand(3) +
+                                 " comes with its values, v_more");
+  for (size_t i = 0; i < c.numOperands(); ++i)
     if (c.operand(i).rank() != 4)
       return c.operandError(i, c.describeOperand(i) +
                                    " must have rank 4 ([batch, heads, "
@@ -405,7 +408,22 @@ bool inferAttention(InferContext &c) {
                                  std::to_string(k[1]) +
                                  " heads, which must divide q's " +
                                  std::to_string(q[1]));
-  if (c.boolAttr("causal") && k[2] < q[2])
+  int64_t keys = k[2];
+  if (c.numOperands() == 5) {
+    const Shape &k2 = c.operand(3).shape, &v2 = c.operand(4).shape;
+    if (k2[0] != k[0] || k2[1] != k[1] || k2[3] != k[3])
+      return c.operandError(3, c.describeOperand(3) +
+                                   " must have k's batch, heads and head_dim "
+                                   "([" +
+                                   std::to_string(k[0]) + ", " +
+                                   std::to_string(k[1]) + ", ., " +
+                                   std::to_string(k[3]) + "])");
+    if (v2 != k2)
+      return c.operandError(4, c.describeOperand(4) + " must have the shape " +
+                                   shapeStr(k2) + " of k_more");
+    keys += k2[2];
+  }
+  if (c.boolAttr("causal") && keys < q[2])
     return c.operandError(1, c.describeOperand(1) +
                                  " must have at least as many keys as q has "
                                  "queries under a causal mask");

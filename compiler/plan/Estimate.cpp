@@ -67,6 +67,10 @@ int64_t attentionEstimate(const Op &op, const OpMapping &m,
   args.q = refOf(op.operand(0));
   args.k = refOf(op.operand(1));
   args.v = refOf(op.operand(2));
+  if (op.numOperands() == 5) {
+    args.kMore = refOf(op.operand(3));
+    args.vMore = refOf(op.operand(4));
+  }
   args.y = refOf(op.result());
   args.causal = op.boolAttr("causal");
   return codegen::planAttention(cfg, args, kernelOptions(op, m))

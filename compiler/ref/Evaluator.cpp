@@ -423,6 +423,21 @@ RefTensor causalSoftmax(const Op &op, const RefTensor &x) {
 /// Grouped-query attention in double: per query head h and its key/value
 /// head h / (H / KV), softmax(q k^T * scale [+ causal mask]) v, the masked
 /// scores left out (a query always sees key 0 under the mask).
+/// [B, KV, L, D] and [B, KV, M, D] joined along the tokens.
+RefTensor joinTokens(const RefTensor &a, const RefTensor &b) {
+  const int64_t rows = a.shape[0] * a.shape[1], la = a.shape[2],
+                lb = b.shape[2], d = a.shape[3];
+  RefTensor out{{a.shape[0], a.shape[1], la + lb, d}, {}};
+  out.values.reserve(a.values.size() + b.values.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto ai = a.values.begin() + static_cast<std::ptrdiff_t>(r * la * d);
+    const auto bi = b.values.begin() + static_cast<std::ptrdiff_t>(r * lb * d);
+    out.values.insert(out.values.end(), ai, ai + la * d);
+    out.values.insert(out.values.end(), bi, bi + lb * d);
+  }
+  return out;
+}
+
 RefTensor attention(const Op &op, const RefTensor &q, const RefTensor &k,
                     const RefTensor &v) {
   const double scale = op.floatAttr("scale");
@@ -640,6 +655,9 @@ std::vector<RefTensor> evaluateOp(const Op &op,
   case OpKind::CausalSoftmax:
     return {causalSoftmax(op, x)};
   case OpKind::Attention:
+    if (operands.size() == 5)
+      return {attention(op, x, joinTokens(*operands[1], *operands[3]),
+                        joinTokens(*operands[2], *operands[4]))};
     return {attention(op, x, *operands[1], *operands[2])};
   case OpKind::Rotary:
     return {rotary(op, x, *operands[1], *operands[2])};

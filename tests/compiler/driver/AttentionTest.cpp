@@ -26,6 +26,8 @@ using test::CheckedRun;
 struct Case {
   int64_t batch, heads, kvHeads, queries, keys, headDim;
   bool causal;
+  /// Of the keys, how many come last as k_more and v_more (0: none).
+  int64_t more = 0;
 };
 
 std::string shape(int64_t b, int64_t h, int64_t s, int64_t d) {
@@ -35,19 +37,25 @@ std::string shape(int64_t b, int64_t h, int64_t s, int64_t d) {
 
 std::string graphText(const Case &c, double scale) {
   const std::string q = shape(c.batch, c.heads, c.queries, c.headDim),
-                    kv = shape(c.batch, c.kvHeads, c.keys, c.headDim);
+                    kv = shape(c.batch, c.kvHeads, c.keys - c.more, c.headDim),
+                    more = shape(c.batch, c.kvHeads, c.more, c.headDim);
   return "graph @t {\n  input %q : " + q + "\n  input %k : " + kv +
-         "\n  input %v : " + kv + "\n  %y = attention @attn(%q, %k, %v) " +
+         "\n  input %v : " + kv +
+         (c.more > 0 ? "\n  input %k2 : " + more + "\n  input %v2 : " + more
+                     : std::string()) +
+         "\n  %y = attention @attn(%q, %k, %v" +
+         (c.more > 0 ? ", %k2, %v2" : "") + ") " +
          "{causal = " + (c.causal ? "true" : "false") +
-         ", scale = " + std::to_string(scale) + "} : " + q +
-         "\n  return %y\n}";
+         ", scale = " + std::to_string(scale) + "} : " + q + "\n  return %y\n}";
 }
 
 std::string label(const Case &c) {
   return std::to_string(c.batch) + "x" + std::to_string(c.heads) + "/" +
          std::to_string(c.kvHeads) + " heads, " + std::to_string(c.queries) +
          " queries, " + std::to_string(c.keys) + " keys, hd " +
-         std::to_string(c.headDim) + (c.causal ? ", causal" : "");
+         std::to_string(c.headDim) + (c.causal ? ", causal" : "") +
+         (c.more > 0 ? ", the last " + std::to_string(c.more) + " apart"
+                     : std::string());
 }
 
 /// Compiles and checks `c` at -O0 and -O2 for `config`; returns the -O2
@@ -138,6 +146,23 @@ TEST(Attention, KeysInChunksMatchTheReference) {
   for (const Case &c : cases) {
     EXPECT_GT(chunkKeys(c, cfg), 0) << label(c);
     EXPECT_LT(chunkKeys(c, cfg), c.keys) << label(c);
+    check(c, cfg);
+  }
+}
+
+TEST(Attention, MoreKeysApartAreReadWhereTheyLie) {
+  // A cache of 100 keys and 50 new ones (the join inside a key block), on
+  // the built-in chip and in chunks on the small one (the join inside a
+  // chunk, and a chunk of new keys only).
+  const Case whole{1, 4, 2, 50, 150, 128, true, 50};
+  CheckedRun r = check(whole);
+  ASSERT_TRUE(r.compiled);
+  // Nothing is joined in device memory: the result is all it writes.
+  EXPECT_EQ(r.writeBytes, uint64_t{4 * 50 * 128 * 2});
+  const hw::HwConfig cfg = smallLx();
+  for (const Case &c : {Case{1, 4, 2, 100, 300, 64, true, 100},
+                        Case{2, 2, 1, 50, 330, 96, false, 250}}) {
+    EXPECT_GT(chunkKeys(c, cfg), 0) << label(c);
     check(c, cfg);
   }
 }

@@ -262,11 +262,11 @@ TEST(OnnxModels, ALayerFromTokenIdsGathersOnTheDevice) {
 TEST(OnnxModels, ExportedDecoderLayersRunNothingOnTheHost) {
   // PyTorch's form of a Granite layer (scripts/gen_onnx_models.py): the
   // two Slices of each rotary embedding become one split (heads of 16 are
-  // not whole sticks, so no rotary op), the past joined to the new keys and values by
-  // Concat stays a concat (the present outputs), and the Expand + Reshape
-  // repeat of the keys and values is never made: with the causal mask the
-  // scores, scale, mask, softmax and context are one attention op over the
-  // unrepeated keys and values.
+  // not whole sticks, so no rotary op), the past joined to the new keys and
+  // values by Concat stays a concat (the present outputs, which the attention
+  // does not read), and the Expand + Reshape repeat of the keys and values is
+  // never made: with the causal mask the scores, scale, mask, softmax and
+  // context are one attention op over the unrepeated keys and values.
   Graph small = load("granite_layer_small");
   EXPECT_EQ(opKinds(small), (std::map<std::string, int>{{"add", 4},
                                                         {"attention", 1},
@@ -285,8 +285,14 @@ TEST(OnnxModels, ExportedDecoderLayersRunNothingOnTheHost) {
   EXPECT_EQ(attention->kind(), OpKind::Attention);
   EXPECT_TRUE(attention->boolAttr("causal"));
   EXPECT_EQ(attention->floatAttr("scale"), 0.25);
-  EXPECT_EQ(attention->operand(1)->name(), "present_key");
-  EXPECT_EQ(attention->operand(2)->name(), "present_value");
+  // It reads the past and the new keys and values apart; the concats
+  // stay for the present outputs only.
+  ASSERT_EQ(attention->numOperands(), 5u);
+  EXPECT_EQ(attention->operand(1)->name(), "past_key");
+  EXPECT_EQ(attention->operand(2)->name(), "past_value");
+  for (int i : {3, 4})
+    EXPECT_EQ(attention->operand(i)->type().shape[2],
+              attention->operand(0)->type().shape[2]);
   // A padding mask is no causal one: the scores, the mask add and the
   // softmax stay, and each of the two products reads the keys or values of
   // each key/value head once for its group of query heads
