@@ -152,6 +152,8 @@ std::vector<serve::Request> requestsOf(const SweepPlan &plan,
     g.output = serve::parseLengthDist(s.output, "serve.output");
     g.count = s.count;
     g.seed = static_cast<uint64_t>(s.seed);
+    g.prefixTokens = s.prefixTokens;
+    g.prefixGroups = s.prefixGroups;
     requests = serve::generateTrace(g);
   }
   int64_t outputTokens = 0;
@@ -202,6 +204,7 @@ void runServePoint(const SweepPlan &plan, const SweepPoint &p, PointResult &r,
   o.maxNumSeqs = s.maxNumSeqs;
   o.maxModelLen = s.maxModelLen;
   o.chunkSize = s.chunkSize;
+  o.prefixCaching = s.prefixCaching == "on";
   o.warmupShapes = warmupShapes(s.warmupShapes);
   o.numKvBlocks = s.numKvBlocks;
   o.memoryUtilization = s.memoryUtilization;

@@ -63,11 +63,14 @@ const std::vector<ServeKey> &serveKeys() {
       SERVE_STRING("output", output, true),
       SERVE_INT("count", count, true),
       SERVE_INT("seed", seed, true),
+      SERVE_INT("prefix_tokens", prefixTokens, true),
+      SERVE_INT("prefix_groups", prefixGroups, true),
       SERVE_DOUBLE("rate_scale", rateScale, false),
       SERVE_STRING("batching", batching, false),
       SERVE_INT("max_num_seqs", maxNumSeqs, false),
       SERVE_INT("max_model_len", maxModelLen, false),
       SERVE_INT("chunk_size", chunkSize, false),
+      SERVE_STRING("prefix_caching", prefixCaching, false),
       SERVE_STRING("warmup_shapes", warmupShapes, false),
       SERVE_INT("num_kv_blocks", numKvBlocks, false),
       SERVE_DOUBLE("memory_utilization", memoryUtilization, false),
@@ -109,6 +112,14 @@ std::string serveValueProblem(const ServeKey &key, const ParamValue &value) {
       const std::string &v = std::get<std::string>(value);
       if (v != "poisson" && v != "fixed")
         return "must be poisson or fixed, got '" + v + "'";
+    } else if (n == "prefix_caching") {
+      const std::string &v = std::get<std::string>(value);
+      if (v != "on" && v != "off")
+        return "must be on or off, got '" + v + "'";
+    } else if (n == "prefix_tokens") {
+      return intRange(std::get<int64_t>(value), 0, serve::kMaxRequestTokens);
+    } else if (n == "prefix_groups") {
+      return intRange(std::get<int64_t>(value), 0, 1000000);
     } else if (n == "batching") {
       const std::string &v = std::get<std::string>(value);
       if (v != "continuous" && v != "static")
@@ -156,6 +167,8 @@ std::string serveSettingsProblem(const ServeSettings &s, bool generated) {
                     s.count < 1))
     return "the generated trace needs serve.rate, serve.prompt, "
            "serve.output and serve.count";
+  if (generated && (s.prefixTokens > 0) != (s.prefixGroups > 0))
+    return "serve.prefix_tokens and serve.prefix_groups come together";
   if (s.batching == "static" && s.warmupShapes.empty())
     return "static batching needs at least one warmup shape "
            "(serve.warmup_shapes)";

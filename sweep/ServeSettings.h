@@ -28,11 +28,16 @@ struct ServeSettings {
   std::string output;
   int64_t count = 0;
   int64_t seed = 1;
+  /// generator: a shared prefix of prefixTokens before each prompt, one of
+  /// prefixGroups (both 0: none)
+  int64_t prefixTokens = 0;
+  int64_t prefixGroups = 0;
   double rateScale = 1; ///< arrival times divided by this
   std::string batching = "continuous";
   int64_t maxNumSeqs = 4;
   int64_t maxModelLen = 4096;
   int64_t chunkSize = 512;
+  std::string prefixCaching = "on"; ///< on or off
   /// Static batching: PROMPT:NEW_TOKENS:BATCH, several joined by commas.
   std::string warmupShapes;
   int64_t numKvBlocks = 0; ///< 0: from the device memory left

@@ -254,6 +254,22 @@ TEST_F(ServeSweep, ReportShowsTheParetoFrontOfItlAgainstThroughput) {
   EXPECT_EQ(readFile(*out_ + "/again.html", kTextFileLimit), html);
 }
 
+TEST(ServeSweepSpec, PrefixCachingIsAKnob) {
+  const std::string out = test::makeTempDir() + "/prefix";
+  ToolResult r = runSpyre(
+      {"sweep", "tests/sweep/data/serve_prefix.yaml", "-o", out, "-j", "2"});
+  ASSERT_EQ(r.exitCode, 0) << all(r);
+  const auto records = csvRecords(out + "/results.csv");
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].at("serve.prefix_caching"), "on");
+  EXPECT_EQ(records[1].at("serve.prefix_caching"), "off");
+  for (const auto &rec : records)
+    EXPECT_EQ(rec.at("completed"), "16");
+  // Prefilling the shared 192 tokens once per prefix, not once per
+  // request, gives every later request its first token sooner.
+  EXPECT_LT(num(records[0], "ttft_p50_ms"), num(records[1], "ttft_p50_ms"));
+}
+
 TEST(ServeSweepSpec, DryRunListsTheServingKnobs) {
   ToolResult r = runSpyre({"sweep", kServeSmall, "--dry-run"});
   ASSERT_EQ(r.exitCode, 0) << all(r);
