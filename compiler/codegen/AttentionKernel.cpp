@@ -63,6 +63,7 @@
 #include "support/Diagnostic.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <tuple>
 
@@ -176,21 +177,16 @@ struct MergeScratch {
 
 MergeScratch mergeScratch(const Shape &s, int64_t base, int64_t h) {
   MergeScratch m;
-  int64_t at = base;
-  auto take = [&](int64_t n) {
-    const int64_t a = at;
-    at += n;
-    return a;
-  };
-  m.prev = take(s.hdBlocks * 2 * h);
-  m.cur = take(s.hdBlocks * 2 * h);
-  m.mc = take(h);
-  m.lc = take(h);
-  m.mn = take(h);
-  m.wa = take(h);
-  m.wb = take(h);
-  m.spread = take(2 * h);
-  m.end = at;
+  LxArena a(base, INT64_MAX, "attention");
+  m.prev = a.take(s.hdBlocks * 2 * h);
+  m.cur = a.take(s.hdBlocks * 2 * h);
+  m.mc = a.take(h);
+  m.lc = a.take(h);
+  m.mn = a.take(h);
+  m.wa = a.take(h);
+  m.wb = a.take(h);
+  m.spread = a.take(2 * h);
+  m.end = a.next();
   return m;
 }
 
@@ -212,12 +208,8 @@ int64_t maskTableSticks(int64_t t) {
 LxLayout lxLayout(const Shape &s, const Chunking &ch, int64_t t, int units,
                   int buffers, bool causal, int64_t base) {
   LxLayout l;
-  int64_t at = base;
-  auto take = [&](int64_t n) {
-    const int64_t a = at;
-    at += n;
-    return a;
-  };
+  LxArena a(base, INT64_MAX, "attention");
+  auto take = [&](int64_t n) { return a.take(n); };
   if (causal)
     l.table = take(maskTableSticks(t));
   l.kt = take(ch.blocks() * s.kdim);
@@ -237,13 +229,13 @@ LxLayout lxLayout(const Shape &s, const Chunking &ch, int64_t t, int units,
   }
   // Raw K (as stored) lies over the score buffers and scratch: it is
   // turned into K^T before the first score of its segment is computed.
-  l.kraw = at;
+  l.kraw = a.next();
   for (int i = 0; i < buffers; ++i)
     l.s.push_back(take(ch.blocks() * t));
   const int64_t sc = unitScratch(ch.keys, h);
   for (int u = 0; u < units; ++u)
     l.scratch.push_back(take(sc));
-  l.end = std::max(at, l.kraw + s.hdBlocks * ch.keys);
+  l.end = std::max(a.next(), l.kraw + s.hdBlocks * ch.keys);
   return l;
 }
 
